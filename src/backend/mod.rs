@@ -1,0 +1,102 @@
+//! One small trait per role, one file per database. Build arguments are set once per index;
+//! query arguments many times per index (ann-benchmarks' split).
+//!
+//! - [`Backend`] owns the admin connection: load the table once, (re)build the index per
+//!   build point, verify the query plan, report sizes and server settings.
+//! - [`Searcher`] is one query connection; the runner opens one per client thread.
+
+use crate::params::Params;
+use crate::{Metric, Result};
+use ndarray::ArrayView2;
+use std::collections::BTreeMap;
+
+/// What the backend needs to know about the data it loads.
+#[derive(Debug, Clone)]
+pub struct TableSpec {
+    /// Dataset name; backends derive a validated table name from it.
+    pub dataset: String,
+    /// Distance used by the index and queries.
+    pub metric: Metric,
+    /// Vector dimension.
+    pub dimension: usize,
+}
+
+/// Outcome of loading the train vectors.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct LoadReport {
+    /// Seconds spent loading rows (excludes index build). For a reused table, the seconds of
+    /// the original load if known.
+    pub seconds: f64,
+    /// Rows in the table.
+    pub rows: usize,
+    /// True when an existing, matching table was reused instead of loaded.
+    pub reused: bool,
+    /// Table size on the server in bytes (data, without the vector index), if known.
+    pub table_size_bytes: Option<u64>,
+    /// How rows were loaded, e.g. `COPY BINARY` or `LOAD DATA LOCAL INFILE`.
+    pub method: String,
+}
+
+/// A named phase of an index build and how long it took.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
+pub struct BuildPhase {
+    pub name: String,
+    pub seconds: f64,
+}
+
+/// Outcome of building the index for one build point.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct BuildReport {
+    /// Seconds of the index build statement alone (isecs); excludes the table load.
+    pub seconds: f64,
+    /// Index size in bytes as the server reports it.
+    pub index_size_bytes: u64,
+    /// Build phases, where the server reports them (pgvector).
+    pub phases: Vec<BuildPhase>,
+    /// Server notices and warnings raised by the build (e.g. maintenance_work_mem exceeded).
+    pub notices: Vec<String>,
+}
+
+/// Server identity and the settings that shape results, for the result files.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct ServerInfo {
+    /// e.g. `MariaDB 11.8.3` or `PostgreSQL 17.6, pgvector 0.8.0`.
+    pub version: String,
+    /// e.g. `mhnsw_max_cache_size`, `shared_buffers`, `maintenance_work_mem`.
+    pub settings: BTreeMap<String, String>,
+}
+
+/// The admin side of one database backend.
+pub trait Backend: Send {
+    /// Algorithm name as used in results and configs, e.g. `mariadb`, `pgvector_halfvec`.
+    fn name(&self) -> &str;
+
+    /// Version and settings of the server, recorded with every result.
+    fn server_info(&mut self) -> Result<ServerInfo>;
+
+    /// Create the table and load `train` with the server's fastest bulk path, or reuse a table
+    /// that already holds exactly this data. Refuses wrong dimensions and non-finite values.
+    fn load(&mut self, spec: &TableSpec, train: ArrayView2<'_, f32>) -> Result<LoadReport>;
+
+    /// Drop any previous index and build one for `build_args`. Validates the arguments first.
+    fn build(&mut self, build_args: &Params) -> Result<BuildReport>;
+
+    /// Check (EXPLAIN) that a query with `query_args` uses the vector index; an error otherwise.
+    fn verify_index_used(&mut self, query: &[f32], k: usize, query_args: &Params) -> Result<()>;
+
+    /// A new query connection on the loaded table and built index.
+    fn searcher(&self) -> Result<Box<dyn Searcher>>;
+
+    /// Drop the index (not the table); called when a sweep ends or before a rebuild.
+    fn drop_index(&mut self) -> Result<()>;
+}
+
+/// One query connection.
+pub trait Searcher: Send {
+    /// Apply query arguments (e.g. ef_search) to this session. Validates them.
+    fn set_query_args(&mut self, query_args: &Params) -> Result<()>;
+
+    /// The ids (train row numbers) of the `k` nearest rows to `query`, nearest first, written
+    /// into `ids` (cleared first). Fewer than `k` may be returned.
+    fn search(&mut self, query: &[f32], k: usize, ids: &mut Vec<i64>) -> Result<()>;
+}

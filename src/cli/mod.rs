@@ -1,0 +1,82 @@
+//! The `annbench` command line: parse into validated options, call the library, print one
+//! error chain. One file per subcommand group.
+
+mod datasets;
+mod report;
+mod run;
+mod servers;
+
+use clap::{Parser, Subcommand};
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+/// Benchmark vector indexes inside databases (MariaDB MHNSW, PostgreSQL pgvector HNSW).
+#[derive(Debug, Parser)]
+#[command(name = "annbench", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List, download, inspect, create and subset datasets; compute ground truth.
+    #[command(subcommand)]
+    Datasets(datasets::DatasetsCommand),
+    /// Check the database servers annbench connects to.
+    #[command(subcommand)]
+    Servers(servers::ServersCommand),
+    /// Run a sweep of build and query parameters against one or more algorithms.
+    Run(run::RunArgs),
+    /// Best QPS at each recall threshold, per algorithm.
+    Table(report::TableArgs),
+    /// Every stored point with every metric, as CSV, JSON or Markdown.
+    Export(report::ExportArgs),
+    /// Relative QPS of one labelled run against another.
+    Compare(report::CompareArgs),
+}
+
+/// Entry point shared by the binary and the Python `annbench` command.
+pub fn main<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(err) => {
+            // clap prints help/version to stdout and usage errors to stderr itself.
+            let _ = err.print();
+            return if err.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let result = match cli.command {
+        Command::Datasets(cmd) => datasets::run(cmd),
+        Command::Servers(cmd) => servers::run(cmd),
+        Command::Run(args) => run::run(args),
+        Command::Table(args) => report::table(args),
+        Command::Export(args) => report::export(args),
+        Command::Compare(args) => report::compare(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            print_error(&err);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `error: top-level message` then `  caused by: ...` for each source.
+fn print_error(err: &crate::Error) {
+    eprintln!("error: {err}");
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        eprintln!("  caused by: {cause}");
+        source = cause.source();
+    }
+}

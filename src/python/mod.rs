@@ -1,0 +1,1 @@
+//! The PyO3 layer only: thin wrappers over the library API (feature `python`).
