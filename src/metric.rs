@@ -95,6 +95,9 @@ mod tests {
     #[test]
     fn unsupported_metric_is_named() {
         let err = "jaccard".parse::<Metric>().unwrap_err().to_string();
-        assert!(err.contains("jaccard") && err.contains("not supported"), "{err}");
+        assert!(
+            err.contains("jaccard") && err.contains("not supported"),
+            "{err}"
+        );
     }
 }

@@ -100,3 +100,37 @@ pub trait Searcher: Send {
     /// into `ids` (cleared first). Fewer than `k` may be returned.
     fn search(&mut self, query: &[f32], k: usize, ids: &mut Vec<i64>) -> Result<()>;
 }
+
+pub mod mariadb;
+pub mod pgvector;
+
+/// How to reach the servers, and backend options that are not grid parameters.
+#[derive(Debug, Clone, Default)]
+pub struct BackendOptions {
+    /// `--mariadb URL` (else resolved by [`crate::connect::mariadb_url`]).
+    pub mariadb_url: Option<String>,
+    /// `--postgres URL` (else resolved by [`crate::connect::postgres_url`]).
+    pub postgres_url: Option<String>,
+}
+
+/// Algorithms with a database backend, as named on the CLI and in `algorithms/<name>/`.
+pub const ALGORITHMS: &[&str] = &["mariadb", "pgvector", "pgvector_halfvec"];
+
+/// Connect the backend for `algorithm`.
+pub fn create(algorithm: &str, opts: &BackendOptions) -> Result<Box<dyn Backend>> {
+    match algorithm {
+        "mariadb" => Ok(Box::new(mariadb::MariaDb::connect(opts)?)),
+        "pgvector" => Ok(Box::new(pgvector::PgVector::connect(
+            opts,
+            pgvector::Variant::Vector,
+        )?)),
+        "pgvector_halfvec" => Ok(Box::new(pgvector::PgVector::connect(
+            opts,
+            pgvector::Variant::HalfvecIndex,
+        )?)),
+        other => Err(crate::Error::Config(format!(
+            "unknown algorithm '{other}': expected one of {}",
+            ALGORITHMS.join(", ")
+        ))),
+    }
+}
