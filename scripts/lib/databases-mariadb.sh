@@ -158,7 +158,12 @@ ensure_legacy_binaries() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends mariadb-server >>"$log" 2>&1 9>&- || rc=$?
     [ -z "$created" ] || rm -f /usr/sbin/policy-rc.d
     [ "$rc" = 0 ] || fail_log "apt-get install mariadb-server failed" "$log"
-    if [ "$(cat /proc/1/comm 2>/dev/null)" = systemd ]; then
-        systemctl disable --now mariadb >>"$log" 2>&1 || true
+    # Keep it from starting on 3306 at the next boot (disable works without a running systemd).
+    if command -v systemctl >/dev/null; then
+        if [ "$(cat /proc/1/comm 2>/dev/null)" = systemd ]; then
+            systemctl disable --now mariadb >>"$log" 2>&1 || true
+        else
+            systemctl disable mariadb >>"$log" 2>&1 || true
+        fi
     fi
 }
