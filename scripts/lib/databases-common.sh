@@ -79,6 +79,10 @@ write_env_file() {
 }
 
 print_urls() {
+    if [ -z "$MARIADB_PORT$POSTGRES_PORT$LEGACY_PORT" ]; then
+        say "no servers started yet from $CACHE: run scripts/databases.sh up"
+        return 0
+    fi
     [ -n "$MARIADB_PORT" ] && say "ANNBENCH_MARIADB_URL=$(url_mariadb '***' "$MARIADB_PORT")"
     [ -n "$POSTGRES_PORT" ] && say "ANNBENCH_POSTGRES_URL=$(url_postgres '***' "$POSTGRES_PORT")"
     [ -n "$LEGACY_PORT" ] && say "ANNBENCH_TEST_OLD_MARIADB_URL=$(url_mariadb '***' "$LEGACY_PORT")"
