@@ -1,5 +1,6 @@
 # Shared settings and helpers for scripts/databases.sh (sourced, not run).
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # variables used by the other sourced files
 
 CACHE="${ANNBENCH_CACHE_DIR:-${HOME:-/root}/.cache/annbench}"
 ROOT="$CACHE/debian-trixie"          # the Debian 13 root, when the host lacks new enough servers
@@ -126,9 +127,9 @@ pid_is() {
 
 # Send SIG to PID and wait up to 120 s for it to exit.
 stop_pid() {
-    local pid=$1 sig=$2 what=$3 i
+    local pid=$1 sig=$2 what=$3 _
     kill "-$sig" "$pid" 2>/dev/null || return 0
-    for i in $(seq 1 240); do
+    for _ in $(seq 1 240); do
         kill -0 "$pid" 2>/dev/null || {
             say "$what stopped"
             return 0

@@ -78,8 +78,8 @@ mariadb_up() {
             fail_log "mariadb-install-db failed" "$LOG_DIR/mariadb-$1-init.log"
     fi
     mariadb_spawn
-    local i
-    for i in $(seq 1 120); do
+    local _
+    for _ in $(seq 1 120); do
         if in_env "$M_MODE" mariadb-admin --defaults-file="$M_CNF" --socket="$M_SOCK" ping >/dev/null 2>&1 9>&-; then
             say "$M_NAME $(mariadb_version) started on 127.0.0.1:$port"
             mariadb_provision
@@ -96,8 +96,9 @@ mariadb_spawn() {
         setsid env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 chroot "$ROOT" \
             "$M_BIN" --defaults-file="$M_CNF" --user=mysql </dev/null >/dev/null 2>&1 9>&- &
     else
-        setsid "$M_BIN" --defaults-file="$M_CNF" $(is_root && echo --user=mysql) \
-            </dev/null >/dev/null 2>&1 9>&- &
+        local as_user=()
+        if is_root; then as_user=(--user=mysql); fi
+        setsid "$M_BIN" --defaults-file="$M_CNF" "${as_user[@]}" </dev/null >/dev/null 2>&1 9>&- &
     fi
 }
 

@@ -1,6 +1,7 @@
 # Where the server binaries come from: the host when new enough, else a Debian 13 root built
 # with debootstrap (sourced by scripts/databases.sh).
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # MARIADB_MODE, PG_BIN, ... are read by the other sourced files
 
 MIRROR="${ANNBENCH_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 ROOT_PACKAGES="mariadb-server postgresql-17 postgresql-17-pgvector"
@@ -50,9 +51,9 @@ host_mariadb_version() {
 # The bin dir of the newest host PostgreSQL whose pgvector is >= 0.7 (halfvec), if any.
 host_pg_with_pgvector() {
     local bin share ctl v
-    for bin in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -rV) \
+    for bin in $(printf '%s\n' /usr/lib/postgresql/*/bin | sort -rV) \
         "$(dirname "$(command -v pg_config 2>/dev/null || echo /nonexistent/x)")"; do
-        [ -x "$bin/postgres" ] && [ -x "$bin/initdb" ] || continue
+        if [ ! -x "$bin/postgres" ] || [ ! -x "$bin/initdb" ]; then continue; fi
         share="$("$bin/pg_config" --sharedir 2>/dev/null || true)"
         [ -n "$share" ] || share="/usr/share/postgresql/$(basename "$(dirname "$bin")")"
         ctl="$share/extension/vector.control"
@@ -108,10 +109,11 @@ build_root() {
     umount_root_at "$tmp"
     rm -rf "$tmp"
     # dpkg fsyncs every file; a scratch root does not need that (eatmydata when the host has it).
-    local fast=()
-    command -v eatmydata >/dev/null && fast=(eatmydata)
+    local fast=() script_arg=()
+    if command -v eatmydata >/dev/null; then fast=(eatmydata); fi
+    if [ "$script" != trixie ]; then script_arg=("$script"); fi
     "${fast[@]}" debootstrap --variant=minbase "${keyring[@]}" trixie "$tmp" "$MIRROR" \
-        $([ "$script" = trixie ] || echo "$script") >>"$log" 2>&1 ||
+        "${script_arg[@]}" >>"$log" 2>&1 ||
         fail_log "debootstrap failed (mirror $MIRROR; set ANNBENCH_DEBIAN_MIRROR to use another)" "$log"
     local t1=$SECONDS
     printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
