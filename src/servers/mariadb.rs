@@ -71,7 +71,7 @@ fn vector_smoke_test(conn: &mut mysql::Conn, url: &ServerUrl) -> Result<()> {
             "MariaDB URL {url} names no database: add one to the path, e.g. .../annbench"
         )));
     }
-    let table = format!("annbench_check_{}", std::process::id());
+    let table = super::scratch_table();
     let context = "creating a test table with a vector index";
     let result = (|| {
         conn.query_drop(format!(

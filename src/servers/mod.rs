@@ -102,6 +102,14 @@ pub fn check_one(kind: ServerKind, explicit: Option<&str>) -> CheckOutcome {
     CheckOutcome::Checked(c)
 }
 
+/// A table name no other check uses at the same time (process id and a per-process counter).
+fn scratch_table() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!("annbench_check_{}_{n}", std::process::id())
+}
+
 fn describe_source(source: Option<&UrlSource>) -> String {
     source.map(|s| s.to_string()).unwrap_or_default()
 }

@@ -90,7 +90,7 @@ fn vector_smoke_test(client: &mut postgres::Client, url: &ServerUrl, halfvec: bo
     let mut tx = client
         .transaction()
         .map_err(|e| postgres_error(url, context, e))?;
-    let table = format!("annbench_check_{}", std::process::id());
+    let table = super::scratch_table();
     let mut sql = format!(
         "CREATE TABLE {table} (id int PRIMARY KEY, v vector(2) NOT NULL); \
          INSERT INTO {table} VALUES (1, '[0,0]'), (2, '[1,1]'); \
