@@ -149,3 +149,26 @@ fn conn_args_passwords_with_special_characters_connect() {
         .unwrap();
     result.expect("PostgreSQL login with an encoded special-character password");
 }
+
+#[test]
+fn server_info_for_result_files() {
+    use annbench::servers::{mariadb_server_info, postgres_server_info};
+    let url = mariadb();
+    let info = mariadb_server_info(&mut connect_mariadb(&url).unwrap(), &url).unwrap();
+    assert!(info.version.starts_with("MariaDB 11."), "{}", info.version);
+    let cache: u64 = info.settings["mhnsw_max_cache_size"].parse().unwrap();
+    assert!(cache > 0, "{info:?}");
+
+    let url = postgres();
+    let info = postgres_server_info(&mut connect_postgres(&url).unwrap(), &url).unwrap();
+    assert!(info.version.starts_with("PostgreSQL "), "{}", info.version);
+    assert!(info.version.contains(", pgvector 0."), "{}", info.version);
+    assert!(info.settings.contains_key("maintenance_work_mem"), "{info:?}");
+
+    let old = old_mariadb();
+    let msg = err_text(
+        mariadb_server_info(&mut connect_mariadb(&old).unwrap(), &old),
+        "server info on 10.11",
+    );
+    assert!(msg.contains("no VECTOR type"), "{msg}");
+}

@@ -8,6 +8,8 @@ mod mariadb;
 mod postgres;
 mod rules;
 
+pub use mariadb::mariadb_server_info;
+pub use postgres::postgres_server_info;
 pub use rules::{MariaDbSettings, PostgresSettings, mariadb_warnings, postgres_warnings};
 
 use crate::connect::{ServerKind, UrlSource, find_url, not_configured};
