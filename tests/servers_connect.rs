@@ -163,7 +163,10 @@ fn server_info_for_result_files() {
     let info = postgres_server_info(&mut connect_postgres(&url).unwrap(), &url).unwrap();
     assert!(info.version.starts_with("PostgreSQL "), "{}", info.version);
     assert!(info.version.contains(", pgvector 0."), "{}", info.version);
-    assert!(info.settings.contains_key("maintenance_work_mem"), "{info:?}");
+    assert!(
+        info.settings.contains_key("maintenance_work_mem"),
+        "{info:?}"
+    );
 
     let old = old_mariadb();
     let msg = err_text(
