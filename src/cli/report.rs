@@ -133,7 +133,7 @@ pub fn compare(args: CompareArgs) -> crate::Result<()> {
 
 /// The stored points of the dataset and count; an error naming the directory when none.
 fn load(src: &Source) -> crate::Result<Vec<PointResult>> {
-    let points = load_points(&src.results, &src.dataset, src.count, &src.data_dir)?;
+    let points = crate::results::load_points(&src.results, &src.dataset, src.count, &src.data_dir)?;
     if points.is_empty() {
         return Err(crate::Error::Results(format!(
             "no results for dataset '{}' with k={} in {}: run `annbench run --dataset {}` \
@@ -145,19 +145,6 @@ fn load(src: &Source) -> crate::Result<Vec<PointResult>> {
         )));
     }
     Ok(points)
-}
-
-/// Placeholder until the result store's reader lands on main.
-fn load_points(
-    results: &Path,
-    _dataset: &str,
-    _count: usize,
-    _data_dir: &Path,
-) -> crate::Result<Vec<PointResult>> {
-    Err(crate::Error::Results(format!(
-        "cannot read {}: the result store reader is not built into this version",
-        results.display()
-    )))
 }
 
 fn emit(src: &Source, text: &str) -> crate::Result<()> {
@@ -176,5 +163,16 @@ fn emit(src: &Source, text: &str) -> crate::Result<()> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recall_default_is_the_library_default() {
+        let parsed: Vec<f64> = THRESHOLDS.split(',').map(|t| t.parse().unwrap()).collect();
+        assert_eq!(parsed, crate::report::DEFAULT_THRESHOLDS);
     }
 }
