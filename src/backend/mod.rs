@@ -103,6 +103,7 @@ pub trait Searcher: Send {
 
 pub mod mariadb;
 pub mod pgvector;
+pub mod table;
 
 /// How to reach the servers, and backend options that are not grid parameters.
 #[derive(Debug, Clone, Default)]
@@ -111,6 +112,14 @@ pub struct BackendOptions {
     pub mariadb_url: Option<String>,
     /// `--postgres URL` (else resolved by [`crate::connect::postgres_url`]).
     pub postgres_url: Option<String>,
+    /// Database (MariaDB) / schema (PostgreSQL) annbench owns and keeps its tables in;
+    /// default `annbench`.
+    pub schema: Option<String>,
+    /// Connections used to load the table (default 1; see `docs/bench-backends.md`).
+    pub load_connections: Option<usize>,
+    /// MariaDB's data directory as seen from this machine; only needed for the index size of
+    /// MyISAM tables (default: the server's `@@datadir`).
+    pub mariadb_datadir: Option<std::path::PathBuf>,
 }
 
 /// Algorithms with a database backend, as named on the CLI and in `algorithms/<name>/`.
