@@ -48,7 +48,6 @@ impl LoadMethod {
     }
 }
 
-
 /// Load all rows of `train` into `table` (already created, empty) with `connections`
 /// connections. Returns the wall seconds of the load.
 pub fn load_rows(
