@@ -99,6 +99,17 @@ impl MariaDb {
         })
     }
 
+    /// Drop the tables (both engines) annbench loaded for `dataset`, and their metadata.
+    pub fn drop_tables(&mut self, dataset: &str) -> Result<()> {
+        for engine in [Engine::InnoDb, Engine::MyIsam] {
+            let (qt, t) = self.qualified(engine, dataset)?;
+            meta::delete(&mut self.conn, &self.db, &t)?;
+            self.exec(&format!("DROP TABLE IF EXISTS {qt}"), "dropping a table")?;
+        }
+        self.loaded = None;
+        Ok(())
+    }
+
     fn qualified(&self, engine: Engine, dataset: &str) -> Result<(String, String)> {
         let t = table_name(engine.prefix(), dataset)?;
         Ok((format!("`{}`.`{t}`", self.db), t))

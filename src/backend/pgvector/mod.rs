@@ -116,6 +116,16 @@ impl PgVector {
         })
     }
 
+    /// Drop the table annbench loaded for `dataset` (shared by both variants) and its metadata.
+    pub fn drop_table(&mut self, dataset: &str) -> Result<()> {
+        let t = table_name("vec", dataset)?;
+        meta::delete(&mut self.client, &self.schema, &t)?;
+        let sql = format!("DROP TABLE IF EXISTS {}.{t}", self.schema);
+        self.exec(&sql, "dropping a table")?;
+        self.loaded = None;
+        Ok(())
+    }
+
     fn loaded(&self) -> Result<&Loaded> {
         self.loaded
             .as_ref()
