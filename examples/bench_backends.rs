@@ -32,6 +32,15 @@ fn thread_cpu_ns() -> u64 {
         .unwrap_or(0)
 }
 
+/// This thread's (user, system) CPU seconds from /proc/thread-self/stat (10 ms ticks).
+fn thread_user_sys_s() -> (f64, f64) {
+    let s = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    let after = s.rsplit(')').next().unwrap_or_default();
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (tick(11) / 100.0, tick(12) / 100.0)
+}
+
 /// Whole-process user+system CPU seconds (clock ticks of 10 ms), to catch work done on
 /// other threads than the querying one.
 fn process_cpu_s() -> f64 {
@@ -66,12 +75,22 @@ fn main() -> Result<()> {
     let train = read_u8(&format!("{dir}/base_10000x784_u8.bin"), rows, d)?;
     let test = read_u8(&format!("{dir}/query_10000x784_u8.bin"), nq, d)?;
     let opts = BackendOptions::default();
+
+    // `BENCH=query` skips the load section (e.g. to profile the query path).
+    let loads = std::env::var("BENCH").map_or(true, |v| v != "query");
+    if loads {
+        bench_loads(&opts, &train, d)?;
+    }
+    query_section(&opts, &train, &test, d)
+}
+
+fn bench_loads(opts: &BackendOptions, train: &Array2<f32>, d: usize) -> Result<()> {
+    let opts = opts.clone();
     let spec = |name: &str| TableSpec {
         dataset: name.into(),
         metric: Metric::Euclidean,
         dimension: d,
     };
-
     println!("## Load: {} x {d} f32\n", train.nrows());
     println!("| server | method | rows | seconds | rows/s | MB/s |\n|---|---|---|---|---|---|");
     let mut m = MariaDb::connect(&opts)?;
@@ -102,26 +121,40 @@ fn main() -> Result<()> {
         report("PostgreSQL", &r.method, r.rows, d, r.seconds);
     }
     p.drop_table("bench-load")?;
+    Ok(())
+}
 
+fn query_section(
+    opts: &BackendOptions,
+    train: &Array2<f32>,
+    test: &Array2<f32>,
+    d: usize,
+) -> Result<()> {
+    let opts = opts.clone();
+    let spec = |name: &str| TableSpec {
+        dataset: name.into(),
+        metric: Metric::Euclidean,
+        dimension: d,
+    };
     println!(
         "\n## Client CPU per query, {} queries, k=10\n",
         test.nrows()
     );
     println!(
         "| backend | build | ef_search | median latency ms | client thread CPU per query us \
-         | share of median | process CPU per query us | QPS (1 client) |"
+         | share of median | user / kernel us | process CPU per query us | QPS (1 client) |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     let mut m = MariaDb::connect(&opts)?;
     m.load(&spec("bench-query"), train.view())?;
     let mb = json!({"M": 4});
     m.build(&params(mb.clone()))?;
-    query_pass(&mut m, "mariadb", &mb, &test)?;
+    query_pass(&mut m, "mariadb", &mb, test)?;
     let mut p = PgVector::connect(&opts, Variant::Vector)?;
     p.load(&spec("bench-query"), train.view())?;
     let pb = json!({"M": 8, "ef_construction": 32});
     p.build(&params(pb.clone()))?;
-    query_pass(&mut p, "pgvector", &pb, &test)?;
+    query_pass(&mut p, "pgvector", &pb, test)?;
     Ok(())
 }
 
@@ -145,6 +178,7 @@ fn query_pass(
     let mut lat = Vec::with_capacity(queries.len());
     let cpu0 = thread_cpu_ns();
     let pcpu0 = process_cpu_s();
+    let (u0, s0) = thread_user_sys_s();
     let wall0 = Instant::now();
     for q in &queries {
         let t = Instant::now();
@@ -154,15 +188,19 @@ fn query_pass(
     let cpu = (thread_cpu_ns() - cpu0) as f64 / 1e9 / queries.len() as f64;
     let pcpu = (process_cpu_s() - pcpu0) / queries.len() as f64;
     let wall = wall0.elapsed().as_secs_f64();
+    let (u1, s1) = thread_user_sys_s();
+    let n = queries.len() as f64;
     lat.sort_by(f64::total_cmp);
     let med = lat[lat.len() / 2];
     println!(
-        "| {name} | {build} | 10 | {:.3} | {:.1} | {:.1}% | {:.1} | {:.0} |",
+        "| {name} | {build} | 10 | {:.3} | {:.1} | {:.1}% | {:.1} / {:.1} | {:.1} | {:.0} |",
         med * 1e3,
         cpu * 1e6,
         100.0 * cpu / med,
+        (u1 - u0) / n * 1e6,
+        (s1 - s0) / n * 1e6,
         pcpu * 1e6,
-        queries.len() as f64 / wall
+        n / wall
     );
     Ok(())
 }

@@ -173,3 +173,31 @@ fn build_records_phases_and_the_memory_notice() {
         "{info:?}"
     );
 }
+
+#[test]
+fn a_killed_session_is_a_server_error_not_a_panic() {
+    let (train, queries) = data(200, 1);
+    let mut b = backend("pgvector");
+    b.load(&spec("pg-killed", Metric::Euclidean), train.view()).unwrap();
+    b.build(&params(json!({"M": 4, "ef_construction": 16}))).unwrap();
+    let mut s = b.searcher().unwrap();
+    let q = queries.row(0).to_vec();
+    let mut ids = Vec::new();
+    s.search(&q, 5, &mut ids).unwrap();
+    // Terminate the searcher's backend process, found by its last query text.
+    let url = annbench::connect::postgres_url(None).unwrap();
+    let mut admin = annbench::connect::connect_postgres(&url).unwrap();
+    let killed = admin
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE query LIKE 'SELECT id FROM annbench.vec_test_pg_killed %' \
+             AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(killed.len(), 1);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let e = s.search(&q, 5, &mut ids).unwrap_err();
+    assert!(matches!(e, annbench::Error::Server(_)), "{e:?}");
+    assert!(e.to_string().contains("connection lost"), "{e}");
+}

@@ -333,3 +333,17 @@ pub(crate) fn sql_err(e: mysql::Error, what: &str) -> Error {
         Error::Backend(format!("MariaDB error while {what}: {e}"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lost_connections_are_server_errors() {
+        let reset = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset");
+        let e = sql_err(mysql::Error::IoError(reset), "running a query");
+        assert!(matches!(&e, Error::Server(m) if m.contains("running a query")), "{e:?}");
+        let gone = mysql::Error::DriverError(mysql::DriverError::ConnectionClosed);
+        assert!(matches!(sql_err(gone, "x"), Error::Server(_)));
+    }
+}
