@@ -46,7 +46,8 @@ def rows_to_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     for column in RESULT_COLUMNS:
         if column not in frame.columns:
             frame[column] = pd.NA
-    return frame[list(RESULT_COLUMNS) + params + extra]
+    ordered: pd.DataFrame = frame[list(RESULT_COLUMNS) + params + extra]
+    return ordered
 
 
 def param_columns(df: pd.DataFrame) -> list[str]:
@@ -105,7 +106,8 @@ def frontier(
         if best is None or (v < best if lower_is_better else v > best):
             keep.append(index)
             best = v
-    return rows.loc[keep].sort_values(x, kind="mergesort")
+    kept: pd.DataFrame = rows.loc[keep].sort_values(x, kind="mergesort")
+    return kept
 
 
 def pareto(
@@ -120,5 +122,6 @@ def pareto(
     ``x``."""
     parts = [frontier(group, x, y, lower_is_better=lower_is_better) for _, group in iter_series(df)]
     if not parts:
-        return df.iloc[0:0]
+        none: pd.DataFrame = df.iloc[0:0]
+        return none
     return pd.concat(parts)

@@ -212,8 +212,8 @@ def _fixed_params(df: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     for key, rows in df.groupby(keys, dropna=False, sort=False) if keys else [((), df)]:
         if rows["clients"].nunique() < 2:
             continue
-        values = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
-        desc = ", ".join(f"{c[6:].lower()}={values[c]}" for c in params if pd.notna(values[c]))
+        values: dict[str, Any] = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        desc = ", ".join(f"{c[6:].lower()}={values[c]}" for c in params if _present(values[c]))
         lines.append((f"{_line_name(values)}({desc})", rows))
     if not lines:
         raise ResultsError(
@@ -239,7 +239,12 @@ def _best_at_recall(df: pd.DataFrame, recall: float) -> list[tuple[str, pd.DataF
 def _line_name(values: dict[str, Any]) -> str:
     name = str(values.get("algorithm", "points"))
     label = values.get("label")
-    return f"{name} [{label}]" if label is not None and pd.notna(label) else name
+    return f"{name} [{label}]" if _present(label) else name
+
+
+def _present(value: Any) -> bool:
+    """False for None, NaN and pd.NA (missing values in a frame)."""
+    return value is not None and not bool(pd.isna(value))
 
 
 def _point_labels(df: pd.DataFrame) -> list[str]:

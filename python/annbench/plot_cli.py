@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from . import plot
-from ._annbench import AnnbenchError
+from ._annbench import AnnbenchError, ConfigError
 
 KINDS = ("qps-recall", "build-time-recall", "index-size-recall", "qps-clients", "relative-qps")
 
@@ -58,7 +58,7 @@ def draw(args: argparse.Namespace) -> None:
     size = {"title": args.title, "figsize": (args.width, args.height), "dpi": args.dpi}
     if args.kind == "relative-qps":
         if not args.base or not args.me:
-            raise plot.ConfigError("relative-qps needs --base LABEL and --me LABEL")
+            raise ConfigError("relative-qps needs --base LABEL and --me LABEL")
         rows = compare(
             args.base,
             args.me,
