@@ -4,11 +4,15 @@ HNSW) from Python.
 Datasets load as numpy arrays without copies; sweeps and reports come back as pandas
 DataFrames; :mod:`annbench.plot` draws them. The heavy lifting is the Rust library in
 :mod:`annbench._annbench`; every error it raises is an :class:`AnnbenchError`.
+
+pandas and matplotlib are imported on first use, so the ``annbench`` command starts fast.
 """
 
 from __future__ import annotations
 
-from . import plot
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._annbench import (
     AnnbenchError,
     BackendError,
@@ -19,7 +23,16 @@ from ._annbench import (
     ServerError,
     __version__,
 )
-from .frames import pareto
+
+if TYPE_CHECKING:
+    from . import plot
+    from .frames import pareto
+
+# Public name -> (module, attribute or None for the module itself), loaded on first access.
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "plot": (".plot", None),
+    "pareto": (".frames", "pareto"),
+}
 
 __all__ = [
     "AnnbenchError",
@@ -33,3 +46,17 @@ __all__ = [
     "pareto",
     "plot",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'annbench' has no attribute '{name}'")
+    module_name, attribute = _LAZY[name]
+    module = importlib.import_module(module_name, __name__)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
