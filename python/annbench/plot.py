@@ -15,6 +15,7 @@ from typing import Any, Union
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from ._annbench import ConfigError, ResultsError
@@ -145,12 +146,14 @@ def relative_qps(
     dpi: int = DPI,
 ) -> Figure:
     """Horizontal bars of relative QPS (``me / base``) from :func:`annbench.compare`, one per
-    compared point, coloured by algorithm; the line at 1.0 is parity."""
+    matched pair (parameters, or recall threshold), coloured by algorithm; the line at 1.0
+    is parity. Pairs without a ratio (a side never reached the threshold) are left out."""
     ratio = next((c for c in ("ratio", "relative_qps") if c in df.columns), None)
     if ratio is None:
         raise ConfigError("relative_qps needs a 'ratio' column: pass annbench.compare(...)")
+    df = df[pd.to_numeric(df[ratio]).notna()]
     if df.empty:
-        raise ResultsError("relative_qps: the comparison has no matched points to plot")
+        raise ResultsError("relative_qps: the comparison has no matched points with a ratio")
     fig, ax = _figure(figsize, dpi)
     labels = _point_labels(df)
     algorithms = df["algorithm"] if "algorithm" in df.columns else pd.Series(["all"] * len(df))
@@ -160,8 +163,9 @@ def relative_qps(
     ax.set_yticks(positions, labels, fontsize="small")
     ax.invert_yaxis()
     ax.axvline(1.0, color="black", linewidth=1)
-    for algorithm, colour in colours.items():
-        ax.bar(0, 0, color=colour, label=str(algorithm))
+    handles = [Patch(color=c, label=str(a)) for a, c in colours.items()]
+    ax.legend(handles=handles, fontsize="small")
+    ax.set_xlim(left=0)
     ax.set_xlabel("Relative QPS (me / base)")
     _finish(fig, ax, title or _default_title(df, "Relative QPS"), path)
     return fig
@@ -248,10 +252,20 @@ def _present(value: Any) -> bool:
 
 
 def _point_labels(df: pd.DataFrame) -> list[str]:
-    for column in ("name", "point", "target", "recall_target"):
-        if column in df.columns:
-            return [str(v) for v in df[column]]
-    return [str(i) for i in df.index]
+    """Bar labels: the parameters for a parameter match, the threshold for a recall match,
+    plus the client count when it varies."""
+    many_clients = "clients" in df.columns and df["clients"].nunique() > 1
+    labels = []
+    for index, row in df.iterrows():
+        if row.get("match") == "recall" and _present(row.get("recall_threshold")):
+            text = f"{row.get('algorithm', '')} recall >= {float(row['recall_threshold']):g}"
+        else:
+            names = [row.get(c) for c in ("me_name", "base_name", "name")]
+            text = str(next((n for n in names if _present(n)), index))
+        if many_clients:
+            text += f", {row['clients']} clients"
+        labels.append(text)
+    return labels
 
 
 def _require(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
@@ -285,7 +299,7 @@ def _default_title(df: pd.DataFrame, what: str) -> str:
 def _finish(fig: Figure, ax: Axes, title: str, path: PathLike | None) -> None:
     ax.set_title(title)
     ax.grid(True, which="major", alpha=0.3)
-    if ax.get_legend_handles_labels()[0]:
+    if ax.get_legend() is None and ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize="small")
     if path is not None:
         save(fig, path)

@@ -50,12 +50,29 @@ def results_df() -> pd.DataFrame:
 
 @pytest.fixture
 def compare_df() -> pd.DataFrame:
+    """Shaped like annbench.compare(): parameter matches, then recall matches."""
     return pd.DataFrame(
         {
-            "algorithm": ["mariadb", "mariadb", "pgvector"],
-            "name": ["m=8, ef_search=10", "m=16, ef_search=20", "m=16, ef_search=40"],
-            "base_qps": [1000.0, 800.0, 600.0],
-            "me_qps": [1200.0, 700.0, 660.0],
-            "ratio": [1.2, 0.875, 1.1],
+            "match": ["params", "params", "params", "recall", "recall"],
+            "algorithm": ["MariaDB", "MariaDB", "PGVector", "MariaDB", "PGVector"],
+            "clients": [1, 1, 1, 1, 1],
+            "recall_threshold": [None, None, None, 0.95, 0.99],
+            "base_name": [
+                "MariaDB(m=8, ef_search=10)",
+                "MariaDB(m=16, ef_search=20)",
+                "PGVector(m=16, ef_cons=64, ef_search=40)",
+                "x",
+                None,
+            ],
+            "me_name": [
+                "MariaDB(m=8, ef_search=10)",
+                "MariaDB(m=16, ef_search=20)",
+                "PGVector(m=16, ef_cons=64, ef_search=40)",
+                "y",
+                "z",
+            ],
+            "base_qps": [1000.0, 800.0, 600.0, 900.0, None],
+            "me_qps": [1200.0, 700.0, 660.0, 990.0, 500.0],
+            "ratio": [1.2, 0.875, 1.1, 1.1, None],
         }
     )

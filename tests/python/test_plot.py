@@ -42,8 +42,18 @@ def test_result_plots_write_png_of_expected_size(draw, results_df, tmp_path):
 
 def test_relative_qps_writes_png(compare_df, tmp_path):
     out = tmp_path / "rel.png"
-    plot.relative_qps(compare_df, out)
+    fig = plot.relative_qps(compare_df, out)
     _check_png(out, 800, 550)
+    ax = fig.get_axes()[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    # The pair without a ratio is left out; recall matches are labelled by threshold.
+    assert labels == [
+        "MariaDB(m=8, ef_search=10)",
+        "MariaDB(m=16, ef_search=20)",
+        "PGVector(m=16, ef_cons=64, ef_search=40)",
+        "MariaDB recall >= 0.95",
+    ]
+    assert [p.get_width() for p in ax.patches[:4]] == [1.2, 0.875, 1.1, 1.1]
 
 
 def test_size_and_svg(results_df, tmp_path):
