@@ -26,25 +26,66 @@ from ._annbench import (
 
 if TYPE_CHECKING:
     from . import plot
+    from ._annbench import Dataset
+    from .datasets import (
+        compute_groundtruth,
+        create_dataset,
+        get_dataset,
+        list_datasets,
+        load_dataset,
+        subset,
+    )
     from .frames import pareto
+    from .reports import build_table, clients_table, compare, results, table
+    from .sweep import run
 
 # Public name -> (module, attribute or None for the module itself), loaded on first access.
 _LAZY: dict[str, tuple[str, str | None]] = {
     "plot": (".plot", None),
+    "Dataset": ("._annbench", "Dataset"),
     "pareto": (".frames", "pareto"),
+    "run": (".sweep", "run"),
+    **{
+        name: (".datasets", name)
+        for name in (
+            "compute_groundtruth",
+            "create_dataset",
+            "get_dataset",
+            "list_datasets",
+            "load_dataset",
+            "subset",
+        )
+    },
+    **{
+        name: (".reports", name)
+        for name in ("build_table", "clients_table", "compare", "results", "table")
+    },
 }
 
 __all__ = [
     "AnnbenchError",
     "BackendError",
     "ConfigError",
+    "Dataset",
     "DatasetError",
     "IoError",
     "ResultsError",
     "ServerError",
     "__version__",
+    "build_table",
+    "clients_table",
+    "compare",
+    "compute_groundtruth",
+    "create_dataset",
+    "get_dataset",
+    "list_datasets",
+    "load_dataset",
     "pareto",
     "plot",
+    "results",
+    "run",
+    "subset",
+    "table",
 ]
 
 
