@@ -80,9 +80,9 @@ def create_dataset(
     if isinstance(vectors, (str, os.PathLike)):
         if test is not None and not isinstance(test, (str, os.PathLike)):
             raise _annbench.ConfigError("with vectors from a file, give test as a file too")
-        queries = None if test is None else os.fspath(test)  # type: ignore[arg-type]
+        query_file = None if test is None else os.fspath(test)
         return _annbench.create_from_file(
-            os.fspath(vectors), metric, name, queries, test_size, dim, seed, k
+            os.fspath(vectors), metric, name, query_file, test_size, dim, seed, k
         )
     if name is None:
         raise _annbench.ConfigError("create_dataset from arrays needs name=...")

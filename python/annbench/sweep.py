@@ -53,7 +53,7 @@ def run(
     The GIL is released while the sweep runs. Ctrl-C (KeyboardInterrupt) stops it at the
     next check (within about 0.1 s); every point measured before stays stored."""
     names = [algorithms] if isinstance(algorithms, str) else list(algorithms)
-    configs = [] if config is None else [config] if _is_path(config) else list(config)  # type: ignore[arg-type]
+    configs = _paths(config)
     client_counts = [clients] if isinstance(clients, int) else list(clients)
     bars = _Bars() if progress is True else None
     callback: Callback | None = bars if bars is not None else (progress or None)  # type: ignore[assignment]
@@ -61,7 +61,7 @@ def run(
         text = _annbench.run_sweep(
             os.fspath(dataset),
             names,
-            [os.fspath(c) for c in configs],
+            configs,
             _overrides(build, "build"),
             _overrides(query, "query"),
             count,
@@ -82,8 +82,12 @@ def run(
     return rows_to_frame(json.loads(text))
 
 
-def _is_path(value: object) -> bool:
-    return isinstance(value, (str, os.PathLike))
+def _paths(config: PathLike | Sequence[PathLike] | None) -> list[str]:
+    if config is None:
+        return []
+    if isinstance(config, (str, os.PathLike)):
+        return [os.fspath(config)]
+    return [os.fspath(c) for c in config]
 
 
 def _overrides(grid: Grid, what: str) -> list[str]:
