@@ -25,7 +25,7 @@ source "$HERE/lib/databases-mariadb.sh"
 source "$HERE/lib/databases-postgres.sh"
 
 usage() {
-    sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 cmd_up() {

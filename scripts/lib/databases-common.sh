@@ -1,5 +1,6 @@
 # Shared settings and helpers for scripts/databases.sh (sourced, not run).
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # variables used by the other sourced files
 
 CACHE="${ANNBENCH_CACHE_DIR:-${HOME:-/root}/.cache/annbench}"
 ROOT="$CACHE/debian-trixie"          # the Debian 13 root, when the host lacks new enough servers
@@ -79,6 +80,10 @@ write_env_file() {
 }
 
 print_urls() {
+    if [ -z "$MARIADB_PORT$POSTGRES_PORT$LEGACY_PORT" ]; then
+        say "no servers started yet from $CACHE: run scripts/databases.sh up"
+        return 0
+    fi
     [ -n "$MARIADB_PORT" ] && say "ANNBENCH_MARIADB_URL=$(url_mariadb '***' "$MARIADB_PORT")"
     [ -n "$POSTGRES_PORT" ] && say "ANNBENCH_POSTGRES_URL=$(url_postgres '***' "$POSTGRES_PORT")"
     [ -n "$LEGACY_PORT" ] && say "ANNBENCH_TEST_OLD_MARIADB_URL=$(url_mariadb '***' "$LEGACY_PORT")"
@@ -122,9 +127,9 @@ pid_is() {
 
 # Send SIG to PID and wait up to 120 s for it to exit.
 stop_pid() {
-    local pid=$1 sig=$2 what=$3 i
+    local pid=$1 sig=$2 what=$3 _
     kill "-$sig" "$pid" 2>/dev/null || return 0
-    for i in $(seq 1 240); do
+    for _ in $(seq 1 240); do
         kill -0 "$pid" 2>/dev/null || {
             say "$what stopped"
             return 0

@@ -78,8 +78,8 @@ mariadb_up() {
             fail_log "mariadb-install-db failed" "$LOG_DIR/mariadb-$1-init.log"
     fi
     mariadb_spawn
-    local i
-    for i in $(seq 1 120); do
+    local _
+    for _ in $(seq 1 120); do
         if in_env "$M_MODE" mariadb-admin --defaults-file="$M_CNF" --socket="$M_SOCK" ping >/dev/null 2>&1 9>&-; then
             say "$M_NAME $(mariadb_version) started on 127.0.0.1:$port"
             mariadb_provision
@@ -96,8 +96,9 @@ mariadb_spawn() {
         setsid env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 chroot "$ROOT" \
             "$M_BIN" --defaults-file="$M_CNF" --user=mysql </dev/null >/dev/null 2>&1 9>&- &
     else
-        setsid "$M_BIN" --defaults-file="$M_CNF" $(is_root && echo --user=mysql) \
-            </dev/null >/dev/null 2>&1 9>&- &
+        local as_user=()
+        if is_root; then as_user=(--user=mysql); fi
+        setsid "$M_BIN" --defaults-file="$M_CNF" "${as_user[@]}" </dev/null >/dev/null 2>&1 9>&- &
     fi
 }
 
@@ -144,7 +145,14 @@ mariadb_status() {
 }
 
 ensure_legacy_binaries() {
-    if [ -x /usr/sbin/mariadbd ]; then return 0; fi
+    if [ -x /usr/sbin/mariadbd ]; then
+        local v
+        v="$(/usr/sbin/mariadbd --version 2>/dev/null | sed -n 's/.*Ver \([0-9][0-9.]*\)-MariaDB.*/\1/p')"
+        if [ -n "$v" ] && version_ge "$v" 11.7; then
+            die "the host's MariaDB is $v, not a too-old one; up-legacy needs a host MariaDB < 11.7 (e.g. Debian 12's 10.11)"
+        fi
+        return 0
+    fi
     is_root || die "installing the host's mariadb-server needs root: run with sudo"
     command -v apt-get >/dev/null || die "up-legacy needs apt-get (a Debian/Ubuntu host)"
     say "installing the host's mariadb-server (a too-old MariaDB for tests; not started as a service)"
@@ -155,7 +163,11 @@ ensure_legacy_binaries() {
         created=1
     fi
     local log="$LOG_DIR/legacy-install.log" rc=0
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends mariadb-server >>"$log" 2>&1 9>&- || rc=$?
+    # A fresh machine may have no package lists yet: update once if the first try fails.
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends mariadb-server >>"$log" 2>&1 9>&- ||
+        { apt-get update >>"$log" 2>&1 9>&- &&
+            DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends mariadb-server >>"$log" 2>&1 9>&-; } ||
+        rc=$?
     [ -z "$created" ] || rm -f /usr/sbin/policy-rc.d
     [ "$rc" = 0 ] || fail_log "apt-get install mariadb-server failed" "$log"
     # Keep it from starting on 3306 at the next boot (disable works without a running systemd).

@@ -101,6 +101,7 @@ pub trait Searcher: Send {
     fn search(&mut self, query: &[f32], k: usize, ids: &mut Vec<i64>) -> Result<()>;
 }
 
+pub mod exact;
 pub mod mariadb;
 pub mod pgvector;
 
@@ -111,6 +112,9 @@ pub struct BackendOptions {
     pub mariadb_url: Option<String>,
     /// `--postgres URL` (else resolved by [`crate::connect::postgres_url`]).
     pub postgres_url: Option<String>,
+    /// `--timeout`: the longest one index build may take; backends apply it as a statement
+    /// timeout on the build. `None`: no limit.
+    pub build_timeout: Option<std::time::Duration>,
 }
 
 /// Algorithms with a database backend, as named on the CLI and in `algorithms/<name>/`.
@@ -119,6 +123,7 @@ pub const ALGORITHMS: &[&str] = &["mariadb", "pgvector", "pgvector_halfvec"];
 /// Connect the backend for `algorithm`.
 pub fn create(algorithm: &str, opts: &BackendOptions) -> Result<Box<dyn Backend>> {
     match algorithm {
+        "exact" => Ok(Box::new(exact::Exact::new())),
         "mariadb" => Ok(Box::new(mariadb::MariaDb::connect(opts)?)),
         "pgvector" => Ok(Box::new(pgvector::PgVector::connect(
             opts,
