@@ -23,7 +23,7 @@ log "Rust tests (real servers)"
 cargo test --release
 
 log "Python package (pip install .) and tests"
-"$ANNBENCH_VENV/bin/python" -m pip install --quiet --disable-pip-version-check .
+"$ANNBENCH_VENV/bin/python" -m pip install --quiet --disable-pip-version-check '.[test]'
 "$ANNBENCH_VENV/bin/python" -m mypy.stubtest annbench._annbench
 "$ANNBENCH_VENV/bin/python" -m mypy python/annbench
 "$ANNBENCH_VENV/bin/python" -m pytest -q tests/python
