@@ -255,3 +255,55 @@ fn save_refuses_invalid_data_and_unwritable_places() {
     assert!(err.contains("blocker"), "{err}");
     assert!(!blocker.join("out.hdf5").exists());
 }
+
+#[test]
+fn reads_numpy_style_attributes_and_wide_ground_truth() {
+    // numpy bytes attributes are fixed-length ASCII; newer ann-benchmarks writes int64
+    // neighbours and float64 distances.
+    use hdf5::types::FixedAscii;
+    let dir = tempfile::tempdir().unwrap();
+    let path = tmp(&dir, "np.hdf5");
+    let f = hdf5::File::create(&path).unwrap();
+    let d = FixedAscii::<16>::from_ascii("angular").unwrap();
+    f.new_attr::<FixedAscii<16>>()
+        .shape(())
+        .create("distance")
+        .unwrap()
+        .write_scalar(&d)
+        .unwrap();
+    f.new_attr::<i32>()
+        .shape(())
+        .create("dimension")
+        .unwrap()
+        .write_scalar(&2)
+        .unwrap();
+    f.new_dataset_builder()
+        .with_data(&array![[1.0f32, 0.0], [0.0, 1.0]])
+        .create("train")
+        .unwrap();
+    f.new_dataset_builder()
+        .with_data(&array![[1.0f32, 0.1]])
+        .create("test")
+        .unwrap();
+    f.new_dataset_builder()
+        .with_data(&array![[0i64, 1]])
+        .create("neighbors")
+        .unwrap();
+    f.new_dataset_builder()
+        .with_data(&array![[0.005f64, 0.9]])
+        .create("distances")
+        .unwrap();
+    drop(f);
+    let ds = dataset::open(&path).unwrap();
+    assert_eq!(ds.metric, Metric::Angular);
+    let gt = ds.ground_truth.unwrap();
+    assert_eq!(
+        (gt.neighbors, gt.distances),
+        (array![[0, 1]], array![[0.005f32, 0.9]])
+    );
+    // A wrong `dimension` attribute is a mismatch.
+    let f = hdf5::File::open_rw(&path).unwrap();
+    f.attr("dimension").unwrap().write_scalar(&3i32).unwrap();
+    drop(f);
+    assert!(err_of(&path).contains("attribute 'dimension' is 3"));
+}
