@@ -1,2 +1,189 @@
 //! Pure metric functions (no I/O): recall (k-nn and epsilon rules of ann-benchmarks), QPS,
 //! latency percentiles.
+//!
+//! Recall follows ann-benchmarks exactly: a returned neighbour counts when its distance (recomputed
+//! by the client) is within a threshold of the true k-th distance; the count is divided by k and
+//! averaged over queries. Distances of missing answers are `+inf` and never count.
+
+use ndarray::ArrayView2;
+
+/// Tolerance of the k-nn rule: `true_dist[k-1] + 1e-3`.
+pub const KNN_EPSILON: f32 = 1e-3;
+/// Tolerance of the epsilon rule: `true_dist[k-1] * (1 + 0.01)`.
+pub const EPSILON_EPSILON: f32 = 0.01;
+
+/// Per-query recall count under a threshold rule; `None` when `k` is 0 or the ground truth is
+/// narrower than `k` or has fewer rows than `run`.
+fn recall_with(
+    true_distances: ArrayView2<'_, f32>,
+    run_distances: ArrayView2<'_, f32>,
+    k: usize,
+    threshold: impl Fn(f32) -> f32,
+) -> Option<f64> {
+    if k == 0 || true_distances.ncols() < k || true_distances.nrows() < run_distances.nrows() {
+        return None;
+    }
+    if run_distances.nrows() == 0 {
+        return Some(0.0);
+    }
+    let mut total = 0usize;
+    for (truth, run) in true_distances.rows().into_iter().zip(run_distances.rows()) {
+        let t = threshold(truth[k - 1]);
+        total += run.iter().take(k).filter(|&&d| d <= t).count();
+    }
+    Some(total as f64 / k as f64 / run_distances.nrows() as f64)
+}
+
+/// ann-benchmarks' k-nn recall: returned distances `<= true_dist[k-1] + 1e-3`, / k, mean.
+/// `None` when the ground truth is narrower than `k`.
+pub fn knn_recall(
+    true_distances: ArrayView2<'_, f32>,
+    run_distances: ArrayView2<'_, f32>,
+    k: usize,
+) -> Option<f64> {
+    recall_with(true_distances, run_distances, k, |d| d + KNN_EPSILON)
+}
+
+/// ann-benchmarks' epsilon recall: returned distances `<= true_dist[k-1] * 1.01`, / k, mean.
+pub fn epsilon_recall(
+    true_distances: ArrayView2<'_, f32>,
+    run_distances: ArrayView2<'_, f32>,
+    k: usize,
+) -> Option<f64> {
+    recall_with(true_distances, run_distances, k, |d| {
+        d * (1.0 + EPSILON_EPSILON)
+    })
+}
+
+/// Measured throughput: queries / wall seconds (0 for an empty or zero-length pass).
+pub fn qps(queries: usize, wall_seconds: f64) -> f64 {
+    if wall_seconds > 0.0 {
+        queries as f64 / wall_seconds
+    } else {
+        0.0
+    }
+}
+
+/// Arithmetic mean (0 for no samples).
+pub fn mean(samples: &[f64]) -> f64 {
+    if samples.is_empty() {
+        0.0
+    } else {
+        samples.iter().sum::<f64>() / samples.len() as f64
+    }
+}
+
+/// Exact percentile `p` (0..=100) of ascending-sorted samples, interpolating linearly between
+/// the two nearest order statistics (numpy's default, as ann-benchmarks uses). 0 for no samples.
+pub fn percentile_sorted(sorted: &[f64], p: f64) -> f64 {
+    match sorted.len() {
+        0 => 0.0,
+        1 => sorted[0],
+        n => {
+            let rank = (p.clamp(0.0, 100.0) / 100.0) * (n - 1) as f64;
+            let lo = rank.floor() as usize;
+            let hi = rank.ceil() as usize;
+            let frac = rank - lo as f64;
+            sorted[lo] + (sorted[hi] - sorted[lo]) * frac
+        }
+    }
+}
+
+/// Latency summary of one point, in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LatencySummary {
+    pub mean: f64,
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p999: f64,
+}
+
+/// Exact percentiles of the union of every client's raw latencies. Merging raw samples (not
+/// per-client percentiles) keeps the result exact however the queries were split.
+pub fn summarize_latencies<'a>(parts: impl IntoIterator<Item = &'a [f64]>) -> LatencySummary {
+    let mut all: Vec<f64> = parts.into_iter().flatten().copied().collect();
+    all.sort_by(f64::total_cmp);
+    LatencySummary {
+        mean: mean(&all),
+        p50: percentile_sorted(&all, 50.0),
+        p95: percentile_sorted(&all, 95.0),
+        p99: percentile_sorted(&all, 99.0),
+        p999: percentile_sorted(&all, 99.9),
+    }
+}
+
+/// Index of the best pass: the highest measured QPS (first one on ties).
+pub fn best_pass(qps_passes: &[f64]) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for (i, q) in qps_passes.iter().enumerate() {
+        if best.is_none_or(|b| *q > qps_passes[b]) {
+            best = Some(i);
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn knn_recall_by_hand() {
+        // k = 2; true 2nd distances 2.0 and 1.0.
+        let truth = array![[1.0f32, 2.0, 3.0], [0.5, 1.0, 9.0]];
+        // Query 0: 1.0 and 2.0005 (within +1e-3) -> 2. Query 1: 0.5 and 1.002 (outside) -> 1.
+        let run = array![[1.0f32, 2.0005], [0.5, 1.002]];
+        assert_eq!(knn_recall(truth.view(), run.view(), 2), Some(0.75));
+    }
+
+    #[test]
+    fn epsilon_recall_by_hand() {
+        let truth = array![[1.0f32, 2.0], [0.5, 1.0]];
+        // 2.0 * 1.01 = 2.02 -> 2.015 counts; 1.0 * 1.01 = 1.01 -> 1.02 does not.
+        let run = array![[1.0f32, 2.015], [0.5, 1.02]];
+        assert_eq!(epsilon_recall(truth.view(), run.view(), 2), Some(0.75));
+        assert_eq!(knn_recall(truth.view(), run.view(), 2), Some(0.5));
+    }
+
+    #[test]
+    fn missing_answers_never_count_and_narrow_truth_is_refused() {
+        let truth = array![[1.0f32, 2.0]];
+        let run = array![[1.0f32, f32::INFINITY]];
+        assert_eq!(knn_recall(truth.view(), run.view(), 2), Some(0.5));
+        assert_eq!(knn_recall(truth.view(), run.view(), 3), None);
+    }
+
+    #[test]
+    fn percentiles_interpolate_like_numpy() {
+        let s = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(percentile_sorted(&s, 50.0), 2.5);
+        assert_eq!(percentile_sorted(&s, 0.0), 1.0);
+        assert_eq!(percentile_sorted(&s, 100.0), 4.0);
+        // rank = 0.99 * 3 = 2.97 -> 3 + 0.97
+        assert!((percentile_sorted(&s, 99.0) - 3.97).abs() < 1e-12);
+        assert_eq!(percentile_sorted(&[], 50.0), 0.0);
+    }
+
+    #[test]
+    fn merged_percentiles_equal_those_of_the_concatenation() {
+        let a = [0.004, 0.001, 0.009];
+        let b = [0.002, 0.007];
+        let c = [0.003, 0.010, 0.005, 0.006];
+        let merged = summarize_latencies([&a[..], &b[..], &c[..]]);
+        let concat: Vec<f64> = a.iter().chain(&b).chain(&c).copied().collect();
+        assert_eq!(merged, summarize_latencies([&concat[..]]));
+        // 9 samples 0.001..0.010 without 0.008: median is the 5th, 0.005.
+        assert_eq!(merged.p50, 0.005);
+        assert!((merged.mean - 0.047 / 9.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn qps_and_best_pass() {
+        assert_eq!(qps(100, 0.5), 200.0);
+        assert_eq!(qps(100, 0.0), 0.0);
+        assert_eq!(best_pass(&[10.0, 30.0, 20.0, 30.0]), Some(1));
+        assert_eq!(best_pass(&[]), None);
+    }
+}

@@ -139,3 +139,19 @@ fn a_table_with_the_same_data_is_reused() {
     let built = b2.build(&params(json!({"M": 4}))).unwrap();
     assert!(built.index_size_bytes > 0);
 }
+
+#[test]
+fn a_build_over_the_timeout_is_stopped_with_a_clear_error() {
+    let (train, _) = data(3000, 0);
+    let url = annbench::connect::mariadb_url(None).unwrap();
+    let opts = BackendOptions {
+        mariadb_url: Some(url.expose().to_string()),
+        build_timeout: Some(std::time::Duration::from_millis(1)),
+        ..Default::default()
+    };
+    let mut b = create("mariadb", &opts).unwrap();
+    b.load(&spec("maria-timeout", Metric::Euclidean), train.view())
+        .unwrap();
+    let e = b.build(&params(json!({"M": 48}))).unwrap_err().to_string();
+    assert!(e.contains("build timeout"), "{e}");
+}

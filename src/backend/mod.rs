@@ -101,6 +101,7 @@ pub trait Searcher: Send {
     fn search(&mut self, query: &[f32], k: usize, ids: &mut Vec<i64>) -> Result<()>;
 }
 
+pub mod exact;
 pub mod mariadb;
 pub mod pgvector;
 pub mod table;
@@ -120,6 +121,9 @@ pub struct BackendOptions {
     /// MariaDB's data directory as seen from this machine; only needed for the index size of
     /// MyISAM tables (default: the server's `@@datadir`).
     pub mariadb_datadir: Option<std::path::PathBuf>,
+    /// `--timeout`: the longest one index build may take; backends apply it as a statement
+    /// timeout on the build. `None`: no limit.
+    pub build_timeout: Option<std::time::Duration>,
 }
 
 /// Algorithms with a database backend, as named on the CLI and in `algorithms/<name>/`.
@@ -128,6 +132,7 @@ pub const ALGORITHMS: &[&str] = &["mariadb", "pgvector", "pgvector_halfvec"];
 /// Connect the backend for `algorithm`.
 pub fn create(algorithm: &str, opts: &BackendOptions) -> Result<Box<dyn Backend>> {
     match algorithm {
+        "exact" => Ok(Box::new(exact::Exact::new())),
         "mariadb" => Ok(Box::new(mariadb::MariaDb::connect(opts)?)),
         "pgvector" => Ok(Box::new(pgvector::PgVector::connect(
             opts,

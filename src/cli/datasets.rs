@@ -1,15 +1,293 @@
-//! `annbench datasets ...`
+//! `annbench datasets ...`: thin wrappers over `crate::dataset`.
 
-use clap::Subcommand;
+use crate::dataset::{self, create::CreateOptions, download, registry};
+use crate::{Error, Metric, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// The data directory option shared by the subcommands.
+#[derive(Debug, Args)]
+pub struct DataDir {
+    /// Where datasets are stored and looked up.
+    #[arg(long, env = "ANNBENCH_DATA_DIR", default_value = "data")]
+    pub data_dir: PathBuf,
+}
 
 #[derive(Debug, Subcommand)]
 pub enum DatasetsCommand {
     /// Known dataset names, and which are present locally.
-    List,
+    List(DataDir),
+    /// Download (or generate, for random-*; write out, for bundled sets) into the data dir.
+    Get {
+        /// Dataset names.
+        #[arg(required = true)]
+        names: Vec<String>,
+        #[command(flatten)]
+        dir: DataDir,
+        /// Download address prefix; `{base}/{name}.hdf5` is fetched.
+        #[arg(long, env = "ANNBENCH_DATASET_URL", default_value = registry::DEFAULT_BASE_URL)]
+        base_url: String,
+        /// Fetch again even if a valid file is present.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Shape, metric, dimension, ground truth and file size of a file or name.
+    Info {
+        /// HDF5 file or dataset name.
+        dataset: String,
+        #[command(flatten)]
+        dir: DataDir,
+    },
+    /// A smaller dataset: the first N train (and M test) vectors, ground truth recomputed.
+    Subset {
+        /// Source HDF5 file or dataset name.
+        source: String,
+        /// Train vectors to keep.
+        #[arg(long)]
+        train: usize,
+        /// Test vectors to keep (default: all).
+        #[arg(long)]
+        test: Option<usize>,
+        /// Ground-truth neighbours per query.
+        #[arg(long, default_value_t = 100)]
+        k: usize,
+        /// Output file (default: `{data-dir}/{name}.hdf5`).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Name (default: source name with the size before the metric, e.g. glove-25-100k-angular).
+        #[arg(long)]
+        name: Option<String>,
+        #[command(flatten)]
+        dir: DataDir,
+    },
+    /// Build a dataset from your own vectors (.npy, .fvecs or raw float32).
+    Create(CreateArgs),
+    /// Recompute exact ground truth and store it in the file.
+    Groundtruth {
+        /// HDF5 file or dataset name.
+        dataset: String,
+        /// Neighbours per query.
+        #[arg(long, default_value_t = 100)]
+        k: usize,
+        /// Only time the computation; do not write the file.
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        dir: DataDir,
+    },
+    /// Generate a synthetic random-* set (seeded) into the data dir.
+    Generate {
+        /// random-xs-20-euclidean, random-xs-20-angular, random-s-100-euclidean or random-s-100-angular.
+        name: String,
+        #[command(flatten)]
+        dir: DataDir,
+    },
 }
 
-pub fn run(cmd: DatasetsCommand) -> crate::Result<()> {
-    match cmd {
-        DatasetsCommand::List => Err(crate::Error::Config("not implemented yet".into())),
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    /// Vector file: .npy (float32, float64 or uint8), .fvecs, or raw little-endian float32 with --dim.
+    input: PathBuf,
+    /// Distance.
+    #[arg(long, value_enum)]
+    metric: MetricArg,
+    /// Dimension, for raw float32 input.
+    #[arg(long)]
+    dim: Option<usize>,
+    /// Separate query vectors (same format); otherwise --test vectors are split off the input.
+    #[arg(long)]
+    queries: Option<PathBuf>,
+    /// Test vectors split off the input (default: 10%, at most 10,000).
+    #[arg(long)]
+    test: Option<usize>,
+    /// Seed of the train/test split.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Ground-truth neighbours per query.
+    #[arg(long, default_value_t = 100)]
+    k: usize,
+    /// Dataset name (default: `{input stem}-{dim}-{metric}`).
+    #[arg(long)]
+    name: Option<String>,
+    /// Output file (default: `{data-dir}/{name}.hdf5`).
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    dir: DataDir,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum MetricArg {
+    Euclidean,
+    Angular,
+}
+
+impl From<MetricArg> for Metric {
+    fn from(m: MetricArg) -> Metric {
+        match m {
+            MetricArg::Euclidean => Metric::Euclidean,
+            MetricArg::Angular => Metric::Angular,
+        }
     }
+}
+
+pub fn run(cmd: DatasetsCommand) -> Result<()> {
+    match cmd {
+        DatasetsCommand::List(d) => list(&d.data_dir),
+        DatasetsCommand::Get {
+            names,
+            dir,
+            base_url,
+            force,
+        } => {
+            for name in names {
+                let path = download::get(&name, &dir.data_dir, &base_url, force, true)?;
+                println!("{name}: {}", path.display());
+            }
+            Ok(())
+        }
+        DatasetsCommand::Info { dataset, dir } => info(&dataset, &dir.data_dir),
+        DatasetsCommand::Subset {
+            source,
+            train,
+            test,
+            k,
+            output,
+            name,
+            dir,
+        } => {
+            let src = dataset::resolve(&source, &dir.data_dir)?;
+            let info = dataset::info(&src)?;
+            let name = name
+                .unwrap_or_else(|| dataset::subset::default_name(&info.name, info.metric, train));
+            let ds = dataset::subset::subset(&src, train, test, k, &name)?;
+            write(&ds, output, &dir.data_dir)
+        }
+        DatasetsCommand::Create(a) => {
+            let opts = CreateOptions {
+                input: a.input,
+                format: None,
+                dim: a.dim,
+                queries: a.queries,
+                name: a.name,
+                metric: a.metric.into(),
+                test: a.test,
+                seed: a.seed,
+                k: a.k,
+            };
+            let ds = dataset::create::create(&opts)?;
+            write(&ds, a.output, &a.dir.data_dir)
+        }
+        DatasetsCommand::Groundtruth {
+            dataset,
+            k,
+            dry_run,
+            dir,
+        } => groundtruth(&dataset, k, dry_run, &dir.data_dir),
+        DatasetsCommand::Generate { name, dir } => {
+            let entry = registry::lookup(&name)?;
+            let path = dataset::synthetic::generate_to(entry, &dir.data_dir)?;
+            println!("{name}: {}", path.display());
+            Ok(())
+        }
+    }
+}
+
+fn write(ds: &dataset::Dataset, output: Option<PathBuf>, data_dir: &Path) -> Result<()> {
+    let path = match output {
+        Some(p) => p,
+        None => {
+            dataset::datadir::ensure_dir(data_dir)?;
+            data_dir.join(format!("{}.hdf5", ds.name))
+        }
+    };
+    dataset::save(ds, &path)?;
+    println!(
+        "{}: {} train, {} test, dimension {}, {}, ground truth k={} -> {}",
+        ds.name,
+        ds.train.nrows(),
+        ds.test.nrows(),
+        ds.dimension(),
+        ds.metric,
+        ds.ground_truth.as_ref().map_or(0, |g| g.neighbors.ncols()),
+        path.display()
+    );
+    Ok(())
+}
+
+fn list(data_dir: &Path) -> Result<()> {
+    println!(
+        "{:<30} {:>5} {:<9} {:>10} {:>7}  {:<9} local",
+        "name", "dim", "metric", "train", "test", "source"
+    );
+    for e in registry::all() {
+        let local = data_dir.join(e.file_name());
+        let source = match e.source {
+            registry::Source::Download => "download",
+            registry::Source::Synthetic => "generate",
+            registry::Source::Bundled => "bundled",
+        };
+        let here = if local.is_file() {
+            local.display().to_string()
+        } else {
+            "-".into()
+        };
+        println!(
+            "{:<30} {:>5} {:<9} {:>10} {:>7}  {:<9} {here}",
+            e.name, e.dimension, e.metric, e.train, e.test, source
+        );
+    }
+    Ok(())
+}
+
+fn info(dataset: &str, data_dir: &Path) -> Result<()> {
+    let path = dataset::resolve(dataset, data_dir)?;
+    let i = dataset::info(&path)?;
+    println!("name:         {}", i.name);
+    println!("file:         {}", path.display());
+    println!(
+        "file size:    {} bytes ({:.1} MiB)",
+        i.file_size,
+        i.file_size as f64 / (1 << 20) as f64
+    );
+    println!("metric:       {}", i.metric);
+    println!("dimension:    {}", i.dimension);
+    println!("train:        {} x {}", i.train, i.dimension);
+    println!("test:         {} x {}", i.test, i.dimension);
+    match i.ground_truth_k {
+        Some(k) => println!("ground truth: yes, k={k}"),
+        None => {
+            println!("ground truth: no (compute with `annbench datasets groundtruth {dataset}`)")
+        }
+    }
+    Ok(())
+}
+
+fn groundtruth(dataset: &str, k: usize, dry_run: bool, data_dir: &Path) -> Result<()> {
+    let path = dataset::resolve(dataset, data_dir)?;
+    let mut ds = dataset::open(&path)?;
+    if k == 0 {
+        return Err(Error::Config("--k must be at least 1".into()));
+    }
+    let start = Instant::now();
+    let (gt, stats) =
+        dataset::groundtruth::compute_with_stats(ds.train.view(), ds.test.view(), ds.metric, k);
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "ground truth: {} queries x {} train x {} dims, k={}, {} threads: {secs:.3} s \
+         (computation only; excludes reading and writing the file; {} queries rescanned exactly)",
+        ds.test.nrows(),
+        ds.train.nrows(),
+        ds.dimension(),
+        gt.neighbors.ncols(),
+        rayon::current_num_threads(),
+        stats.fallbacks
+    );
+    if !dry_run {
+        ds.ground_truth = Some(gt);
+        dataset::save(&ds, &path)?;
+        println!("stored in {}", path.display());
+    }
+    Ok(())
 }

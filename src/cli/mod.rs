@@ -18,6 +18,8 @@ pub struct Cli {
     command: Command,
 }
 
+// Parsed once per process: the size difference between variants does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum Command {
     /// List, download, inspect, create and subset datasets; compute ground truth.

@@ -1,14 +1,180 @@
-//! `annbench run ...`
+//! `annbench run ...`: parse into [`SweepOptions`], run the sweep with indicatif progress,
+//! print a summary table.
 
+mod progress;
+
+use crate::backend::BackendOptions;
+use crate::runner::{self, SweepOptions, SweepSummary};
+use crate::{Error, Result};
 use clap::Args;
+use std::path::PathBuf;
+use std::time::Duration;
 
+/// Run a sweep of build and query parameters.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Dataset name or HDF5 file.
+    /// Dataset name (looked up in --data-dir) or path to an ann-benchmarks HDF5 file.
     #[arg(long)]
     pub dataset: String,
+    /// Algorithm to sweep: exact, mariadb, pgvector, pgvector_halfvec (repeatable).
+    #[arg(long = "algorithm", value_name = "NAME")]
+    pub algorithms: Vec<String>,
+    /// Grid file replacing the built-in grid of the algorithm it names (repeatable).
+    #[arg(long = "config", value_name = "FILE")]
+    pub configs: Vec<PathBuf>,
+    /// Neighbours per query (k).
+    #[arg(long, default_value_t = 10)]
+    pub count: usize,
+    /// Timed passes per point, after one warm-up pass; the best is kept, all are stored.
+    #[arg(long, default_value_t = 3)]
+    pub runs: usize,
+    /// Concurrent client connections, e.g. 1,2,4,8: every point is measured with each.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    pub clients: Vec<usize>,
+    /// Result store directory.
+    #[arg(long = "results", default_value = "results", value_name = "DIR")]
+    pub results: PathBuf,
+    /// Measure again and overwrite points that are already stored.
+    #[arg(long)]
+    pub force: bool,
+    /// Label stored with every point, e.g. mariadb-11.8 (for `annbench compare`).
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Longest one index build may take, e.g. 600, 90s, 10m, 2h.
+    #[arg(long, value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+    /// Directory of dataset files.
+    #[arg(long, default_value = "data", env = "ANNBENCH_DATA_DIR")]
+    pub data_dir: PathBuf,
+    /// Override build values in every group, e.g. --build M=8,16 (repeatable).
+    #[arg(long = "build", value_name = "KEY=V1,V2")]
+    pub build: Vec<String>,
+    /// Override query values in every group, e.g. --query ef_search=10,20 (repeatable).
+    #[arg(long = "query", value_name = "KEY=V1,V2")]
+    pub query: Vec<String>,
+    /// MariaDB URL, e.g. mysql://user:pass@127.0.0.1:3306/annbench.
+    #[arg(long)]
+    pub mariadb: Option<String>,
+    /// PostgreSQL URL, e.g. postgres://user:pass@127.0.0.1:5432/annbench.
+    #[arg(long)]
+    pub postgres: Option<String>,
 }
 
-pub fn run(_args: RunArgs) -> crate::Result<()> {
-    Err(crate::Error::Config("not implemented yet".into()))
+/// `600`, `90s`, `10m`, `2h` -> Duration.
+fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
+    let t = text.trim();
+    let (num, unit) = t
+        .find(|c: char| c.is_ascii_alphabetic())
+        .map_or((t, "s"), |i| t.split_at(i));
+    let n: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a duration like 600, 90s, 10m or 2h"))?;
+    let secs = match unit {
+        "s" => n,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return Err(format!("'{text}': unit must be s, m or h")),
+    };
+    if secs.is_finite() && secs > 0.0 {
+        Ok(Duration::from_secs_f64(secs))
+    } else {
+        Err(format!("'{text}': the timeout must be positive"))
+    }
+}
+
+impl RunArgs {
+    /// The library options these arguments stand for.
+    pub fn options(self) -> SweepOptions {
+        SweepOptions {
+            dataset: self.dataset,
+            data_dir: self.data_dir,
+            algorithms: self.algorithms,
+            config_files: self.configs,
+            build_overrides: self.build,
+            query_overrides: self.query,
+            count: self.count,
+            runs: self.runs,
+            clients: self.clients,
+            results_dir: self.results,
+            force: self.force,
+            label: self.label,
+            timeout: self.timeout,
+            backend: BackendOptions {
+                mariadb_url: self.mariadb,
+                postgres_url: self.postgres,
+                build_timeout: self.timeout,
+                ..Default::default()
+            },
+        }
+    }
+}
+
+pub fn run(args: RunArgs) -> Result<()> {
+    let opts = args.options();
+    let progress = progress::CliProgress::new();
+    let summary = runner::run_sweep(&opts, &progress);
+    progress.clear();
+    let summary = match summary {
+        Err(Error::Interrupted) => {
+            eprintln!("interrupted: every point measured so far is stored; run again to resume");
+            return Err(Error::Interrupted);
+        }
+        other => other?,
+    };
+    print_summary(&summary, &opts);
+    Ok(())
+}
+
+fn print_summary(summary: &SweepSummary, opts: &SweepOptions) {
+    if summary.points.is_empty() {
+        println!("no points");
+        return;
+    }
+    println!(
+        "\n{:<18} {:<36} {:>7} {:>8} {:>10} {:>9} {:>9} {:>9}",
+        "algorithm", "parameters", "clients", "recall", "QPS", "p50 ms", "p99 ms", "isecs"
+    );
+    for p in &summary.points {
+        let r = &p.result;
+        let args: Vec<String> = [&r.build_args, &r.query_args]
+            .iter()
+            .filter(|a| !a.is_empty())
+            .map(|a| crate::params::describe(a))
+            .collect();
+        println!(
+            "{:<18} {:<36} {:>7} {:>8.4} {:>10.1} {:>9.3} {:>9.3} {:>9.2}{}",
+            r.algorithm,
+            args.join(", "),
+            r.clients,
+            r.metrics.recall,
+            r.metrics.qps,
+            r.metrics.latency_p50 * 1e3,
+            r.metrics.latency_p99 * 1e3,
+            r.build_seconds,
+            if p.skipped { "  (stored)" } else { "" }
+        );
+    }
+    println!(
+        "\n{} point(s) measured, {} already stored; results in {}",
+        summary.measured(),
+        summary.points.len() - summary.measured(),
+        opts.results_dir.display()
+    );
+    for w in &summary.warnings {
+        eprintln!("warning: {w}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("600"), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_duration("1.5h"), Ok(Duration::from_secs(5400)));
+        assert!(parse_duration("0").is_err() && parse_duration("5d").is_err());
+    }
 }

@@ -1,15 +1,106 @@
 //! `annbench servers ...`
 
-use clap::Subcommand;
+use crate::servers::{CheckOutcome, ServerCheck, check_all};
+use crate::{Error, Result};
+use clap::{Args, Subcommand};
 
 #[derive(Debug, Subcommand)]
 pub enum ServersCommand {
-    /// Connect to each server and report version, vector support and settings.
-    Check,
+    /// Connect to each server and report version, vector support, the settings that shape
+    /// results, and warnings with the value to set. Exits non-zero if a server is unusable.
+    Check(CheckArgs),
 }
 
-pub fn run(cmd: ServersCommand) -> crate::Result<()> {
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// MariaDB URL, e.g. mysql://user:password@127.0.0.1:3306/annbench. Default:
+    /// $ANNBENCH_MARIADB_URL, then $MARIADB_CONN_ARGS + $MARIADB_DB_NAME, then the server
+    /// scripts/databases.sh started.
+    #[arg(long, value_name = "URL")]
+    mariadb: Option<String>,
+    /// PostgreSQL URL, e.g. postgres://user:password@127.0.0.1:5432/annbench. Default:
+    /// $ANNBENCH_POSTGRES_URL, then $POSTGRES_CONN_ARGS + $POSTGRES_DB_NAME, then the server
+    /// scripts/databases.sh started.
+    #[arg(long, value_name = "URL")]
+    postgres: Option<String>,
+    /// Print the findings as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(cmd: ServersCommand) -> Result<()> {
     match cmd {
-        ServersCommand::Check => Err(crate::Error::Config("not implemented yet".into())),
+        ServersCommand::Check(args) => check(args),
+    }
+}
+
+fn check(args: CheckArgs) -> Result<()> {
+    let outcomes = check_all(args.mariadb.as_deref(), args.postgres.as_deref());
+    if args.json {
+        let text = serde_json::to_string_pretty(&outcomes)
+            .map_err(|e| Error::Results(format!("cannot write JSON: {e}")))?;
+        println!("{text}");
+    } else {
+        for (i, outcome) in outcomes.iter().enumerate() {
+            if i > 0 {
+                println!();
+            }
+            print_outcome(outcome);
+        }
+    }
+    let checked: Vec<&ServerCheck> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            CheckOutcome::Checked(c) => Some(c),
+            CheckOutcome::NotConfigured { .. } => None,
+        })
+        .collect();
+    let unusable: Vec<&str> = checked
+        .iter()
+        .filter(|c| !c.usable())
+        .map(|c| c.server)
+        .collect();
+    if checked.is_empty() {
+        return Err(Error::Config(
+            "no server configured: pass --mariadb URL / --postgres URL, set \
+             ANNBENCH_MARIADB_URL / ANNBENCH_POSTGRES_URL, or run scripts/databases.sh up"
+                .into(),
+        ));
+    }
+    if !unusable.is_empty() {
+        return Err(Error::Server(format!(
+            "unusable for benchmarking: {} (see above)",
+            unusable.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+fn print_outcome(outcome: &CheckOutcome) {
+    let c = match outcome {
+        CheckOutcome::NotConfigured { server, hint } => {
+            println!("{server}: not configured ({hint})");
+            return;
+        }
+        CheckOutcome::Checked(c) => c,
+    };
+    println!("{} {} (from {})", c.server, c.url, c.source);
+    let row = |k: &str, v: &str| println!("  {k:<34} {v}");
+    if let Some(v) = &c.version {
+        row("version", v);
+    }
+    if let Some(v) = &c.vector_support {
+        row("vector support", v);
+    }
+    for (k, v) in &c.settings {
+        row(k, v);
+    }
+    for w in &c.warnings {
+        println!("  warning: {w}");
+    }
+    match &c.error {
+        None if c.warnings.is_empty() => println!("  status: usable"),
+        None => println!("  status: usable, with {} warning(s)", c.warnings.len()),
+        Some(e) => println!("  status: UNUSABLE: {e}"),
     }
 }

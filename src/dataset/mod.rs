@@ -35,3 +35,19 @@ impl Dataset {
         self.train.ncols()
     }
 }
+
+pub mod bundled;
+pub mod create;
+pub mod datadir;
+pub mod download;
+pub mod groundtruth;
+pub mod hdf5_io;
+pub mod registry;
+pub mod rng;
+pub mod subset;
+pub mod synthetic;
+pub mod validate;
+pub mod vectors;
+
+pub use datadir::{default_data_dir, resolve};
+pub use hdf5_io::{Info, info, open, save};

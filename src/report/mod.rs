@@ -1,2 +1,31 @@
 //! Reports over stored results: best-QPS-at-recall tables, Pareto frontiers, exports,
-//! build tables and relative comparisons.
+//! build tables, QPS-vs-clients tables and relative comparisons.
+//!
+//! Each report is a function from a slice of [`PointResult`](crate::results::PointResult) to
+//! plain data; `to_table()` turns that data into a [`render::Table`], which [`render`] writes
+//! as Markdown, CSV or JSON.
+
+pub mod build_table;
+pub mod clients;
+pub mod compare;
+mod compare_view;
+pub mod export;
+pub mod names;
+pub mod pareto;
+pub mod render;
+pub mod series;
+pub mod stats;
+pub mod table;
+
+#[cfg(test)]
+pub(crate) mod testutil;
+
+pub use build_table::{BuildRow, build_table};
+pub use clients::{ClientsGroup, clients_table};
+pub use compare::{Comparison, compare};
+pub use export::export_table;
+pub use pareto::{Frontier, FrontierPoint, pareto};
+pub use render::{Format, Table, render};
+pub use series::SeriesKey;
+pub use stats::Summary;
+pub use table::{DEFAULT_THRESHOLDS, RecallRow, RecallTable, best_at_recall};

@@ -1,6 +1,114 @@
 //! The result store: one HDF5 file per measured point, in ann-benchmarks' result layout plus
 //! annbench's extra fields, written atomically after each point.
+//!
+//! Layout: `<results>/<dataset>/<count>/<algorithm>/<name>.hdf5` (see [`point_path`]).
+//! [`load_points`] reads annbench files and ann-benchmarks' own files alike.
 
+mod annb;
+pub mod env;
+mod h5util;
+mod path;
 pub mod record;
+mod store;
 
+pub use path::{PointKey, point_name, point_path};
 pub use record::{Environment, Pass, PointMetrics, PointResult};
+pub use store::{read_point, write_point};
+
+use crate::dataset::GroundTruth;
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// Every point stored for (`dataset`, `count`), annbench's and ann-benchmarks', sorted by
+/// algorithm then file name. ann-benchmarks files get their metrics from the dataset's ground
+/// truth, found in `data_dir`; their batch-mode files are skipped (not comparable).
+///
+/// A file that cannot be read is an error naming it: the store is written atomically, so a
+/// broken file means something outside annbench changed it, and silently leaving points out
+/// of a published table would be worse than stopping.
+pub fn load_points(
+    results_dir: &Path,
+    dataset: &str,
+    count: usize,
+    data_dir: &Path,
+) -> Result<Vec<PointResult>> {
+    let root = results_dir.join(dataset).join(count.to_string());
+    if !root.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut truth: Option<GroundTruth> = None;
+    let mut points = Vec::new();
+    for path in point_files(&root)? {
+        let file = hdf5::File::open(&path).map_err(|e| {
+            Error::Results(format!(
+                "cannot read result file {}: {e}; move it out of {} to continue",
+                path.display(),
+                results_dir.display()
+            ))
+        })?;
+        if store::is_annbench_file(&file) {
+            drop(file);
+            points.push(read_point(&path)?);
+        } else if !annb::is_batch(&file) {
+            if truth.is_none() {
+                truth = Some(ground_truth(data_dir, dataset, &path)?);
+            }
+            if let Some(t) = &truth {
+                points.push(annb::read_ann_benchmarks(&path, &file, t)?);
+            }
+        }
+    }
+    Ok(points)
+}
+
+/// `*.hdf5` files one level below each algorithm directory of `root`, sorted; hidden files
+/// (in-flight temp files) are ignored.
+fn point_files(root: &Path) -> Result<Vec<PathBuf>> {
+    let list = |dir: &Path| -> Result<Vec<PathBuf>> {
+        let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| Error::io(dir, "cannot list results in", e))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                !p.file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or(".")
+                    .starts_with('.')
+            })
+            .collect();
+        out.sort();
+        Ok(out)
+    };
+    let mut files = Vec::new();
+    for algo_dir in list(root)?.into_iter().filter(|p| p.is_dir()) {
+        files.extend(
+            list(&algo_dir)?
+                .into_iter()
+                .filter(|p| p.extension().is_some_and(|e| e == "hdf5") && p.is_file()),
+        );
+    }
+    Ok(files)
+}
+
+/// The exact ground truth of `dataset` from `<data_dir>/<dataset>.hdf5`.
+fn ground_truth(data_dir: &Path, dataset: &str, needed_by: &Path) -> Result<GroundTruth> {
+    let path = data_dir.join(format!("{dataset}.hdf5"));
+    let err = |e: hdf5::Error| {
+        Error::Dataset(format!(
+            "{} is an ann-benchmarks result; its metrics need the ground truth of '{dataset}' \
+             from {}: {e} (download the dataset or pass --data-dir)",
+            needed_by.display(),
+            path.display()
+        ))
+    };
+    let file = hdf5::File::open(&path).map_err(err)?;
+    Ok(GroundTruth {
+        neighbors: file
+            .dataset("neighbors")
+            .and_then(|d| d.read_2d::<i32>())
+            .map_err(err)?,
+        distances: file
+            .dataset("distances")
+            .and_then(|d| d.read_2d::<f32>())
+            .map_err(err)?,
+    })
+}

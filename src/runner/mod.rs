@@ -1,2 +1,206 @@
 //! The sweep: load once per (dataset, backend), build once per build point, run every query
-//! point against it; write each point as soon as it is measured.
+//! point (and client count) against it; write each point as soon as it is measured, so a
+//! killed sweep resumes where it stopped and loses nothing.
+
+mod data;
+pub mod measure;
+pub mod point;
+pub mod progress;
+mod sweep;
+
+pub use progress::{Event, NoProgress, Progress};
+
+use crate::backend::{Backend, BackendOptions};
+use crate::config::{self, Grid, Overrides};
+use crate::dataset::Dataset;
+use crate::results::PointResult;
+use crate::{Error, Result};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Everything `annbench run` accepts, as a plain struct (the CLI and Python fill it).
+#[derive(Debug, Clone)]
+pub struct SweepOptions {
+    /// Dataset name (resolved in `data_dir`) or path to an HDF5 file.
+    pub dataset: String,
+    pub data_dir: PathBuf,
+    /// Algorithms to sweep, in order. Empty: the algorithms named by `config_files`.
+    pub algorithms: Vec<String>,
+    /// `--config FILE` (repeatable): replaces the built-in grid of the algorithm it names.
+    pub config_files: Vec<PathBuf>,
+    /// `--build KEY=V1,V2`: replace that key's values in every group.
+    pub build_overrides: Vec<String>,
+    /// `--query KEY=V1,V2`.
+    pub query_overrides: Vec<String>,
+    /// k, neighbours per query (default 10).
+    pub count: usize,
+    /// Timed passes per point after one warm-up pass (default 3).
+    pub runs: usize,
+    /// Client counts to measure every point with (default `[1]`).
+    pub clients: Vec<usize>,
+    pub results_dir: PathBuf,
+    /// Measure and overwrite points that are already stored.
+    pub force: bool,
+    pub label: Option<String>,
+    /// Longest one index build may take (`--timeout`).
+    pub timeout: Option<Duration>,
+    /// Server URLs.
+    pub backend: BackendOptions,
+}
+
+impl Default for SweepOptions {
+    fn default() -> Self {
+        SweepOptions {
+            dataset: String::new(),
+            data_dir: PathBuf::from("data"),
+            algorithms: Vec::new(),
+            config_files: Vec::new(),
+            build_overrides: Vec::new(),
+            query_overrides: Vec::new(),
+            count: 10,
+            runs: 3,
+            clients: vec![1],
+            results_dir: PathBuf::from("results"),
+            force: false,
+            label: None,
+            timeout: None,
+            backend: BackendOptions::default(),
+        }
+    }
+}
+
+/// One point of a finished sweep.
+#[derive(Debug, Clone)]
+pub struct SweepPoint {
+    pub path: PathBuf,
+    /// True when it was already stored and not measured again.
+    pub skipped: bool,
+    pub result: PointResult,
+}
+
+/// What a sweep did.
+#[derive(Debug, Clone, Default)]
+pub struct SweepSummary {
+    /// Every point of the grid, in run order, measured or skipped.
+    pub points: Vec<SweepPoint>,
+    /// Warnings raised during the sweep (also sent to the progress).
+    pub warnings: Vec<String>,
+}
+
+impl SweepSummary {
+    /// Points measured by this sweep.
+    pub fn measured(&self) -> usize {
+        self.points.iter().filter(|p| !p.skipped).count()
+    }
+}
+
+/// Check the options and expand every algorithm's grid: all of it fails before anything runs.
+pub fn plan(opts: &SweepOptions) -> Result<Vec<Grid>> {
+    if opts.count == 0 || opts.runs == 0 {
+        return Err(Error::Config(
+            "--count and --runs must be at least 1".into(),
+        ));
+    }
+    if opts.clients.is_empty() || opts.clients.contains(&0) {
+        return Err(Error::Config(
+            "--clients must list counts of at least 1, e.g. 1,2,4".into(),
+        ));
+    }
+    let overrides = Overrides {
+        build: opts
+            .build_overrides
+            .iter()
+            .map(|s| config::parse_override(s))
+            .collect::<Result<_>>()?,
+        query: opts
+            .query_overrides
+            .iter()
+            .map(|s| config::parse_override(s))
+            .collect::<Result<_>>()?,
+    };
+    let mut files = Vec::new();
+    for path in &opts.config_files {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| Error::io(path, "cannot read config", e))?;
+        files.push((
+            config::config_algorithm(&text, &path.display().to_string())?,
+            path,
+        ));
+    }
+    let mut algorithms = opts.algorithms.clone();
+    if algorithms.is_empty() {
+        algorithms = files.iter().map(|(a, _)| a.clone()).collect();
+    }
+    if algorithms.is_empty() {
+        return Err(Error::Config(format!(
+            "no algorithm: pass --algorithm (exact, {}) or --config FILE",
+            crate::backend::ALGORITHMS.join(", ")
+        )));
+    }
+    for (algo, path) in &files {
+        if !algorithms.contains(algo) {
+            return Err(Error::Config(format!(
+                "{} is a config for '{algo}', which is not among the algorithms {}; add --algorithm {algo}",
+                path.display(),
+                algorithms.join(", ")
+            )));
+        }
+    }
+    algorithms
+        .iter()
+        .map(|algo| {
+            let file = files
+                .iter()
+                .find(|(a, _)| a == algo)
+                .map(|(_, p)| p.as_path());
+            // An override key only some selected algorithms know applies to those only.
+            let own = |list: &[(String, Vec<serde_json::Value>)], query: bool| {
+                list.iter()
+                    .filter(|(k, _)| knows(algo, k, query) || !any_knows(&algorithms, k, query))
+                    .cloned()
+                    .collect::<Vec<_>>()
+            };
+            let mine = Overrides {
+                build: own(&overrides.build, false),
+                query: own(&overrides.query, true),
+            };
+            config::load_grid(algo, file, &mine)
+        })
+        .collect()
+}
+
+fn knows(algo: &str, key: &str, query: bool) -> bool {
+    config::rules_of(algo).is_some_and(|r| {
+        let keys = if query { r.query } else { r.build };
+        keys.iter().any(|(k, _)| k.eq_ignore_ascii_case(key))
+    })
+}
+
+fn any_knows(algorithms: &[String], key: &str, query: bool) -> bool {
+    algorithms.iter().any(|a| knows(a, key, query))
+}
+
+/// Run a sweep: resolve the dataset, compute exact ground truth if needed, then sweep every
+/// algorithm with its database backend.
+pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSummary> {
+    let grids = plan(opts)?;
+    let dataset = data::open(&opts.dataset, &opts.data_dir)?;
+    let backend_opts = BackendOptions {
+        build_timeout: opts.timeout,
+        ..opts.backend.clone()
+    };
+    sweep::run(dataset, &grids, opts, progress, &|name| {
+        crate::backend::create(name, &backend_opts)
+    })
+}
+
+/// Run a sweep over an in-memory dataset with backends from `factory` (tests, Python arrays).
+pub fn run_sweep_with(
+    dataset: Dataset,
+    opts: &SweepOptions,
+    progress: &dyn Progress,
+    factory: &dyn Fn(&str) -> Result<Box<dyn Backend>>,
+) -> Result<SweepSummary> {
+    let grids = plan(opts)?;
+    sweep::run(dataset, &grids, opts, progress, factory)
+}

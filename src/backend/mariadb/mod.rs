@@ -66,6 +66,8 @@ pub struct MariaDb {
     pub load_method: LoadMethod,
     /// Connections used by [`Backend::load`].
     pub load_connections: usize,
+    /// Longest one index build may take (`max_statement_time` on the build statement).
+    pub build_timeout: Option<std::time::Duration>,
     loaded: Option<Loaded>,
 }
 
@@ -95,6 +97,7 @@ impl MariaDb {
                 .or_else(|| std::env::var_os("ANNBENCH_MARIADB_DATADIR").map(PathBuf::from)),
             load_method: LoadMethod::default(),
             load_connections: opts.load_connections.unwrap_or(1).max(1),
+            build_timeout: opts.build_timeout,
             loaded: None,
         })
     }
@@ -342,7 +345,10 @@ mod tests {
     fn lost_connections_are_server_errors() {
         let reset = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset");
         let e = sql_err(mysql::Error::IoError(reset), "running a query");
-        assert!(matches!(&e, Error::Server(m) if m.contains("running a query")), "{e:?}");
+        assert!(
+            matches!(&e, Error::Server(m) if m.contains("running a query")),
+            "{e:?}"
+        );
         let gone = mysql::Error::DriverError(mysql::DriverError::ConnectionClosed);
         assert!(matches!(sql_err(gone, "x"), Error::Server(_)));
     }

@@ -4,8 +4,25 @@
 //!
 //! A [`ServerUrl`] never shows its password: `Display` and `redacted()` mask it.
 
+mod checks;
+mod errors;
+mod resolve;
+
+pub use checks::{
+    MIN_MARIADB, MIN_PGVECTOR_HALFVEC, Version, check_mariadb_version, ensure_pgvector,
+};
+pub use errors::{mariadb_error, postgres_error};
+pub use resolve::{
+    FORKS_DEFAULT_DB, UrlSource, lookup, read_servers_env, resolve_from, resolve_with_source,
+    servers_env_path,
+};
+
 use crate::{Error, Result};
 use std::fmt;
+use std::time::Duration;
+
+/// How long a connection attempt may take before it is reported as unreachable.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Which server a URL is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,8 +63,19 @@ impl ServerUrl {
         Ok(ServerUrl { kind, url })
     }
 
+    /// MariaDB or PostgreSQL.
     pub fn kind(&self) -> ServerKind {
         self.kind
+    }
+
+    /// The database named in the URL path (empty when none).
+    pub fn database(&self) -> String {
+        percent_decode(self.url.path().trim_start_matches('/'))
+    }
+
+    /// The decoded password, for scrubbing driver messages (never for display).
+    pub(crate) fn password(&self) -> Option<String> {
+        self.url.password().map(percent_decode)
     }
 
     /// The URL itself, with the password (only for handing to a driver).
@@ -78,6 +106,7 @@ impl fmt::Debug for ServerUrl {
 }
 
 impl ServerKind {
+    /// `MariaDB` or `PostgreSQL`.
     pub fn name(self) -> &'static str {
         match self {
             ServerKind::MariaDb => "MariaDB",
@@ -107,49 +136,83 @@ fn redact_text(text: &str) -> String {
     }
 }
 
-/// Resolve the MariaDB URL: explicit (`--mariadb`), then the environment, then the defaults of
-/// `scripts/databases.sh`.
+/// Resolve the MariaDB URL: explicit (`--mariadb`), then `ANNBENCH_MARIADB_URL`, then
+/// `MARIADB_CONN_ARGS` + `MARIADB_DB_NAME`, then the `servers.env` of `scripts/databases.sh`.
 pub fn mariadb_url(explicit: Option<&str>) -> Result<ServerUrl> {
-    resolve(ServerKind::MariaDb, explicit)
+    resolve_with_source(ServerKind::MariaDb, explicit).map(|(u, _)| u)
 }
 
-/// Resolve the PostgreSQL URL, like [`mariadb_url`].
+/// Resolve the PostgreSQL URL, like [`mariadb_url`] with the `POSTGRES_*` names.
 pub fn postgres_url(explicit: Option<&str>) -> Result<ServerUrl> {
-    resolve(ServerKind::Postgres, explicit)
+    resolve_with_source(ServerKind::Postgres, explicit).map(|(u, _)| u)
 }
 
-fn resolve(kind: ServerKind, explicit: Option<&str>) -> Result<ServerUrl> {
-    let var = match kind {
-        ServerKind::MariaDb => "ANNBENCH_MARIADB_URL",
-        ServerKind::Postgres => "ANNBENCH_POSTGRES_URL",
-    };
-    let text = explicit
-        .map(str::to_string)
-        .or_else(|| std::env::var(var).ok())
-        .ok_or_else(|| {
-            Error::Config(format!(
-                "no {} server given: pass --{} URL or set {var}",
-                kind.name(),
-                match kind {
-                    ServerKind::MariaDb => "mariadb",
-                    ServerKind::Postgres => "postgres",
-                }
-            ))
-        })?;
-    ServerUrl::parse(kind, &text)
-}
-
-/// Open a MariaDB connection with errors that name the server and the fix.
+/// Open a MariaDB connection with errors that name the server and the fix. TCP is used even
+/// on loopback (the driver's switch to the Unix socket is off unless the URL asks for it with
+/// `?prefer_socket=true`), so both databases are measured over the same transport.
 pub fn connect_mariadb(url: &ServerUrl) -> Result<mysql::Conn> {
-    let opts = mysql::Opts::from_url(url.expose().as_str())
-        .map_err(|e| Error::Config(format!("bad MariaDB URL {url}: {e}")))?;
-    mysql::Conn::new(opts).map_err(|e| Error::Server(format!("MariaDB at {url}: {e}")))
+    let mut u = url.expose().clone();
+    if u.scheme() != "mysql" && u.set_scheme("mysql").is_err() {
+        return Err(Error::Config(format!(
+            "bad MariaDB URL {url}: cannot use its scheme"
+        )));
+    }
+    let asks_socket = u.query_pairs().any(|(k, _)| k == "prefer_socket");
+    let has_timeout = u.query_pairs().any(|(k, _)| k == "tcp_connect_timeout_ms");
+    let opts = mysql::Opts::from_url(u.as_str()).map_err(|e| {
+        Error::Config(format!(
+            "bad MariaDB URL {url}: {}",
+            errors::scrub(&e.to_string(), url)
+        ))
+    })?;
+    let mut builder = mysql::OptsBuilder::from_opts(opts);
+    if !asks_socket {
+        builder = builder.prefer_socket(false);
+    }
+    if !has_timeout {
+        builder = builder.tcp_connect_timeout(Some(CONNECT_TIMEOUT));
+    }
+    mysql::Conn::new(builder).map_err(|e| mariadb_error(url, "connecting", e))
 }
 
 /// Open a PostgreSQL connection with errors that name the server and the fix.
 pub fn connect_postgres(url: &ServerUrl) -> Result<postgres::Client> {
-    postgres::Client::connect(url.expose().as_str(), postgres::NoTls)
-        .map_err(|e| Error::Server(format!("PostgreSQL at {url}: {e}")))
+    let mut config: postgres::Config =
+        url.expose()
+            .as_str()
+            .parse()
+            .map_err(|e: postgres::Error| {
+                Error::Config(format!(
+                    "bad PostgreSQL URL {url}: {}",
+                    errors::scrub(&e.to_string(), url)
+                ))
+            })?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    config
+        .connect(postgres::NoTls)
+        .map_err(|e| postgres_error(url, "connecting", e))
+}
+
+/// Decode `%XX` escapes (URL user, password and path parts).
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -164,5 +227,14 @@ mod tests {
         assert!(!format!("{u:?}").contains("s3cret"));
         let err = ServerUrl::parse(ServerKind::Postgres, "mysql://bob:s3cret@h/db").unwrap_err();
         assert!(!err.to_string().contains("s3cret"), "{err}");
+    }
+
+    #[test]
+    fn decodes_database_and_password() {
+        let u =
+            ServerUrl::parse(ServerKind::Postgres, "postgres://u:a%40b%3Ac@h:1/my%20db").unwrap();
+        assert_eq!(u.database(), "my db");
+        assert_eq!(u.password().as_deref(), Some("a@b:c"));
+        assert_eq!(percent_decode("100%"), "100%");
     }
 }

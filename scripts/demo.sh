@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The demo: sets everything up on a fresh machine, then runs a real sweep of MariaDB MHNSW and
+# pgvector HNSW (vector and halfvec) on the bundled glove-twitter-25-angular set and prints the
+# best-QPS-at-recall table. Extra arguments go to `annbench run` (e.g. --runs 5).
+set -euo pipefail
+log() { printf "\033[1m==> %s\033[0m\n" "$*" >&2; }
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+# shellcheck source=setup.sh
+source scripts/setup.sh
+
+log "starting MariaDB and PostgreSQL + pgvector (scripts/databases.sh up)"
+scripts/databases.sh up
+eval "$(scripts/databases.sh env)"
+
+export CARGO_TARGET_DIR="$repo/target"
+log "building annbench (release)"
+cargo build --release --quiet
+annbench="$CARGO_TARGET_DIR/release/annbench"
+
+dataset=glove-twitter-25-angular
+log "sweep on $dataset (results in results/)"
+"$annbench" run --dataset "$dataset" \
+  --algorithm mariadb --algorithm pgvector --algorithm pgvector_halfvec \
+  --build M=8,16 --query ef_search=10,20,40,80,120,200 "$@"
+
+log "best QPS at recall"
+"$annbench" table --dataset "$dataset"

@@ -1,0 +1,140 @@
+# Shared settings and helpers for scripts/databases.sh (sourced, not run).
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # variables used by the other sourced files
+
+CACHE="${ANNBENCH_CACHE_DIR:-${HOME:-/root}/.cache/annbench}"
+ROOT="$CACHE/debian-trixie"          # the Debian 13 root, when the host lacks new enough servers
+STATE_FILE="$CACHE/state.env"        # remembered ports and password (0600)
+ENV_FILE="$CACHE/servers.env"        # the URLs annbench reads with no flags (0600)
+LOG_DIR="$CACHE/logs"
+DB_NAME=annbench
+DB_USER=annbench
+
+say() { printf '%s\n' "$*"; }
+warn() { printf 'databases.sh: warning: %s\n' "$*" >&2; }
+die() {
+    printf 'databases.sh: error: %s\n' "$*" >&2
+    exit 1
+}
+
+is_root() { [ "$(id -u)" = 0 ]; }
+
+# One `up`/`down` at a time per cache dir (several checkouts may share one cache). The lock fd
+# is closed for every server process we start (9>&-), so a server never keeps it.
+take_lock() {
+    mkdir -p "$CACHE" "$LOG_DIR"
+    exec 9>"$CACHE/.lock"
+    if command -v flock >/dev/null; then flock 9; fi
+}
+
+# State: ports chosen so far and the generated password. Plain KEY=value lines.
+load_state() {
+    MARIADB_PORT="" POSTGRES_PORT="" LEGACY_PORT="" DB_PASSWORD=""
+    if [ -f "$STATE_FILE" ]; then
+        # shellcheck disable=SC1090
+        source "$STATE_FILE"
+    fi
+    if [ -n "${ANNBENCH_DB_PASSWORD:-}" ]; then DB_PASSWORD="$ANNBENCH_DB_PASSWORD"; fi
+    if [ -z "$DB_PASSWORD" ]; then
+        # Generated once per cache dir; letters and digits only so URLs need no escaping.
+        DB_PASSWORD="$(LC_ALL=C tr -dc 'A-Za-z0-9' </dev/urandom | head -c 24 || true)"
+    fi
+    case "$DB_PASSWORD" in
+    *[!A-Za-z0-9_.~-]*) die "ANNBENCH_DB_PASSWORD may only contain letters, digits and _ . ~ -" ;;
+    esac
+}
+
+save_state() {
+    mkdir -p "$CACHE"
+    (
+        umask 077
+        {
+            echo "# scripts/databases.sh state; keep private (0600)"
+            echo "MARIADB_PORT=$MARIADB_PORT"
+            echo "POSTGRES_PORT=$POSTGRES_PORT"
+            echo "LEGACY_PORT=$LEGACY_PORT"
+            echo "DB_PASSWORD=$DB_PASSWORD"
+        } >"$STATE_FILE.tmp"
+        mv "$STATE_FILE.tmp" "$STATE_FILE"
+    )
+    chmod 600 "$STATE_FILE"
+}
+
+url_mariadb() { echo "mysql://$DB_USER:$1@127.0.0.1:$2/$DB_NAME"; }
+url_postgres() { echo "postgres://$DB_USER:$1@127.0.0.1:$2/$DB_NAME"; }
+
+write_env_file() {
+    (
+        umask 077
+        {
+            echo "# Written by scripts/databases.sh; annbench reads it when no URL is given."
+            echo "# Contains the password: keep it private (0600)."
+            [ -n "$MARIADB_PORT" ] && echo "ANNBENCH_MARIADB_URL=$(url_mariadb "$DB_PASSWORD" "$MARIADB_PORT")"
+            [ -n "$POSTGRES_PORT" ] && echo "ANNBENCH_POSTGRES_URL=$(url_postgres "$DB_PASSWORD" "$POSTGRES_PORT")"
+            [ -n "$LEGACY_PORT" ] && echo "ANNBENCH_TEST_OLD_MARIADB_URL=$(url_mariadb "$DB_PASSWORD" "$LEGACY_PORT")"
+            true
+        } >"$ENV_FILE.tmp"
+        mv "$ENV_FILE.tmp" "$ENV_FILE"
+    )
+    chmod 600 "$ENV_FILE"
+}
+
+print_urls() {
+    if [ -z "$MARIADB_PORT$POSTGRES_PORT$LEGACY_PORT" ]; then
+        say "no servers started yet from $CACHE: run scripts/databases.sh up"
+        return 0
+    fi
+    [ -n "$MARIADB_PORT" ] && say "ANNBENCH_MARIADB_URL=$(url_mariadb '***' "$MARIADB_PORT")"
+    [ -n "$POSTGRES_PORT" ] && say "ANNBENCH_POSTGRES_URL=$(url_postgres '***' "$POSTGRES_PORT")"
+    [ -n "$LEGACY_PORT" ] && say "ANNBENCH_TEST_OLD_MARIADB_URL=$(url_mariadb '***' "$LEGACY_PORT")"
+    say "(full URLs in $ENV_FILE; annbench reads it with no flags; eval \"\$(scripts/databases.sh env)\" exports them)"
+}
+
+# True when something accepts connections on 127.0.0.1:PORT or any socket is bound to it.
+port_busy() {
+    local p=$1
+    if command -v ss >/dev/null && [ -n "$(ss -Hltn "( sport = :$p )" 2>/dev/null)" ]; then
+        return 0
+    fi
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null
+}
+
+# The remembered port if free, else the next free one from it.
+pick_port() {
+    local p=$1 n=0
+    while port_busy "$p"; do
+        p=$((p + 1))
+        n=$((n + 1))
+        [ "$n" -lt 100 ] || die "no free port in $1..$p on 127.0.0.1"
+    done
+    if [ "$p" != "$1" ]; then warn "port $1 is taken by another program; using $p (remembered)"; fi
+    echo "$p"
+}
+
+# Memory tuning: a quarter of RAM each unless overridden (values with a K/M/G suffix).
+ram_quarter_mb() { awk '/^MemTotal:/ {printf "%d", $2 / 4 / 1024}' /proc/meminfo; }
+
+# "11.8.9" -> 0 when VERSION >= MIN (both dotted), else 1.
+version_ge() {
+    [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]
+}
+
+# Is PID alive and is its command NAME?
+pid_is() {
+    local pid=$1 name=$2
+    [ -n "$pid" ] && [ -r "/proc/$pid/comm" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$name" ]
+}
+
+# Send SIG to PID and wait up to 120 s for it to exit.
+stop_pid() {
+    local pid=$1 sig=$2 what=$3 _
+    kill "-$sig" "$pid" 2>/dev/null || return 0
+    for _ in $(seq 1 240); do
+        kill -0 "$pid" 2>/dev/null || {
+            say "$what stopped"
+            return 0
+        }
+        sleep 0.5
+    done
+    die "$what (pid $pid) did not stop within 120 s"
+}

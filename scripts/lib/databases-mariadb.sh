@@ -1,0 +1,181 @@
+# MariaDB: the main server (>= 11.7, MHNSW) and the legacy one (the host's 10.11, a real
+# too-old server for tests). Sourced by scripts/databases.sh.
+# shellcheck shell=bash
+
+# Set M_MODE, M_BIN, M_DIR (data dir inside the env), M_PORT_VAR, M_DEFAULT_PORT, M_NAME.
+mariadb_instance() {
+    case "$1" in
+    main)
+        M_MODE=$MARIADB_MODE M_BIN=$MARIADBD M_DIR="$(data_base "$MARIADB_MODE")/mariadb"
+        M_PORT_VAR=MARIADB_PORT M_DEFAULT_PORT=13306 M_NAME="MariaDB"
+        ;;
+    legacy)
+        M_MODE=host M_BIN=/usr/sbin/mariadbd M_DIR="$(data_base host)/mariadb-legacy"
+        M_PORT_VAR=LEGACY_PORT M_DEFAULT_PORT=13310 M_NAME="legacy MariaDB"
+        ;;
+    esac
+    M_SOCK="$M_DIR/mariadbd.sock"
+    M_PIDFILE="$M_DIR/mariadbd.pid"
+    M_CNF="$M_DIR.cnf"
+}
+
+mariadb_pid() {
+    local f
+    f="$(host_path "$M_MODE" "$M_PIDFILE")"
+    [ -f "$f" ] || return 1
+    local pid
+    pid="$(cat "$f" 2>/dev/null)"
+    pid_is "$pid" mariadbd && echo "$pid"
+}
+
+mariadb_write_cnf() {
+    local port=$1 q
+    q="$(ram_quarter_mb)"
+    {
+        echo "# Written by scripts/databases.sh on every up; edit the ANNBENCH_* overrides instead."
+        echo "[mariadbd]"
+        echo "datadir=$M_DIR"
+        echo "socket=$M_SOCK"
+        echo "pid-file=$M_PIDFILE"
+        echo "log-error=$M_DIR/error.log"
+        echo "port=$port"
+        echo "bind-address=127.0.0.1"
+        echo "skip-name-resolve"
+        echo "local_infile=ON"
+        echo "max_connections=${ANNBENCH_MAX_CONNECTIONS:-300}"
+        echo "innodb_buffer_pool_size=${ANNBENCH_INNODB_BUFFER_POOL_SIZE:-${q}M}"
+        echo "innodb_log_file_size=${ANNBENCH_INNODB_LOG_FILE_SIZE:-1G}"
+        if [ "$M_PORT_VAR" = MARIADB_PORT ]; then
+            # The 16 MiB default makes big graphs thrash (the cache is reset when full).
+            echo "mhnsw_max_cache_size=${ANNBENCH_MHNSW_MAX_CACHE_SIZE:-${q}M}"
+        fi
+        echo "[client]"
+        echo "socket=$M_SOCK"
+    } >"$(host_path "$M_MODE" "$M_CNF")"
+}
+
+mariadb_up() {
+    mariadb_instance "$1"
+    local pid port hdir
+    hdir="$(host_path "$M_MODE" "$M_DIR")"
+    port="${!M_PORT_VAR}"
+    if pid="$(mariadb_pid)"; then
+        say "$M_NAME already running (pid $pid, 127.0.0.1:$port)"
+        mariadb_provision
+        return 0
+    fi
+    port="$(pick_port "${port:-$M_DEFAULT_PORT}")"
+    printf -v "$M_PORT_VAR" '%s' "$port"
+    mkdir -p "$(dirname "$hdir")"
+    mariadb_write_cnf "$port"
+    if [ ! -d "$hdir/mysql" ]; then
+        say "initialising $M_NAME data dir $hdir"
+        mkdir -p "$hdir"
+        in_env "$M_MODE" chown -R mysql:mysql "$M_DIR"
+        in_env "$M_MODE" mariadb-install-db --defaults-file="$M_CNF" --user=mysql \
+            --auth-root-authentication-method=socket --skip-test-db \
+            >>"$LOG_DIR/mariadb-$1-init.log" 2>&1 9>&- ||
+            fail_log "mariadb-install-db failed" "$LOG_DIR/mariadb-$1-init.log"
+    fi
+    mariadb_spawn
+    local _
+    for _ in $(seq 1 120); do
+        if in_env "$M_MODE" mariadb-admin --defaults-file="$M_CNF" --socket="$M_SOCK" ping >/dev/null 2>&1 9>&-; then
+            say "$M_NAME $(mariadb_version) started on 127.0.0.1:$port"
+            mariadb_provision
+            return 0
+        fi
+        sleep 0.5
+    done
+    fail_log "$M_NAME did not start within 60 s" "$hdir/error.log"
+}
+
+# setsid + no inherited stdio: the server outlives this script and holds no caller pipe.
+mariadb_spawn() {
+    if [ "$M_MODE" = root ]; then
+        setsid env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 chroot "$ROOT" \
+            "$M_BIN" --defaults-file="$M_CNF" --user=mysql </dev/null >/dev/null 2>&1 9>&- &
+    else
+        local as_user=()
+        if is_root; then as_user=(--user=mysql); fi
+        setsid "$M_BIN" --defaults-file="$M_CNF" "${as_user[@]}" </dev/null >/dev/null 2>&1 9>&- &
+    fi
+}
+
+mariadb_version() {
+    in_env "$M_MODE" "$M_BIN" --version 2>/dev/null | sed -n 's/.*Ver \([0-9][0-9.]*\)-MariaDB.*/\1/p'
+}
+
+# Database, user and grants; idempotent. SQL goes through stdin so the password is never in
+# a command line. The user gets every privilege: this is a private scratch server, and the
+# tests create restricted users through it.
+mariadb_provision() {
+    in_env "$M_MODE" mariadb --defaults-file="$M_CNF" --socket="$M_SOCK" -u root 9>&- <<SQL ||
+CREATE DATABASE IF NOT EXISTS \`$DB_NAME\`;
+CREATE USER IF NOT EXISTS '$DB_USER'@'%' IDENTIFIED BY '$DB_PASSWORD';
+ALTER USER '$DB_USER'@'%' IDENTIFIED BY '$DB_PASSWORD';
+GRANT ALL PRIVILEGES ON *.* TO '$DB_USER'@'%' WITH GRANT OPTION;
+SQL
+        die "could not create database/user on $M_NAME (see $(host_path "$M_MODE" "$M_DIR")/error.log)"
+}
+
+mariadb_down() {
+    load_mode_for "$1" || return 0
+    local pid
+    if pid="$(mariadb_pid)"; then
+        stop_pid "$pid" TERM "$M_NAME (pid $pid)"
+    fi
+}
+
+# The instance's mode for down/status without building anything.
+load_mode_for() {
+    [ -n "${MARIADB_MODE:-}" ] || detect_modes
+    mariadb_instance "$1"
+    [ "$1" != legacy ] || [ -n "$LEGACY_PORT" ]
+}
+
+mariadb_status() {
+    load_mode_for "$1" || return 0
+    local pid port="${!M_PORT_VAR}"
+    if pid="$(mariadb_pid)"; then
+        say "$M_NAME $(mariadb_version): running, pid $pid, 127.0.0.1:$port ($M_MODE binaries, data $(host_path "$M_MODE" "$M_DIR"))"
+    else
+        say "$M_NAME: stopped${port:+ (port $port remembered)}"
+    fi
+}
+
+ensure_legacy_binaries() {
+    if [ -x /usr/sbin/mariadbd ]; then
+        local v
+        v="$(/usr/sbin/mariadbd --version 2>/dev/null | sed -n 's/.*Ver \([0-9][0-9.]*\)-MariaDB.*/\1/p')"
+        if [ -n "$v" ] && version_ge "$v" 11.7; then
+            die "the host's MariaDB is $v, not a too-old one; up-legacy needs a host MariaDB < 11.7 (e.g. Debian 12's 10.11)"
+        fi
+        return 0
+    fi
+    is_root || die "installing the host's mariadb-server needs root: run with sudo"
+    command -v apt-get >/dev/null || die "up-legacy needs apt-get (a Debian/Ubuntu host)"
+    say "installing the host's mariadb-server (a too-old MariaDB for tests; not started as a service)"
+    local created=""
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+        chmod +x /usr/sbin/policy-rc.d
+        created=1
+    fi
+    local log="$LOG_DIR/legacy-install.log" rc=0
+    # A fresh machine may have no package lists yet: update once if the first try fails.
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends mariadb-server >>"$log" 2>&1 9>&- ||
+        { apt-get update >>"$log" 2>&1 9>&- &&
+            DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends mariadb-server >>"$log" 2>&1 9>&-; } ||
+        rc=$?
+    [ -z "$created" ] || rm -f /usr/sbin/policy-rc.d
+    [ "$rc" = 0 ] || fail_log "apt-get install mariadb-server failed" "$log"
+    # Keep it from starting on 3306 at the next boot (disable works without a running systemd).
+    if command -v systemctl >/dev/null; then
+        if [ "$(cat /proc/1/comm 2>/dev/null)" = systemd ]; then
+            systemctl disable --now mariadb >>"$log" 2>&1 || true
+        else
+            systemctl disable mariadb >>"$log" 2>&1 || true
+        fi
+    fi
+}

@@ -1,0 +1,104 @@
+# PostgreSQL + pgvector (sourced by scripts/databases.sh).
+# shellcheck shell=bash
+
+postgres_instance() {
+    [ -n "${POSTGRES_MODE:-}" ] || detect_modes
+    P_DIR="$(data_base "$POSTGRES_MODE")/postgresql"
+    P_HDIR="$(host_path "$POSTGRES_MODE" "$P_DIR")"
+}
+
+postgres_pid() {
+    local f="$P_HDIR/postmaster.pid" pid
+    [ -f "$f" ] || return 1
+    pid="$(head -n1 "$f" 2>/dev/null)"
+    pid_is "$pid" postgres && echo "$pid"
+}
+
+postgres_write_conf() {
+    local port=$1 q
+    q="$(ram_quarter_mb)"
+    {
+        echo "# Written by scripts/databases.sh on every up; use the ANNBENCH_* overrides instead."
+        echo "listen_addresses = '127.0.0.1'"
+        echo "port = $port"
+        echo "unix_socket_directories = '$P_DIR'"
+        echo "max_connections = ${ANNBENCH_MAX_CONNECTIONS:-300}"
+        echo "shared_buffers = '${ANNBENCH_SHARED_BUFFERS:-${q}MB}'"
+        echo "maintenance_work_mem = '${ANNBENCH_MAINTENANCE_WORK_MEM:-${q}MB}'"
+        echo "# Parallel HNSW builds in pgvector 0.6.0-0.8.1 have a memory-safety bug (CVE-2026-3172)."
+        echo "max_parallel_maintenance_workers = ${ANNBENCH_MAX_PARALLEL_MAINTENANCE_WORKERS:-0}"
+        echo "max_wal_size = '${ANNBENCH_MAX_WAL_SIZE:-4GB}'"
+        echo "dynamic_shared_memory_type = posix"
+    } >"$P_HDIR/annbench.conf"
+    grep -q "^include_if_exists 'annbench.conf'" "$P_HDIR/postgresql.conf" ||
+        echo "include_if_exists 'annbench.conf'" >>"$P_HDIR/postgresql.conf"
+}
+
+postgres_up() {
+    postgres_instance
+    local pid port
+    if pid="$(postgres_pid)"; then
+        say "PostgreSQL already running (pid $pid, 127.0.0.1:$POSTGRES_PORT)"
+        postgres_provision
+        return 0
+    fi
+    port="$(pick_port "${POSTGRES_PORT:-15432}")"
+    POSTGRES_PORT=$port
+    if [ ! -f "$P_HDIR/PG_VERSION" ]; then
+        say "initialising PostgreSQL data dir $P_HDIR"
+        mkdir -p "$P_HDIR"
+        in_env "$POSTGRES_MODE" chown postgres:postgres "$P_DIR"
+        chmod 700 "$P_HDIR"
+        in_env_as "$POSTGRES_MODE" postgres "$PG_BIN/initdb" -D "$P_DIR" -U postgres -E UTF8 \
+            --locale=C.UTF-8 --auth-local=peer --auth-host=scram-sha-256 \
+            >>"$LOG_DIR/postgres-init.log" 2>&1 9>&- ||
+            fail_log "initdb failed" "$LOG_DIR/postgres-init.log"
+    fi
+    postgres_write_conf "$port"
+    # pg_ctl starts the postmaster in its own session with stdio on server.log; with our stdio
+    # closed too, nothing holds the caller's terminal or pipes.
+    in_env_as "$POSTGRES_MODE" postgres "$PG_BIN/pg_ctl" -D "$P_DIR" -l "$P_DIR/server.log" \
+        -w -t 90 start </dev/null >>"$LOG_DIR/postgres-start.log" 2>&1 9>&- ||
+        fail_log "PostgreSQL did not start" "$P_HDIR/server.log"
+    say "PostgreSQL $(postgres_version) started on 127.0.0.1:$port"
+    postgres_provision
+}
+
+postgres_version() {
+    in_env "$POSTGRES_MODE" "$PG_BIN/postgres" --version 2>/dev/null | sed -n 's/.*) \([0-9][0-9.]*\).*/\1/p'
+}
+
+postgres_psql() {
+    in_env_as "$POSTGRES_MODE" postgres "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$P_DIR" \
+        -p "$POSTGRES_PORT" -U postgres "$@" 9>&-
+}
+
+# Role, database and the vector extension (created by the superuser: pgvector is not a trusted
+# extension). The role may create databases and roles (tests make restricted ones) but is not
+# a superuser. SQL goes through stdin so the password is never in a command line.
+postgres_provision() {
+    postgres_psql -d postgres <<SQL >/dev/null || die "could not create role/database on PostgreSQL (see $P_HDIR/server.log)"
+SELECT 'CREATE ROLE $DB_USER LOGIN' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$DB_USER')\\gexec
+ALTER ROLE $DB_USER WITH LOGIN CREATEDB CREATEROLE PASSWORD '$DB_PASSWORD';
+SELECT 'CREATE DATABASE $DB_NAME OWNER $DB_USER' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '$DB_NAME')\\gexec
+SQL
+    postgres_psql -d "$DB_NAME" -c "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS vector" >/dev/null ||
+        die "could not create the vector extension (is pgvector installed for $PG_BIN?)"
+}
+
+postgres_down() {
+    postgres_instance
+    local pid
+    # SIGINT is PostgreSQL's "fast" shutdown: roll back sessions, checkpoint, exit.
+    if pid="$(postgres_pid)"; then stop_pid "$pid" INT "PostgreSQL (pid $pid)"; fi
+}
+
+postgres_status() {
+    postgres_instance
+    local pid
+    if pid="$(postgres_pid)"; then
+        say "PostgreSQL $(postgres_version): running, pid $pid, 127.0.0.1:$POSTGRES_PORT ($POSTGRES_MODE binaries, data $P_HDIR)"
+    else
+        say "PostgreSQL: stopped${POSTGRES_PORT:+ (port $POSTGRES_PORT remembered)}"
+    fi
+}

@@ -1,0 +1,179 @@
+# Where the server binaries come from: the host when new enough, else a Debian 13 root built
+# with debootstrap (sourced by scripts/databases.sh).
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # MARIADB_MODE, PG_BIN, ... are read by the other sourced files
+
+MIRROR="${ANNBENCH_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+ROOT_PACKAGES="mariadb-server postgresql-17 postgresql-17-pgvector"
+
+# Decide MARIADB_MODE / POSTGRES_MODE (host | root) and the binaries each uses.
+# ANNBENCH_SERVERS_FROM=host|root forces one source for both.
+detect_modes() {
+    local from="${ANNBENCH_SERVERS_FROM:-auto}" v
+    MARIADB_MODE=root POSTGRES_MODE=root
+    MARIADBD=/usr/sbin/mariadbd
+    PG_BIN=/usr/lib/postgresql/17/bin
+    case "$from" in auto | host | root) ;; *) die "ANNBENCH_SERVERS_FROM must be auto, host or root (got '$from')" ;; esac
+    [ "$from" = root ] && return 0
+
+    v="$(host_mariadb_version)"
+    if [ -n "$v" ] && version_ge "$v" 11.7; then
+        MARIADB_MODE=host MARIADBD="$(host_mariadbd)"
+    elif [ "$from" = host ]; then
+        die "ANNBENCH_SERVERS_FROM=host but the host has no MariaDB >= 11.7 (found: ${v:-none})"
+    fi
+    local dir
+    if dir="$(host_pg_with_pgvector)"; then
+        POSTGRES_MODE=host PG_BIN="$dir"
+    elif [ "$from" = host ]; then
+        die "ANNBENCH_SERVERS_FROM=host but the host has no PostgreSQL with pgvector >= 0.7"
+    fi
+}
+
+host_mariadbd() {
+    local b
+    for b in "$(command -v mariadbd 2>/dev/null || true)" /usr/sbin/mariadbd /usr/local/mysql/bin/mariadbd; do
+        [ -n "$b" ] && [ -x "$b" ] && {
+            echo "$b"
+            return 0
+        }
+    done
+    return 1
+}
+
+# "11.8.9" from `mariadbd --version`, or nothing.
+host_mariadb_version() {
+    local b
+    b="$(host_mariadbd)" || return 0
+    "$b" --version 2>/dev/null | sed -n 's/.*Ver \([0-9][0-9.]*\)-MariaDB.*/\1/p' | head -n1
+}
+
+# The bin dir of the newest host PostgreSQL whose pgvector is >= 0.7 (halfvec), if any.
+host_pg_with_pgvector() {
+    local bin share ctl v
+    for bin in $(printf '%s\n' /usr/lib/postgresql/*/bin | sort -rV) \
+        "$(dirname "$(command -v pg_config 2>/dev/null || echo /nonexistent/x)")"; do
+        if [ ! -x "$bin/postgres" ] || [ ! -x "$bin/initdb" ]; then continue; fi
+        share="$("$bin/pg_config" --sharedir 2>/dev/null || true)"
+        [ -n "$share" ] || share="/usr/share/postgresql/$(basename "$(dirname "$bin")")"
+        ctl="$share/extension/vector.control"
+        [ -f "$ctl" ] || continue
+        v="$(sed -n "s/^default_version *= *'\([0-9.]*\)'.*/\1/p" "$ctl")"
+        if [ -n "$v" ] && version_ge "$v" 0.7; then
+            echo "$bin"
+            return 0
+        fi
+    done
+    return 1
+}
+
+root_ready() {
+    [ -x "$ROOT/usr/sbin/mariadbd" ] && [ -x "$ROOT/usr/lib/postgresql/17/bin/postgres" ] &&
+        [ -f "$ROOT/usr/share/postgresql/17/extension/vector.control" ]
+}
+
+# Build the root once (into a temporary dir, renamed when complete), then make sure /proc and
+# /dev/shm are mounted in it (they are gone after a reboot).
+ensure_root() {
+    is_root || die "the servers run inside a Debian 13 root, which needs root (debootstrap, chroot): run with sudo"
+    if ! root_ready; then build_root; fi
+    mount_root
+}
+
+mount_root() {
+    mountpoint -q "$ROOT/proc" || mount -t proc proc "$ROOT/proc"
+    mkdir -p "$ROOT/dev/shm"
+    mountpoint -q "$ROOT/dev/shm" || mount -t tmpfs -o mode=1777,nosuid,nodev shm "$ROOT/dev/shm"
+}
+
+umount_root_at() {
+    local r=$1
+    mountpoint -q "$r/dev/shm" 2>/dev/null && umount "$r/dev/shm"
+    mountpoint -q "$r/proc" 2>/dev/null && umount "$r/proc"
+    true
+}
+
+build_root() {
+    local tmp="$ROOT.partial" log="$LOG_DIR/build-root.log" t0=$SECONDS script=trixie keyring=()
+    say "building a Debian 13 root in $ROOT (first time only; log: $log)"
+    if ! command -v debootstrap >/dev/null; then
+        command -v apt-get >/dev/null || die "no debootstrap and no apt-get: install MariaDB >= 11.7 and PostgreSQL + pgvector >= 0.7 yourself and pass their URLs (docs/servers.md)"
+        say "installing debootstrap on the host"
+        DEBIAN_FRONTEND=noninteractive apt-get update >>"$log" 2>&1 || true
+        DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends debootstrap debian-archive-keyring >>"$log" 2>&1 ||
+            fail_log "apt-get install debootstrap failed" "$log"
+    fi
+    # Older debootstrap (e.g. on Ubuntu) may not know trixie yet; sid's script builds it.
+    [ -e "/usr/share/debootstrap/scripts/trixie" ] || script=/usr/share/debootstrap/scripts/sid
+    [ -f /usr/share/keyrings/debian-archive-keyring.gpg ] && keyring=(--keyring=/usr/share/keyrings/debian-archive-keyring.gpg)
+    umount_root_at "$tmp"
+    rm -rf "$tmp"
+    # dpkg fsyncs every file; a scratch root does not need that (eatmydata when the host has it).
+    local fast=() script_arg=()
+    if command -v eatmydata >/dev/null; then fast=(eatmydata); fi
+    if [ "$script" != trixie ]; then script_arg=("$script"); fi
+    "${fast[@]}" debootstrap --variant=minbase "${keyring[@]}" trixie "$tmp" "$MIRROR" \
+        "${script_arg[@]}" >>"$log" 2>&1 ||
+        fail_log "debootstrap failed (mirror $MIRROR; set ANNBENCH_DEBIAN_MIRROR to use another)" "$log"
+    local t1=$SECONDS
+    printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
+    chmod +x "$tmp/usr/sbin/policy-rc.d"
+    printf 'force-unsafe-io\npath-exclude=/usr/share/doc/*\npath-exclude=/usr/share/man/*\n' \
+        >"$tmp/etc/dpkg/dpkg.cfg.d/annbench-fast"
+    mount -t proc proc "$tmp/proc"
+    if ! chroot "$tmp" env DEBIAN_FRONTEND=noninteractive sh -c \
+        "apt-get -o Acquire::Languages=none update && apt-get install -y --no-install-recommends $ROOT_PACKAGES && apt-get clean" >>"$log" 2>&1; then
+        umount_root_at "$tmp"
+        fail_log "installing $ROOT_PACKAGES in the root failed" "$log"
+    fi
+    umount_root_at "$tmp"
+    rm -rf "$ROOT"
+    mv "$tmp" "$ROOT"
+    say "root ready in $((SECONDS - t0)) s (debootstrap $((t1 - t0)) s, packages $((SECONDS - t1)) s)"
+}
+
+fail_log() {
+    tail -n 20 "$2" >&2 || true
+    die "$1 (full log: $2)"
+}
+
+# Run a command as root in the server's environment (the chroot, or the host).
+in_env() {
+    local mode=$1
+    shift
+    if [ "$mode" = root ]; then
+        env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root chroot "$ROOT" "$@"
+    else
+        "$@"
+    fi
+}
+
+# Run a command as USER in the server's environment.
+in_env_as() {
+    local mode=$1 user=$2
+    shift 2
+    if [ "$mode" = root ]; then
+        env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/tmp chroot --userspec="$user:$user" "$ROOT" "$@"
+    elif is_root; then
+        env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/tmp setpriv --reuid="$user" --regid="$user" --init-groups "$@"
+    else
+        "$@"
+    fi
+}
+
+# Host path of a path inside the server's environment.
+host_path() {
+    if [ "$1" = root ]; then echo "$ROOT$2"; else echo "$2"; fi
+}
+
+# Where data dirs live inside the environment. Host mode as root uses /var/lib/annbench (the
+# service users cannot enter a cache under /root); as a normal user, the cache itself.
+data_base() {
+    if [ "$1" = root ]; then
+        echo /var/lib/annbench
+    elif is_root; then
+        echo "${ANNBENCH_DATA_DIR:-/var/lib/annbench}"
+    else
+        echo "${ANNBENCH_DATA_DIR:-$CACHE/data}"
+    fi
+}

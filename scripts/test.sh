@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The test command: sets everything up on a fresh machine (tools, both database servers, the
+# Python package) and runs the Rust and Python test suites against the real servers.
+set -euo pipefail
+log() { printf "\033[1m==> %s\033[0m\n" "$*" >&2; }
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+# shellcheck source=setup.sh
+source scripts/setup.sh
+
+log "starting MariaDB and PostgreSQL + pgvector (scripts/databases.sh up)"
+scripts/databases.sh up
+scripts/databases.sh up-legacy
+eval "$(scripts/databases.sh env)"
+
+# One release build serves the Rust tests and the wheel (same target dir, shared dependencies).
+export CARGO_TARGET_DIR="$repo/target"
+log "cargo fmt --check, clippy"
+cargo fmt --all -- --check
+cargo clippy --release --all-targets -- -D warnings
+
+log "Rust tests (real servers)"
+cargo test --release
+
+log "Python package (pip install .) and tests"
+"$ANNBENCH_VENV/bin/python" -m pip install --quiet --disable-pip-version-check .
+"$ANNBENCH_VENV/bin/python" -m mypy.stubtest annbench._annbench
+"$ANNBENCH_VENV/bin/python" -m mypy python/annbench
+"$ANNBENCH_VENV/bin/python" -m pytest -q tests/python

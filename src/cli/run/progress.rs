@@ -1,0 +1,177 @@
+//! indicatif progress for `annbench run`: a spinner with elapsed time for the load and each
+//! build, a bar over the queries of each point, one line per finished point. Ctrl-C asks the
+//! sweep to stop cleanly (a second Ctrl-C kills the process).
+
+use crate::params::describe;
+use crate::runner::{Event, Progress};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+    // SAFETY: restoring the default handler is async-signal-safe; a second Ctrl-C then kills.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+    }
+}
+
+/// Terminal progress of a sweep.
+pub struct CliProgress {
+    bar: RefCell<Option<ProgressBar>>,
+}
+
+impl CliProgress {
+    pub fn new() -> Self {
+        // SAFETY: installs a handler that only stores to an atomic and resets itself.
+        unsafe {
+            libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
+        }
+        CliProgress {
+            bar: RefCell::new(None),
+        }
+    }
+
+    fn spinner(&self, msg: String) {
+        let pb = ProgressBar::new_spinner();
+        if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} [{elapsed}]") {
+            pb.set_style(style);
+        }
+        pb.set_message(msg);
+        pb.enable_steady_tick(Duration::from_millis(120));
+        self.replace(Some(pb));
+    }
+
+    fn replace(&self, pb: Option<ProgressBar>) {
+        if let Some(old) = self.bar.replace(pb) {
+            old.finish_and_clear();
+        }
+    }
+
+    /// Print a line above the current bar.
+    fn line(&self, text: String) {
+        match self.bar.borrow().as_ref() {
+            Some(pb) => pb.println(text),
+            None => eprintln!("{text}"),
+        }
+    }
+
+    /// Remove any bar still shown.
+    pub fn clear(&self) {
+        self.replace(None);
+    }
+}
+
+impl Progress for CliProgress {
+    fn on_event(&self, event: &Event<'_>) {
+        match event {
+            Event::GroundTruth { queries, k } => self.spinner(format!(
+                "computing exact ground truth ({queries} queries, k={k})"
+            )),
+            Event::AlgorithmStarted {
+                algorithm,
+                builds,
+                points,
+            } => {
+                self.clear();
+                self.line(format!("{algorithm}: {builds} build(s), {points} point(s)"));
+            }
+            Event::LoadStarted { algorithm, rows } => {
+                self.spinner(format!("{algorithm}: loading {rows} rows"))
+            }
+            Event::LoadFinished { algorithm, report } => {
+                self.clear();
+                let how = if report.reused {
+                    "reused table".to_string()
+                } else {
+                    report.method.clone()
+                };
+                self.line(format!(
+                    "{algorithm}: {} rows in {:.2} s ({how})",
+                    report.rows, report.seconds
+                ));
+            }
+            Event::BuildStarted {
+                algorithm,
+                build_args,
+            } => self.spinner(format!(
+                "{algorithm}: building index ({})",
+                describe(build_args)
+            )),
+            Event::BuildFinished {
+                algorithm,
+                build_args,
+                report,
+            } => {
+                self.clear();
+                let phases: Vec<String> = report
+                    .phases
+                    .iter()
+                    .map(|p| format!("{} {:.2} s", p.name, p.seconds))
+                    .collect();
+                self.line(format!(
+                    "{algorithm}({}): built in {:.2} s, index {:.1} MiB{}",
+                    describe(build_args),
+                    report.seconds,
+                    report.index_size_bytes as f64 / (1 << 20) as f64,
+                    if phases.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" [{}]", phases.join(", "))
+                    }
+                ));
+            }
+            Event::BuildSkipped {
+                algorithm,
+                build_args,
+            } => self.line(format!(
+                "{algorithm}({}): all points stored, build skipped",
+                describe(build_args)
+            )),
+            Event::PointStarted {
+                algorithm,
+                query_args,
+                clients,
+                queries,
+                runs,
+                ..
+            } => {
+                let pb = ProgressBar::new((queries * (runs + 1)) as u64);
+                if let Ok(style) =
+                    ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} queries [{elapsed}]")
+                {
+                    pb.set_style(style);
+                }
+                pb.set_message(format!("{algorithm}: {} x{clients}", describe(query_args)));
+                self.replace(Some(pb));
+            }
+            Event::QueriesDone { done, .. } => {
+                if let Some(pb) = self.bar.borrow().as_ref() {
+                    pb.set_position(*done as u64);
+                }
+            }
+            Event::PointFinished { point, .. } => {
+                self.clear();
+                let m = &point.metrics;
+                self.line(format!(
+                    "  {} x{}: recall {:.4}, {:.1} QPS, p50 {:.3} ms, p99 {:.3} ms",
+                    describe(&point.query_args),
+                    point.clients,
+                    m.recall,
+                    m.qps,
+                    m.latency_p50 * 1e3,
+                    m.latency_p99 * 1e3
+                ));
+            }
+            Event::PointSkipped { .. } => {}
+            Event::Warning(text) => self.line(format!("warning: {text}")),
+        }
+    }
+
+    fn cancelled(&self) -> bool {
+        INTERRUPTED.load(Ordering::SeqCst)
+    }
+}

@@ -1,0 +1,318 @@
+//! `algorithms/<name>/config.yml` grids, with ann-benchmarks' semantics: in each run group the
+//! build args expand to a Cartesian product (one index build each) and the query args expand to
+//! a list run against every build of the group.
+//!
+//! ```yaml
+//! algorithm: pgvector
+//! groups:
+//!   - name: efc64            # optional, for messages
+//!     build: {ef_construction: [64], M: [8, 16, 32]}
+//!     query: {ef_search: [10, 20, 40]}
+//! ```
+//!
+//! A value may be a scalar or a list. Parsing is strict: an unknown key names the file, the key
+//! and the allowed keys. The shipped defaults are embedded in the binary.
+
+pub mod rules;
+
+use crate::params::Params;
+use crate::{Error, Result};
+use rules::{AlgorithmRules, Rule};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::path::Path;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    algorithm: String,
+    groups: Vec<GroupFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GroupFile {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    build: Map<String, Value>,
+    #[serde(default)]
+    query: Map<String, Value>,
+}
+
+/// `key -> values` in config order.
+type Axes = Vec<(String, Vec<Value>)>;
+
+/// One index build and the query points run against it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuildPoint {
+    pub build_args: Params,
+    pub query_args: Vec<Params>,
+}
+
+/// The expanded, validated grid of one algorithm, in config order.
+#[derive(Debug, Clone)]
+pub struct Grid {
+    pub algorithm: String,
+    /// Where the grid came from, e.g. `algorithms/mariadb/config.yml (built in)`.
+    pub source: String,
+    pub builds: Vec<BuildPoint>,
+    /// Points dropped because an override made them invalid.
+    pub warnings: Vec<String>,
+}
+
+/// `--build KEY=V1,V2` and `--query KEY=V1,V2`: replace that key's values in every group.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub build: Vec<(String, Vec<Value>)>,
+    pub query: Vec<(String, Vec<Value>)>,
+}
+
+impl Overrides {
+    fn is_empty(&self) -> bool {
+        self.build.is_empty() && self.query.is_empty()
+    }
+}
+
+/// The shipped default config of `algorithm`.
+pub fn default_config(algorithm: &str) -> Option<&'static str> {
+    match algorithm {
+        "mariadb" => Some(include_str!("../../algorithms/mariadb/config.yml")),
+        "pgvector" => Some(include_str!("../../algorithms/pgvector/config.yml")),
+        "pgvector_halfvec" => Some(include_str!("../../algorithms/pgvector_halfvec/config.yml")),
+        "exact" => Some(include_str!("../../algorithms/exact/config.yml")),
+        _ => None,
+    }
+}
+
+/// Parse `KEY=V1,V2,...`; integers become numbers, anything else a string.
+pub fn parse_override(text: &str) -> Result<(String, Vec<Value>)> {
+    let bad = || {
+        Error::Config(format!(
+            "bad override '{text}': expected KEY=VALUE[,VALUE...], e.g. M=8,16 or ef_search=10,20"
+        ))
+    };
+    let (key, values) = text.split_once('=').ok_or_else(bad)?;
+    let key = key.trim();
+    let values: Vec<Value> = values
+        .split(',')
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(|v| {
+            v.parse::<i64>()
+                .map_or_else(|_| Value::from(v), Value::from)
+        })
+        .collect();
+    if key.is_empty() || values.is_empty() {
+        return Err(bad());
+    }
+    Ok((key.to_string(), values))
+}
+
+/// Read the grid of `algorithm` from `config_file` (or the embedded default), apply
+/// `overrides`, expand and validate it.
+pub fn load_grid(
+    algorithm: &str,
+    config_file: Option<&Path>,
+    overrides: &Overrides,
+) -> Result<Grid> {
+    let (text, source) = match config_file {
+        Some(path) => (
+            std::fs::read_to_string(path).map_err(|e| Error::io(path, "cannot read config", e))?,
+            path.display().to_string(),
+        ),
+        None => (
+            default_config(algorithm)
+                .ok_or_else(|| unknown_algorithm(algorithm))?
+                .to_string(),
+            format!("algorithms/{algorithm}/config.yml (built in)"),
+        ),
+    };
+    let grid = parse_grid(&text, &source, overrides)?;
+    if grid.algorithm != algorithm {
+        return Err(Error::Config(format!(
+            "{source} is for algorithm '{}', not '{algorithm}': pass it with --algorithm {}",
+            grid.algorithm, grid.algorithm
+        )));
+    }
+    Ok(grid)
+}
+
+/// The `algorithm:` a config text names (to pick algorithms from `--config` files).
+pub fn config_algorithm(text: &str, source: &str) -> Result<String> {
+    parse_file(text, source).map(|f| f.algorithm)
+}
+
+fn parse_file(text: &str, source: &str) -> Result<ConfigFile> {
+    serde_norway::from_str(text).map_err(|e| Error::Config(format!("{source}: {e}")))
+}
+
+fn unknown_algorithm(name: &str) -> Error {
+    Error::Config(format!(
+        "unknown algorithm '{name}': expected one of exact, {}",
+        crate::backend::ALGORITHMS.join(", ")
+    ))
+}
+
+/// Parse, override, expand and validate a config text.
+pub fn parse_grid(text: &str, source: &str, overrides: &Overrides) -> Result<Grid> {
+    let file = parse_file(text, source)?;
+    let algorithm = file.algorithm;
+    let rules = rules::rules_for(&algorithm).ok_or_else(|| unknown_algorithm(&algorithm))?;
+    let build_over = check_overrides(&overrides.build, rules.build, "--build", &algorithm)?;
+    let query_over = check_overrides(&overrides.query, rules.query, "--query", &algorithm)?;
+    let mut builds: Vec<BuildPoint> = Vec::new();
+    let mut invalid = Vec::new();
+    for (i, group) in file.groups.into_iter().enumerate() {
+        let label = group.name.clone().unwrap_or_else(|| format!("#{}", i + 1));
+        let at = |what: &str| format!("{source}: group {label}, {what}");
+        let mut build = axes(group.build, rules.build, &at("build"))?;
+        let mut query = axes(group.query, rules.query, &at("query"))?;
+        apply(&mut build, &build_over);
+        apply(&mut query, &query_over);
+        let query_points = product(&query);
+        for point in product(&build) {
+            if let Err(why) = rules::check_build_point(&algorithm, &point) {
+                invalid.push(format!("{} ({why})", crate::params::describe(&point)));
+                continue;
+            }
+            match builds.iter_mut().find(|b| b.build_args == point) {
+                // Same build in two groups: one build, the union of their query points.
+                Some(b) => {
+                    for q in &query_points {
+                        if !b.query_args.contains(q) {
+                            b.query_args.push(q.clone());
+                        }
+                    }
+                }
+                None => builds.push(BuildPoint {
+                    build_args: point,
+                    query_args: query_points.clone(),
+                }),
+            }
+        }
+    }
+    let mut warnings = Vec::new();
+    if !invalid.is_empty() {
+        let list = invalid.join("; ");
+        if overrides.is_empty() || builds.is_empty() {
+            return Err(Error::Config(format!(
+                "{source}: invalid {algorithm} build point(s): {list}; fix or remove them"
+            )));
+        }
+        warnings.push(format!(
+            "{algorithm}: skipped build points the overrides made invalid: {list}"
+        ));
+    }
+    if builds.is_empty() {
+        return Err(Error::Config(format!(
+            "{source}: the grid has no build points"
+        )));
+    }
+    Ok(Grid {
+        algorithm,
+        source: source.to_string(),
+        builds,
+        warnings,
+    })
+}
+
+/// Check and normalise a group's `key: value | [values]` map against the allowed keys.
+fn axes(map: Map<String, Value>, allowed: &[(&str, Rule)], at: &str) -> Result<Axes> {
+    let mut out = Vec::new();
+    for (key, value) in map {
+        let rule = allowed
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, r)| *r)
+            .ok_or_else(|| {
+                Error::Config(format!(
+                    "{at}: unknown key '{key}'; allowed keys: {}",
+                    rules::key_names(allowed)
+                ))
+            })?;
+        let values = match value {
+            Value::Array(v) => v,
+            scalar => vec![scalar],
+        };
+        if values.is_empty() {
+            return Err(Error::Config(format!("{at}: key '{key}' has no values")));
+        }
+        let values = values
+            .iter()
+            .map(|v| rules::check_value(rule, v))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|why| Error::Config(format!("{at}: {key}: {why}")))?;
+        out.push((key, values));
+    }
+    Ok(out)
+}
+
+/// Match override keys to the algorithm's keys (case-insensitively) and check the values.
+fn check_overrides(
+    over: &[(String, Vec<Value>)],
+    allowed: &[(&str, Rule)],
+    flag: &str,
+    algorithm: &str,
+) -> Result<Axes> {
+    over.iter()
+        .map(|(key, values)| {
+            let (name, rule) = allowed
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(key))
+                .ok_or_else(|| {
+                    Error::Config(format!(
+                        "{flag} {key}: unknown key for {algorithm}; allowed keys: {}",
+                        rules::key_names(allowed)
+                    ))
+                })?;
+            let values = values
+                .iter()
+                .map(|v| rules::check_value(*rule, v))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|why| Error::Config(format!("{flag} {name}: {why}")))?;
+            Ok((name.to_string(), values))
+        })
+        .collect()
+}
+
+/// Replace (or add) the overridden keys.
+fn apply(axes: &mut Axes, over: &Axes) {
+    for (key, values) in over {
+        match axes.iter_mut().find(|(k, _)| k == key) {
+            Some(slot) => slot.1 = values.clone(),
+            None => axes.push((key.clone(), values.clone())),
+        }
+    }
+}
+
+/// Cartesian product in config order (the last key varies fastest); one empty point for no keys.
+fn product(axes: &Axes) -> Vec<Params> {
+    let mut points = vec![Params::new()];
+    for (key, values) in axes {
+        points = points
+            .iter()
+            .flat_map(|p| {
+                values.iter().map(move |v| {
+                    let mut p = p.clone();
+                    p.insert(key.clone(), v.clone());
+                    p
+                })
+            })
+            .collect();
+    }
+    points
+}
+
+/// Whether `algorithm` has known rules (a database backend or `exact`).
+pub fn is_known(algorithm: &str) -> bool {
+    rules::rules_for(algorithm).is_some()
+}
+
+/// The rules of a known algorithm.
+pub fn rules_of(algorithm: &str) -> Option<AlgorithmRules> {
+    rules::rules_for(algorithm)
+}
+
+#[cfg(test)]
+mod tests;

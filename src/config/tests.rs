@@ -1,0 +1,185 @@
+use super::*;
+use serde_json::json;
+
+fn ints(p: &Params, key: &str) -> i64 {
+    crate::params::get_int(p, key).unwrap()
+}
+
+#[test]
+fn shipped_grids_match_the_published_comparisons() {
+    let none = Overrides::default();
+    let m = load_grid("mariadb", None, &none).unwrap();
+    let ms: Vec<i64> = m.builds.iter().map(|b| ints(&b.build_args, "M")).collect();
+    assert_eq!(ms, [4, 5, 6, 8, 12, 16, 24, 32, 48]);
+    let efs: Vec<i64> = m.builds[0]
+        .query_args
+        .iter()
+        .map(|q| ints(q, "ef_search"))
+        .collect();
+    assert_eq!(efs, [10, 20, 30, 40, 80, 120, 200, 400, 800]);
+
+    for algo in ["pgvector", "pgvector_halfvec"] {
+        let g = load_grid(algo, None, &none).unwrap();
+        // 2 + 3 + 6 + 7 + 7 builds, in config order (ef_construction outer, M inner).
+        assert_eq!(g.builds.len(), 25, "{algo}");
+        let first: Vec<(i64, i64)> = g.builds[..3]
+            .iter()
+            .map(|b| {
+                (
+                    ints(&b.build_args, "ef_construction"),
+                    ints(&b.build_args, "M"),
+                )
+            })
+            .collect();
+        assert_eq!(first, [(32, 8), (32, 16), (64, 8)]);
+        let last = &g.builds[24].build_args;
+        assert_eq!((ints(last, "ef_construction"), ints(last, "M")), (256, 64));
+        assert_eq!(g.builds[0].query_args.len(), 8);
+    }
+    let e = load_grid("exact", None, &none).unwrap();
+    assert_eq!(e.builds.len(), 1);
+    assert_eq!(e.builds[0].query_args, vec![Params::new()]);
+}
+
+#[test]
+fn build_args_expand_to_a_product_with_the_last_key_fastest() {
+    let text = "algorithm: mariadb\ngroups:\n  - build: {M: [4, 8], engine: [InnoDB, myisam]}\n    query: {ef_search: 10}\n";
+    let g = parse_grid(text, "t.yml", &Overrides::default()).unwrap();
+    let got: Vec<Value> = g
+        .builds
+        .iter()
+        .map(|b| Value::Object(b.build_args.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            json!({"M": 4, "engine": "InnoDB"}),
+            json!({"M": 4, "engine": "MyISAM"}),
+            json!({"M": 8, "engine": "InnoDB"}),
+            json!({"M": 8, "engine": "MyISAM"}),
+        ]
+    );
+}
+
+#[test]
+fn a_bad_key_names_the_file_the_key_and_the_allowed_keys() {
+    let text = "algorithm: mariadb\ngroups:\n  - build: {m_max: [4]}\n";
+    let err = parse_grid(text, "my.yml", &Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("my.yml") && err.contains("m_max") && err.contains("M, engine"),
+        "{err}"
+    );
+
+    let text = "algorithm: mariadb\ngroupz: []\n";
+    let err = parse_grid(text, "my.yml", &Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("my.yml") && err.contains("groupz") && err.contains("groups"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_invalid_point_is_refused_before_anything_runs() {
+    let text = "algorithm: pgvector\ngroups:\n  - build: {ef_construction: 32, M: [8, 32]}\n";
+    let err = parse_grid(text, "p.yml", &Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("ef_construction=32, m=32") && err.contains("2 * M (64)"),
+        "{err}"
+    );
+
+    let text = "algorithm: mariadb\ngroups:\n  - build: {M: [2]}\n";
+    let err = parse_grid(text, "m.yml", &Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("M: 2 is out of range 3..=200"), "{err}");
+    let text = "algorithm: pgvector\ngroups:\n  - query: {ef_search: [1001]}\n";
+    assert!(parse_grid(text, "p.yml", &Overrides::default()).is_err());
+}
+
+#[test]
+fn overrides_replace_values_in_every_group_and_unknown_keys_fail() {
+    let over = Overrides {
+        build: vec![parse_override("m=16,32").unwrap()],
+        query: vec![parse_override("ef_search=10,20").unwrap()],
+    };
+    let g = load_grid("pgvector", None, &over).unwrap();
+    let pairs: Vec<(i64, i64)> = g
+        .builds
+        .iter()
+        .map(|b| {
+            (
+                ints(&b.build_args, "ef_construction"),
+                ints(&b.build_args, "M"),
+            )
+        })
+        .collect();
+    // ef_construction 32 with M=32 became invalid: dropped with a warning, not an error.
+    assert_eq!(
+        pairs,
+        [
+            (32, 16),
+            (64, 16),
+            (64, 32),
+            (96, 16),
+            (96, 32),
+            (192, 16),
+            (192, 32),
+            (256, 16),
+            (256, 32)
+        ]
+    );
+    assert!(
+        g.warnings[0].contains("ef_construction=32"),
+        "{:?}",
+        g.warnings
+    );
+    assert_eq!(g.builds[0].query_args.len(), 2);
+
+    let bad = Overrides {
+        build: vec![parse_override("ef_construction=64").unwrap()],
+        ..Default::default()
+    };
+    let err = load_grid("mariadb", None, &bad).unwrap_err().to_string();
+    assert!(
+        err.contains("--build ef_construction") && err.contains("M, engine"),
+        "{err}"
+    );
+    assert!(parse_override("M").is_err() && parse_override("M=").is_err());
+}
+
+#[test]
+fn duplicate_builds_across_groups_run_once_with_the_union_of_queries() {
+    let text = "algorithm: mariadb\ngroups:\n  - {build: {M: 8}, query: {ef_search: [10, 20]}}\n  - {build: {M: 8}, query: {ef_search: [20, 40]}}\n";
+    let g = parse_grid(text, "d.yml", &Overrides::default()).unwrap();
+    assert_eq!(g.builds.len(), 1);
+    let efs: Vec<i64> = g.builds[0]
+        .query_args
+        .iter()
+        .map(|q| ints(q, "ef_search"))
+        .collect();
+    assert_eq!(efs, [10, 20, 40]);
+}
+
+#[test]
+fn a_config_for_another_algorithm_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.yml");
+    std::fs::write(&path, "algorithm: mariadb\ngroups:\n  - build: {M: 8}\n").unwrap();
+    let err = load_grid("pgvector", Some(&path), &Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("for algorithm 'mariadb'"), "{err}");
+    assert_eq!(
+        load_grid("mariadb", Some(&path), &Overrides::default())
+            .unwrap()
+            .builds
+            .len(),
+        1
+    );
+}

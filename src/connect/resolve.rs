@@ -1,0 +1,178 @@
+//! Where a server URL comes from, in order: the `--mariadb` / `--postgres` flag, the
+//! `ANNBENCH_*_URL` variable, the ann-benchmarks forks' `*_CONN_ARGS` + `*_DB_NAME` variables,
+//! then `servers.env` written by `scripts/databases.sh up`.
+
+use super::{ServerKind, ServerUrl};
+use crate::{Error, Result};
+use std::fmt;
+use std::path::PathBuf;
+
+/// Where a resolved URL was found (shown by `annbench servers check`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UrlSource {
+    /// `--mariadb` / `--postgres` on the command line (or an explicit API argument).
+    Flag,
+    /// An environment variable holding a URL, e.g. `ANNBENCH_MARIADB_URL`.
+    EnvUrl(&'static str),
+    /// `MARIADB_CONN_ARGS` / `POSTGRES_CONN_ARGS` (`user:password:host:port`).
+    ConnArgs(&'static str),
+    /// A line of the `servers.env` file written by `scripts/databases.sh`.
+    ServersEnv(PathBuf),
+}
+
+impl fmt::Display for UrlSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UrlSource::Flag => f.write_str("command line"),
+            UrlSource::EnvUrl(v) | UrlSource::ConnArgs(v) => write!(f, "${v}"),
+            UrlSource::ServersEnv(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+/// Names of the settings for one server kind.
+struct Names {
+    flag: &'static str,
+    url_var: &'static str,
+    conn_args: &'static str,
+    db_name: &'static str,
+    scheme: &'static str,
+}
+
+fn names(kind: ServerKind) -> Names {
+    match kind {
+        ServerKind::MariaDb => Names {
+            flag: "--mariadb",
+            url_var: "ANNBENCH_MARIADB_URL",
+            conn_args: "MARIADB_CONN_ARGS",
+            db_name: "MARIADB_DB_NAME",
+            scheme: "mysql",
+        },
+        ServerKind::Postgres => Names {
+            flag: "--postgres",
+            url_var: "ANNBENCH_POSTGRES_URL",
+            conn_args: "POSTGRES_CONN_ARGS",
+            db_name: "POSTGRES_DB_NAME",
+            scheme: "postgres",
+        },
+    }
+}
+
+/// The database the ann-benchmarks forks use when `*_DB_NAME` is not set.
+pub const FORKS_DEFAULT_DB: &str = "ann";
+
+/// Resolve a URL and say where it came from, reading the process environment.
+pub fn resolve_with_source(
+    kind: ServerKind,
+    explicit: Option<&str>,
+) -> Result<(ServerUrl, UrlSource)> {
+    resolve_from(kind, explicit, &|k| std::env::var(k).ok())
+}
+
+/// [`resolve_with_source`] with an injectable environment (tests use a map).
+pub fn resolve_from(
+    kind: ServerKind,
+    explicit: Option<&str>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(ServerUrl, UrlSource)> {
+    let n = names(kind);
+    let nonempty = |k: &str| env(k).filter(|v| !v.trim().is_empty());
+    if let Some(text) = explicit {
+        return Ok((ServerUrl::parse(kind, text)?, UrlSource::Flag));
+    }
+    if let Some(text) = nonempty(n.url_var) {
+        let url = ServerUrl::parse(kind, &text)
+            .map_err(|e| Error::Config(format!("${}: {e}", n.url_var)))?;
+        return Ok((url, UrlSource::EnvUrl(n.url_var)));
+    }
+    if let Some(args) = nonempty(n.conn_args) {
+        let db = nonempty(n.db_name).unwrap_or_else(|| FORKS_DEFAULT_DB.to_string());
+        let url = conn_args_url(kind, &n, &args, &db)?;
+        return Ok((url, UrlSource::ConnArgs(n.conn_args)));
+    }
+    let path = servers_env_path(env);
+    if let Some(text) = read_servers_env(&path, n.url_var)? {
+        let url = ServerUrl::parse(kind, &text)
+            .map_err(|e| Error::Config(format!("{} in {}: {e}", n.url_var, path.display())))?;
+        return Ok((url, UrlSource::ServersEnv(path)));
+    }
+    Err(Error::Config(format!(
+        "no {} server given: pass {} URL, set {} (or {}=user:password:host:port with {}), \
+         or start local servers with scripts/databases.sh up (it writes {})",
+        kind.name(),
+        n.flag,
+        n.url_var,
+        n.conn_args,
+        n.db_name,
+        path.display()
+    )))
+}
+
+/// `user:password:host:port` as the forks split it; a password may itself contain `:`.
+fn conn_args_url(kind: ServerKind, n: &Names, args: &str, db: &str) -> Result<ServerUrl> {
+    let bad = |why: &str| {
+        Error::Config(format!(
+            "${} must be user:password:host:port ({why})",
+            n.conn_args
+        ))
+    };
+    let (user, rest) = args.split_once(':').ok_or_else(|| bad("no ':'"))?;
+    let (rest, port) = rest.rsplit_once(':').ok_or_else(|| bad("too few fields"))?;
+    let (password, host) = rest.rsplit_once(':').ok_or_else(|| bad("too few fields"))?;
+    let port: u16 = port
+        .parse()
+        .map_err(|_| bad(&format!("port '{port}' is not a number")))?;
+    if user.is_empty() || host.is_empty() {
+        return Err(bad("empty user or host"));
+    }
+    let mut url = url::Url::parse(&format!("{}://placeholder/", n.scheme))
+        .map_err(|e| Error::Config(format!("${}: {e}", n.conn_args)))?;
+    let host_ok = url.set_host(Some(host)).is_ok();
+    let set_ok = url.set_port(Some(port)).is_ok()
+        && url.set_username(user).is_ok()
+        && url.set_password(Some(password)).is_ok();
+    if !host_ok || !set_ok {
+        return Err(bad(&format!("host '{host}' is not valid")));
+    }
+    url.set_path(db);
+    ServerUrl::parse(kind, url.as_str())
+}
+
+/// `$ANNBENCH_CACHE_DIR/servers.env`, else `$HOME/.cache/annbench/servers.env`.
+pub fn servers_env_path(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
+    let cache = env("ANNBENCH_CACHE_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env("HOME").unwrap_or_else(|| "/root".into())).join(".cache/annbench")
+        });
+    cache.join("servers.env")
+}
+
+/// The value of `key` in a `KEY=value` file (`export ` prefixes, `#` comments and quotes
+/// allowed). `Ok(None)` when the file or key is absent.
+pub fn read_servers_env(path: &std::path::Path, key: &str) -> Result<Option<String>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(path, "cannot read server URLs from", e)),
+    };
+    Ok(text.lines().find_map(|line| {
+        let line = line.trim();
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        let (k, v) = line.split_once('=')?;
+        (k.trim() == key).then(|| v.trim().trim_matches(['"', '\'']).to_string())
+    }))
+}
+
+/// A value from the environment, else from `servers.env` (e.g. `ANNBENCH_TEST_OLD_MARIADB_URL`).
+pub fn lookup(key: &str) -> Result<Option<String>> {
+    if let Some(v) = std::env::var(key).ok().filter(|v| !v.is_empty()) {
+        return Ok(Some(v));
+    }
+    read_servers_env(&servers_env_path(&|k| std::env::var(k).ok()), key)
+}
+
+#[cfg(test)]
+#[path = "resolve_tests.rs"]
+mod tests;

@@ -1,0 +1,152 @@
+//! Building a dataset from vectors: a seeded train/test split (or separate query vectors),
+//! value checks, then exact ground truth. `annbench datasets create` and the bundled sets use it.
+
+use super::rng::Rng;
+use super::vectors::{self, Format};
+use super::{Dataset, groundtruth, validate};
+use crate::{Error, Metric, Result};
+use ndarray::{Array2, Axis};
+use std::path::{Path, PathBuf};
+
+/// What `create` builds from.
+#[derive(Debug, Clone)]
+pub struct CreateOptions {
+    /// Vector file.
+    pub input: PathBuf,
+    /// Its format; `None` infers from the extension (or raw with `dim`).
+    pub format: Option<Format>,
+    /// Dimension for raw float32 input.
+    pub dim: Option<usize>,
+    /// Separate query vectors (same formats); when given, nothing is split off `input`.
+    pub queries: Option<PathBuf>,
+    /// Dataset name (default: the input file stem plus `-{dim}-{metric}`).
+    pub name: Option<String>,
+    /// Distance.
+    pub metric: Metric,
+    /// Test rows split off `input` (default: 10% capped at 10,000).
+    pub test: Option<usize>,
+    /// Split seed.
+    pub seed: u64,
+    /// Ground-truth neighbours per query.
+    pub k: usize,
+}
+
+/// Default test rows for `n` vectors: 10%, at least 1, at most 10,000 (as ann-benchmarks).
+pub fn default_test_rows(n: usize) -> usize {
+    (n / 10).clamp(1, 10_000)
+}
+
+/// Splits rows into (train, test) with a seeded shuffle; each part keeps the input order.
+pub fn split(
+    data: &Array2<f32>,
+    test_rows: usize,
+    seed: u64,
+) -> Result<(Array2<f32>, Array2<f32>)> {
+    let n = data.nrows();
+    if test_rows == 0 || test_rows >= n {
+        return Err(Error::Config(format!(
+            "cannot split {n} vectors into train and {test_rows} test vectors; --test must be \
+             between 1 and {}",
+            n.saturating_sub(1)
+        )));
+    }
+    let mut perm: Vec<usize> = (0..n).collect();
+    Rng::new(seed).shuffle(&mut perm);
+    let (test_ids, train_ids) = perm.split_at_mut(test_rows);
+    test_ids.sort_unstable();
+    train_ids.sort_unstable();
+    Ok((
+        data.select(Axis(0), train_ids),
+        data.select(Axis(0), test_ids),
+    ))
+}
+
+/// Builds a dataset with ground truth from in-memory vectors.
+pub fn from_parts(
+    name: &str,
+    metric: Metric,
+    train: Array2<f32>,
+    test: Array2<f32>,
+    k: usize,
+) -> Result<Dataset> {
+    let mut ds = Dataset {
+        name: name.to_owned(),
+        metric,
+        train,
+        test,
+        ground_truth: None,
+    };
+    validate::check(&ds).map_err(|e| Error::Dataset(format!("{name}: {e}")))?;
+    ds.ground_truth = Some(groundtruth::try_compute(
+        ds.train.view(),
+        ds.test.view(),
+        metric,
+        k,
+    )?);
+    Ok(ds)
+}
+
+/// Reads and checks one vector file.
+fn load(path: &Path, format: Option<Format>, dim: Option<usize>) -> Result<Array2<f32>> {
+    let format = match format {
+        Some(f) => f,
+        None => Format::infer(path, dim)?,
+    };
+    let m = vectors::read(path, format)?;
+    validate::check_vectors("vectors", m.view())
+        .map_err(|e| Error::Dataset(format!("{}: {e}", path.display())))?;
+    Ok(m)
+}
+
+/// `annbench datasets create`: reads the vectors, splits (or reads queries), computes ground truth.
+pub fn create(opts: &CreateOptions) -> Result<Dataset> {
+    let data = load(&opts.input, opts.format, opts.dim)?;
+    let (train, test) = match &opts.queries {
+        Some(q) => {
+            let test = load(q, opts.format, opts.dim)?;
+            if test.ncols() != data.ncols() {
+                return Err(Error::Dataset(format!(
+                    "dimension mismatch: {} has {} columns but {} has {}",
+                    opts.input.display(),
+                    data.ncols(),
+                    q.display(),
+                    test.ncols()
+                )));
+            }
+            (data, test)
+        }
+        None => {
+            let t = opts.test.unwrap_or_else(|| default_test_rows(data.nrows()));
+            split(&data, t, opts.seed)?
+        }
+    };
+    let name = opts.name.clone().unwrap_or_else(|| {
+        let stem = super::hdf5_io::name_of(&opts.input);
+        format!("{stem}-{}-{}", train.ncols(), opts.metric)
+    });
+    from_parts(&name, opts.metric, train, test, opts.k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_is_seeded_disjoint_and_complete() {
+        let data = Array2::from_shape_fn((50, 2), |(i, j)| (i * 2 + j) as f32);
+        let (a, b) = split(&data, 5, 9).unwrap();
+        let (a2, b2) = split(&data, 5, 9).unwrap();
+        assert_eq!((a.nrows(), b.nrows()), (45, 5));
+        assert_eq!((&a, &b), (&a2, &b2));
+        let mut firsts: Vec<f32> = a
+            .column(0)
+            .iter()
+            .chain(b.column(0).iter())
+            .copied()
+            .collect();
+        firsts.sort_by(f32::total_cmp);
+        assert_eq!(firsts, (0..50).map(|i| (i * 2) as f32).collect::<Vec<_>>());
+        assert_ne!(split(&data, 5, 10).unwrap().1, b);
+        assert!(split(&data, 50, 1).is_err() && split(&data, 0, 1).is_err());
+    }
+}

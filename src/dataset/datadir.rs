@@ -1,0 +1,96 @@
+//! The data directory and name resolution: a path, a file in the data dir, a bundled set
+//! (written out on first use) or a synthetic set (generated on first use).
+
+use super::registry::{self, Source};
+use super::{bundled, synthetic};
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// Environment variable that overrides the default data directory.
+pub const DATA_DIR_ENV: &str = "ANNBENCH_DATA_DIR";
+
+/// `$ANNBENCH_DATA_DIR`, else `data` (relative to the working directory).
+pub fn default_data_dir() -> PathBuf {
+    std::env::var_os(DATA_DIR_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("data"))
+}
+
+/// The file for `name_or_path`: an existing file path; else `{data_dir}/{name}.hdf5`; else a
+/// bundled set written into `data_dir`; else a synthetic set generated into `data_dir`. Names
+/// that must be downloaded, and unknown names, give an error saying what to run.
+pub fn resolve(name_or_path: &str, data_dir: &Path) -> Result<PathBuf> {
+    let as_path = Path::new(name_or_path);
+    if as_path.is_file() {
+        return Ok(as_path.to_path_buf());
+    }
+    let looks_like_path = name_or_path.contains(std::path::MAIN_SEPARATOR)
+        || name_or_path.contains('/')
+        || name_or_path.ends_with(".hdf5");
+    if looks_like_path {
+        let in_dir = data_dir.join(name_or_path);
+        if !name_or_path.contains('/') && in_dir.is_file() {
+            return Ok(in_dir);
+        }
+        return Err(Error::Dataset(format!(
+            "{name_or_path}: no such file (also looked in {}); check the path, or give a \
+             dataset name (`annbench datasets list`)",
+            data_dir.display()
+        )));
+    }
+    let local = data_dir.join(format!("{name_or_path}.hdf5"));
+    if local.is_file() {
+        return Ok(local);
+    }
+    let entry = registry::lookup(name_or_path)?;
+    match entry.source {
+        Source::Bundled => bundled::write_to(entry, data_dir),
+        Source::Synthetic => synthetic::generate_to(entry, data_dir),
+        Source::Download => Err(Error::Dataset(format!(
+            "dataset '{name_or_path}' is not in {}; download it with \
+             `annbench datasets get {name_or_path}` (or pass --data-dir / {DATA_DIR_ENV} to \
+             point at where it is)",
+            data_dir.display()
+        ))),
+    }
+}
+
+/// Creates `dir` (and parents) with an error that names it and the fix.
+pub fn ensure_dir(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Error::io(
+            dir,
+            "cannot create the data directory (choose another with --data-dir or ANNBENCH_DATA_DIR)",
+            e,
+        )
+    })
+}
+
+/// Writes `bytes` to `path` atomically (temporary file in the same directory, then rename).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = std::fs::write(&tmp, bytes)
+        .map_err(|e| {
+            Error::io(
+                &tmp,
+                "cannot write (is the directory writable and not full?)",
+                e,
+            )
+        })
+        .and_then(|()| {
+            std::fs::rename(&tmp, path).map_err(|e| Error::io(path, "cannot create", e))
+        });
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}

@@ -1,0 +1,332 @@
+//! Exact k-nearest-neighbour ground truth, multi-threaded (rayon over query blocks) and
+//! vectorised (one matrixmultiply SGEMM per query block x train block).
+//!
+//! The GEMM gives f32 *ranking scores* (`|x|^2 - 2 q.x` for euclidean, `-q.x / |x|` for
+//! angular). Rounding could misorder near-equal candidates, so each query keeps `k + extra`
+//! candidates, re-ranks them with distances recomputed in f64, and then proves the result: every
+//! discarded train row had an approximate score >= the worst kept one, and a rigorous bound on
+//! the GEMM rounding error says none of them can beat the exact k-th distance. A query that
+//! fails the proof is recomputed by a full f64 scan. Stored distances are the f64 ones rounded
+//! to f32, never the GEMM approximations.
+
+use super::GroundTruth;
+use crate::{Error, Metric, Result};
+use ndarray::{Array2, ArrayView1, ArrayView2, Axis};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Queries per GEMM block (one rayon task).
+const QUERY_BLOCK: usize = 128;
+/// Train rows per GEMM block.
+const TRAIN_BLOCK: usize = 2048;
+
+/// Exact ground truth of `test` against `train`: ids and distances of the `min(k, n)` nearest
+/// train rows per query, nearest first (ties by lower id).
+///
+/// The caller guarantees equal dimensions (as a validated [`super::Dataset`] has); use
+/// [`try_compute`] for unchecked input such as user arrays.
+pub fn compute(
+    train: ArrayView2<f32>,
+    test: ArrayView2<f32>,
+    metric: Metric,
+    k: usize,
+) -> GroundTruth {
+    compute_with_stats(train, test, metric, k).0
+}
+
+/// [`compute`] with checks on shapes and `k`, for input that was not validated.
+pub fn try_compute(
+    train: ArrayView2<f32>,
+    test: ArrayView2<f32>,
+    metric: Metric,
+    k: usize,
+) -> Result<GroundTruth> {
+    if train.ncols() != test.ncols() {
+        return Err(Error::Dataset(format!(
+            "dimension mismatch: train has {} columns but test has {}",
+            train.ncols(),
+            test.ncols()
+        )));
+    }
+    if k == 0 || train.nrows() == 0 {
+        return Err(Error::Config(format!(
+            "ground truth needs k >= 1 and a non-empty train set (k = {k}, train rows = {})",
+            train.nrows()
+        )));
+    }
+    if train.nrows() > i32::MAX as usize {
+        return Err(Error::Dataset(
+            "train has more rows than int32 ids can address".into(),
+        ));
+    }
+    Ok(compute(train, test, metric, k))
+}
+
+/// Counters describing how a computation went.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Queries whose GEMM candidates could not be proven complete and were rescanned exactly.
+    pub fallbacks: usize,
+}
+
+/// [`compute`], also returning [`Stats`].
+pub fn compute_with_stats(
+    train: ArrayView2<f32>,
+    test: ArrayView2<f32>,
+    metric: Metric,
+    k: usize,
+) -> (GroundTruth, Stats) {
+    assert_eq!(
+        train.ncols(),
+        test.ncols(),
+        "train and test dimensions differ"
+    );
+    let n = train.nrows();
+    let q = test.nrows();
+    let k = k.min(n);
+    let keep = (k + (k / 2).max(16)).min(n);
+    let norms: Vec<f64> = train
+        .rows()
+        .into_iter()
+        .map(|r| norm_sq(r).sqrt())
+        .collect();
+    let max_norm = norms.iter().copied().fold(0.0, f64::max);
+    // Per-row term of the ranking score: |x|^2 (euclidean) or 1/|x| (angular; 0 for x = 0).
+    let row_term: Vec<f32> = norms
+        .iter()
+        .map(|&nx| match metric {
+            Metric::Euclidean => (nx * nx) as f32,
+            Metric::Angular if nx > 0.0 => (1.0 / nx) as f32,
+            Metric::Angular => 0.0,
+        })
+        .collect();
+    let ctx = Ctx {
+        train,
+        metric,
+        k,
+        keep,
+        row_term,
+        max_norm,
+    };
+    let mut neighbors = Array2::<i32>::zeros((q, k));
+    let mut distances = Array2::<f32>::zeros((q, k));
+    let fallbacks = AtomicUsize::new(0);
+    neighbors
+        .axis_chunks_iter_mut(Axis(0), QUERY_BLOCK)
+        .into_par_iter()
+        .zip(distances.axis_chunks_iter_mut(Axis(0), QUERY_BLOCK))
+        .enumerate()
+        .for_each(|(b, (mut ids, mut dists))| {
+            let start = b * QUERY_BLOCK;
+            let block = test.slice(ndarray::s![start..start + ids.nrows(), ..]);
+            let results = ctx.block(block);
+            for (i, (best, fell_back)) in results.into_iter().enumerate() {
+                if fell_back {
+                    fallbacks.fetch_add(1, Ordering::Relaxed);
+                }
+                for (j, (key, id)) in best.into_iter().enumerate() {
+                    ids[[i, j]] = id as i32;
+                    dists[[i, j]] = key_to_distance(metric, key);
+                }
+            }
+        });
+    let stats = Stats {
+        fallbacks: fallbacks.into_inner(),
+    };
+    (
+        GroundTruth {
+            neighbors,
+            distances,
+        },
+        stats,
+    )
+}
+
+struct Ctx<'a> {
+    train: ArrayView2<'a, f32>,
+    metric: Metric,
+    k: usize,
+    keep: usize,
+    row_term: Vec<f32>,
+    max_norm: f64,
+}
+
+/// Candidate list of one query: approximate scores, pruned to `keep` when it reaches `2 * keep`.
+struct Candidates {
+    items: Vec<(f32, u32)>,
+    threshold: f32,
+    pruned: bool,
+}
+
+impl Candidates {
+    fn prune(&mut self, keep: usize) {
+        if self.items.len() > keep {
+            self.items
+                .select_nth_unstable_by(keep - 1, |a, b| a.0.total_cmp(&b.0));
+            self.items.truncate(keep);
+            self.threshold = self.items[keep - 1].0;
+            self.pruned = true;
+        }
+    }
+}
+
+impl Ctx<'_> {
+    /// Exact top-k of each query in `block` as (f64 key, id), and whether it needed a rescan.
+    fn block(&self, block: ArrayView2<f32>) -> Vec<(Vec<(f64, u32)>, bool)> {
+        let (qb, d, n) = (block.nrows(), block.ncols(), self.train.nrows());
+        let mut cands: Vec<Candidates> = (0..qb)
+            .map(|_| Candidates {
+                items: Vec::with_capacity(2 * self.keep),
+                threshold: f32::INFINITY,
+                pruned: false,
+            })
+            .collect();
+        let mut c = vec![0f32; qb * TRAIN_BLOCK];
+        let alpha = match self.metric {
+            Metric::Euclidean => -2.0,
+            Metric::Angular => -1.0,
+        };
+        let (ts0, ts1) = (self.train.strides()[0], self.train.strides()[1]);
+        let (qs0, qs1) = (block.strides()[0], block.strides()[1]);
+        for t0 in (0..n).step_by(TRAIN_BLOCK) {
+            let tb = TRAIN_BLOCK.min(n - t0);
+            let b = self.train.slice(ndarray::s![t0..t0 + tb, ..]);
+            // SAFETY: pointers and strides describe the live views `block` (qb x d) and `b`
+            // (tb x d, read transposed as d x tb); `c` holds qb x tb with row stride tb.
+            unsafe {
+                matrixmultiply::sgemm(
+                    qb,
+                    d,
+                    tb,
+                    alpha,
+                    block.as_ptr(),
+                    qs0,
+                    qs1,
+                    b.as_ptr(),
+                    ts1,
+                    ts0,
+                    0.0,
+                    c.as_mut_ptr(),
+                    tb as isize,
+                    1,
+                );
+            }
+            let terms = &self.row_term[t0..t0 + tb];
+            for (i, cand) in cands.iter_mut().enumerate() {
+                let row = &c[i * tb..(i + 1) * tb];
+                for (j, (&g, &t)) in row.iter().zip(terms).enumerate() {
+                    let s = match self.metric {
+                        Metric::Euclidean => g + t,
+                        Metric::Angular => g * t,
+                    };
+                    if s < cand.threshold {
+                        cand.items.push((s, (t0 + j) as u32));
+                        if cand.items.len() == 2 * self.keep {
+                            cand.prune(self.keep);
+                        }
+                    }
+                }
+            }
+        }
+        cands
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut cand)| {
+                cand.prune(self.keep);
+                self.finish(block.row(i), cand)
+            })
+            .collect()
+    }
+
+    /// Re-ranks candidates exactly and proves nothing better was discarded (else rescans).
+    fn finish(&self, query: ArrayView1<f32>, cand: Candidates) -> (Vec<(f64, u32)>, bool) {
+        if self.k == 0 {
+            return (Vec::new(), false);
+        }
+        let q: Vec<f32> = query.iter().copied().collect();
+        let mut exact: Vec<(f64, u32)> = cand
+            .items
+            .iter()
+            .map(|&(_, id)| (self.key(&q, id as usize), id))
+            .collect();
+        sort_keys(&mut exact);
+        exact.truncate(self.k);
+        if !cand.pruned || self.proven(&q, cand.threshold, exact[self.k - 1].0) {
+            return (exact, false);
+        }
+        let mut all: Vec<(f64, u32)> = (0..self.train.nrows())
+            .map(|id| (self.key(&q, id), id as u32))
+            .collect();
+        if all.len() > self.k {
+            all.select_nth_unstable_by(self.k - 1, |a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            all.truncate(self.k);
+        }
+        sort_keys(&mut all);
+        (all, true)
+    }
+
+    /// True when no discarded row (approximate score >= `threshold`) can have an exact key
+    /// below `kth_key`: the exact score is within `tol` of the approximate one.
+    fn proven(&self, q: &[f32], threshold: f32, kth_key: f64) -> bool {
+        let u = f64::from(f32::EPSILON) / 2.0;
+        let d = q.len() as f64;
+        let qn = norm_sq(ArrayView1::from(q)).sqrt();
+        let m = self.max_norm;
+        // Dot-product rounding |fl(q.x) - q.x| <= (d + 1) u |q||x| in any summation order,
+        // plus the roundings of the per-row term and of the final add/multiply.
+        let (tol, exact_score) = match self.metric {
+            Metric::Euclidean => {
+                let tol = 2.0 * (d + 2.0) * u * qn * m
+                    + 2.0 * u * m * m
+                    + 2.0 * u * (m * m + 2.0 * qn * m);
+                (tol, kth_key - qn * qn)
+            }
+            Metric::Angular => ((d + 4.0) * u * qn * 1.01, (kth_key - 1.0) * qn),
+        };
+        f64::from(threshold) - tol * 1.01 >= exact_score
+    }
+
+    /// Exact f64 key: squared L2 distance, or cosine distance.
+    fn key(&self, q: &[f32], id: usize) -> f64 {
+        let x = self.train.row(id);
+        match self.metric {
+            Metric::Euclidean => q
+                .iter()
+                .zip(x.iter())
+                .map(|(&a, &b)| {
+                    let t = f64::from(a) - f64::from(b);
+                    t * t
+                })
+                .sum(),
+            Metric::Angular => {
+                let (mut dot, mut na, mut nb) = (0f64, 0f64, 0f64);
+                for (&a, &b) in q.iter().zip(x.iter()) {
+                    let (a, b) = (f64::from(a), f64::from(b));
+                    dot += a * b;
+                    na += a * a;
+                    nb += b * b;
+                }
+                if na == 0.0 || nb == 0.0 {
+                    1.0
+                } else {
+                    1.0 - dot / (na.sqrt() * nb.sqrt())
+                }
+            }
+        }
+    }
+}
+
+fn sort_keys(v: &mut [(f64, u32)]) {
+    v.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+}
+
+fn norm_sq(r: ArrayView1<f32>) -> f64 {
+    r.iter().map(|&v| f64::from(v) * f64::from(v)).sum()
+}
+
+fn key_to_distance(metric: Metric, key: f64) -> f32 {
+    match metric {
+        Metric::Euclidean => key.sqrt() as f32,
+        Metric::Angular => key as f32,
+    }
+}

@@ -1,0 +1,166 @@
+//! Index build table: one row per built index (algorithm, label, build arguments) with its
+//! build seconds (isecs, the index build alone), index and table sizes and load seconds.
+
+use super::names::{algorithm_name, build_name};
+use super::render::{Cell, Column, Style, Table};
+use super::series::{Distinct, cmp_params};
+use super::table::megabytes;
+use crate::params::Params;
+use crate::results::PointResult;
+
+/// One built index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuildRow {
+    pub algorithm: String,
+    pub label: Option<String>,
+    pub build_args: Params,
+    /// e.g. `PGVector(m=16, ef_cons=64)`.
+    pub name: String,
+    /// The `M` build argument (any case), if set.
+    pub m: Option<i64>,
+    /// The `ef_construction` build argument (any case), if set.
+    pub ef_construction: Option<i64>,
+    pub build_seconds: f64,
+    pub index_size_bytes: Option<u64>,
+    pub table_size_bytes: Option<u64>,
+    pub load_seconds: Option<f64>,
+    /// How many stored points (query args x clients) ran on this index.
+    pub points: usize,
+}
+
+/// The build table of `points`, sorted by algorithm, label and build arguments. Points that
+/// share algorithm, label and build arguments but report a different build time or index
+/// size come from separate builds (a rerun) and get separate rows.
+pub fn build_table(points: &[PointResult]) -> Vec<BuildRow> {
+    let mut rows: Vec<BuildRow> = Vec::new();
+    for p in points {
+        let same = rows.iter_mut().find(|r| {
+            r.algorithm == p.algorithm
+                && r.label == p.label
+                && r.build_args == p.build_args
+                && r.build_seconds.to_bits() == p.build_seconds.to_bits()
+                && r.index_size_bytes == p.index_size_bytes
+        });
+        match same {
+            Some(row) => row.points += 1,
+            None => rows.push(BuildRow {
+                algorithm: p.algorithm.clone(),
+                label: p.label.clone(),
+                build_args: p.build_args.clone(),
+                name: build_name(&p.algorithm, &p.build_args),
+                m: int_arg(&p.build_args, "m"),
+                ef_construction: int_arg(&p.build_args, "ef_construction"),
+                build_seconds: p.build_seconds,
+                index_size_bytes: p.index_size_bytes,
+                table_size_bytes: p.table_size_bytes,
+                load_seconds: p.load_seconds,
+                points: 1,
+            }),
+        }
+    }
+    rows.sort_by(|a, b| {
+        (&a.algorithm, &a.label)
+            .cmp(&(&b.algorithm, &b.label))
+            .then_with(|| cmp_params(&a.build_args, &b.build_args))
+            .then(a.build_seconds.total_cmp(&b.build_seconds))
+    });
+    rows
+}
+
+fn int_arg(args: &Params, name: &str) -> Option<i64> {
+    args.iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .and_then(|(_, v)| v.as_i64())
+}
+
+/// The build rows as a [`Table`] (sizes in MB = 10^6 bytes); Markdown shows the label column
+/// only when `distinct.labels`.
+pub fn build_rows_table(rows: &[BuildRow], distinct: Distinct) -> Table {
+    let mut label = Column::new("label", "label", Style::Plain);
+    label.in_markdown = distinct.labels;
+    let columns = vec![
+        Column::new("algorithm", "algorithm", Style::Plain),
+        label,
+        Column::new("name", "build", Style::Plain),
+        Column::new("m", "M", Style::Plain),
+        Column::new("ef_construction", "ef_cons", Style::Plain),
+        Column::new("build_seconds", "isecs", Style::Fixed(1)),
+        Column::new("index_mb", "index MB", Style::Fixed(1)),
+        Column::new("table_mb", "table MB", Style::Fixed(1)),
+        Column::new("load_seconds", "load s", Style::Fixed(1)),
+        Column::new("points", "points", Style::Plain),
+    ];
+    let rows = rows
+        .iter()
+        .map(|r| {
+            vec![
+                Cell::Text(algorithm_name(&r.algorithm)),
+                Cell::from(r.label.as_deref()),
+                Cell::Text(r.name.clone()),
+                r.m.map_or(Cell::Null, Cell::Int),
+                r.ef_construction.map_or(Cell::Null, Cell::Int),
+                Cell::Float(r.build_seconds),
+                Cell::from(r.index_size_bytes.map(megabytes)),
+                Cell::from(r.table_size_bytes.map(megabytes)),
+                Cell::from(r.load_seconds),
+                Cell::Int(r.points as i64),
+            ]
+        })
+        .collect();
+    Table { columns, rows }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testutil::point;
+
+    #[test]
+    fn one_row_per_build_and_reruns_kept_apart() {
+        let mut pts = vec![
+            point(
+                "pgvector",
+                &[("M", 16), ("ef_construction", 64)],
+                &[("ef_search", 10)],
+                0.9,
+                1.0,
+            ),
+            point(
+                "pgvector",
+                &[("M", 16), ("ef_construction", 64)],
+                &[("ef_search", 20)],
+                0.9,
+                1.0,
+            ),
+            point(
+                "pgvector",
+                &[("M", 8), ("ef_construction", 64)],
+                &[("ef_search", 10)],
+                0.9,
+                1.0,
+            ),
+            point(
+                "pgvector",
+                &[("M", 8), ("ef_construction", 64)],
+                &[("ef_search", 10)],
+                0.9,
+                1.0,
+            ),
+        ];
+        pts[3].build_seconds = 11.0;
+        let rows = build_table(&pts);
+        let got: Vec<(Option<i64>, Option<i64>, f64, usize)> = rows
+            .iter()
+            .map(|r| (r.m, r.ef_construction, r.build_seconds, r.points))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (Some(8), Some(64), 10.0, 1),
+                (Some(8), Some(64), 11.0, 1),
+                (Some(16), Some(64), 10.0, 2)
+            ]
+        );
+        assert_eq!(rows[0].name, "PGVector(m=8, ef_cons=64)");
+    }
+}

@@ -1,0 +1,155 @@
+//! QPS vs clients at fixed parameters: the classic "clients | QPS" table, one group per
+//! (algorithm, label, build args, query args) that was run with more than one client count.
+
+use super::names::{algorithm_name, point_name};
+use super::render::{Cell, Column, Style, Table};
+use super::series::cmp_points;
+use crate::results::PointResult;
+
+/// One client count of a group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientsRow {
+    /// Index of the point in the slice given to [`clients_table`].
+    pub index: usize,
+    pub clients: usize,
+    /// Measured throughput: queries / wall seconds of the best pass, all clients together.
+    pub qps: f64,
+    /// Latency percentiles over all clients' queries, seconds.
+    pub latency_p50: f64,
+    pub latency_p99: f64,
+    pub recall: f64,
+    /// QPS divided by the QPS at the group's smallest client count.
+    pub scaling: f64,
+    /// Client CPU seconds / (wall seconds x clients) of the fastest pass: near 1.0 means each
+    /// connection kept a client core busy, so the client may be the bottleneck. `None` when
+    /// the passes were not recorded with CPU time.
+    pub client_cpu_per_connection: Option<f64>,
+}
+
+/// The points of one parameter set, by client count ascending.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientsGroup {
+    pub algorithm: String,
+    pub label: Option<String>,
+    /// Display name, e.g. `MariaDB(m=16, ef_search=40)`.
+    pub name: String,
+    pub rows: Vec<ClientsRow>,
+}
+
+/// Groups of `points` that differ only in client count, for parameter sets run with at least
+/// two client counts, in report order.
+pub fn clients_table(points: &[PointResult]) -> Vec<ClientsGroup> {
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    order.sort_by(|&a, &b| cmp_points(&points[a], &points[b]).then(a.cmp(&b)));
+    let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+    for i in order {
+        let p = &points[i];
+        let same = |q: &PointResult| {
+            (
+                &q.dataset,
+                q.count,
+                &q.algorithm,
+                &q.label,
+                &q.build_args,
+                &q.query_args,
+            ) == (
+                &p.dataset,
+                p.count,
+                &p.algorithm,
+                &p.label,
+                &p.build_args,
+                &p.query_args,
+            )
+        };
+        match groups.iter_mut().find(|(first, _)| same(&points[*first])) {
+            Some((_, members)) => members.push(i),
+            None => groups.push((i, vec![i])),
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|(_, m)| m.iter().any(|&i| points[i].clients != points[m[0]].clients))
+        .map(|(first, members)| group(points, first, &members))
+        .collect()
+}
+
+fn group(points: &[PointResult], first: usize, members: &[usize]) -> ClientsGroup {
+    let base_qps = points[members[0]].metrics.qps;
+    let rows = members
+        .iter()
+        .map(|&i| {
+            let p = &points[i];
+            ClientsRow {
+                index: i,
+                clients: p.clients,
+                qps: p.metrics.qps,
+                latency_p50: p.metrics.latency_p50,
+                latency_p99: p.metrics.latency_p99,
+                recall: p.metrics.recall,
+                scaling: p.metrics.qps / base_qps,
+                client_cpu_per_connection: cpu_per_connection(p),
+            }
+        })
+        .collect();
+    let p = &points[first];
+    ClientsGroup {
+        algorithm: p.algorithm.clone(),
+        label: p.label.clone(),
+        name: point_name(p),
+        rows,
+    }
+}
+
+fn cpu_per_connection(p: &PointResult) -> Option<f64> {
+    let fastest = p
+        .passes
+        .iter()
+        .filter(|s| s.wall_seconds > 0.0)
+        .max_by(|a, b| {
+            let qa = a.queries as f64 / a.wall_seconds;
+            let qb = b.queries as f64 / b.wall_seconds;
+            qa.total_cmp(&qb)
+        })?;
+    let cpu = fastest.client_cpu_seconds?;
+    Some(cpu / (fastest.wall_seconds * p.clients.max(1) as f64))
+}
+
+/// The groups as one [`Table`]; latencies in seconds (Markdown shows milliseconds).
+pub fn clients_rows_table(groups: &[ClientsGroup], show_label: bool) -> Table {
+    let mut label = Column::new("label", "label", Style::Plain);
+    label.in_markdown = show_label;
+    let columns = vec![
+        Column::new("algorithm", "algorithm", Style::Plain),
+        label,
+        Column::new("name", "parameters", Style::Plain),
+        Column::new("clients", "clients", Style::Plain),
+        Column::new("qps", "QPS", Style::Fixed(1)),
+        Column::new("latency_p50", "p50 ms", Style::Millis),
+        Column::new("latency_p99", "p99 ms", Style::Millis),
+        Column::new("recall", "recall", Style::Recall),
+        Column::new("scaling", "scaling", Style::Ratio),
+        Column::new(
+            "client_cpu_per_connection",
+            "client CPU/conn",
+            Style::Fixed(2),
+        ),
+    ];
+    let mut rows = Vec::new();
+    for g in groups {
+        for r in &g.rows {
+            rows.push(vec![
+                Cell::Text(algorithm_name(&g.algorithm)),
+                Cell::from(g.label.as_deref()),
+                Cell::Text(g.name.clone()),
+                Cell::Int(r.clients as i64),
+                Cell::Float(r.qps),
+                Cell::Float(r.latency_p50),
+                Cell::Float(r.latency_p99),
+                Cell::Float(r.recall),
+                Cell::Float(r.scaling),
+                Cell::from(r.client_cpu_per_connection),
+            ]);
+        }
+    }
+    Table { columns, rows }
+}

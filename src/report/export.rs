@@ -1,0 +1,136 @@
+//! Every point with every metric as one flat table: the export the Python DataFrame is built
+//! from. Column names are a stable interface; latencies and timings are in seconds.
+
+use super::names::point_name;
+use super::render::{Cell, Column, Style, Table};
+use super::series::cmp_points;
+use crate::results::PointResult;
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+/// The fixed columns, in order; `param_<name>` columns follow, sorted by name.
+pub const EXPORT_COLUMNS: [&str; 20] = [
+    "dataset",
+    "count",
+    "algorithm",
+    "label",
+    "clients",
+    "name",
+    "recall",
+    "epsilon_recall",
+    "qps",
+    "qps_min",
+    "qps_max",
+    "latency_mean",
+    "latency_p50",
+    "latency_p95",
+    "latency_p99",
+    "latency_p999",
+    "build_seconds",
+    "load_seconds",
+    "index_size_bytes",
+    "table_size_bytes",
+];
+
+/// Every point (sorted by dataset, count, algorithm, label, clients, build then query
+/// parameters) with the [`EXPORT_COLUMNS`] and one `param_<name>` column per build or query
+/// parameter, lower-cased (`param_m`, `param_ef_construction`, `param_ef_search`). A query
+/// parameter with the name of a build parameter gets `param_<name>_query`. `qps_min` and
+/// `qps_max` span the timed passes (empty if the passes were not stored).
+pub fn export_table(points: &[PointResult]) -> Table {
+    let mut sorted: Vec<&PointResult> = points.iter().collect();
+    sorted.sort_by(|a, b| cmp_points(a, b));
+    let params: BTreeSet<String> = sorted
+        .iter()
+        .flat_map(|p| flat_params(p))
+        .map(|(k, _)| k)
+        .collect();
+    let mut columns: Vec<Column> = EXPORT_COLUMNS
+        .iter()
+        .map(|n| Column::new(n, n, Style::Plain))
+        .collect();
+    columns.extend(params.iter().map(|n| Column::new(n, n, Style::Plain)));
+    let rows = sorted
+        .iter()
+        .map(|p| {
+            let mut row = fixed_cells(p);
+            let mine = flat_params(p);
+            row.extend(params.iter().map(|name| {
+                mine.iter()
+                    .find(|(k, _)| k == name)
+                    .map_or(Cell::Null, |(_, v)| param_cell(v))
+            }));
+            row
+        })
+        .collect();
+    Table { columns, rows }
+}
+
+fn fixed_cells(p: &PointResult) -> Vec<Cell> {
+    let m = &p.metrics;
+    let passes = &m.qps_passes;
+    let min = passes.iter().copied().reduce(f64::min);
+    let max = passes.iter().copied().reduce(f64::max);
+    vec![
+        Cell::Text(p.dataset.clone()),
+        Cell::Int(p.count as i64),
+        Cell::Text(p.algorithm.clone()),
+        Cell::from(p.label.as_deref()),
+        Cell::Int(p.clients as i64),
+        Cell::Text(point_name(p)),
+        Cell::Float(m.recall),
+        Cell::Float(m.epsilon_recall),
+        Cell::Float(m.qps),
+        Cell::from(min),
+        Cell::from(max),
+        Cell::Float(m.latency_mean),
+        Cell::Float(m.latency_p50),
+        Cell::Float(m.latency_p95),
+        Cell::Float(m.latency_p99),
+        Cell::Float(m.latency_p999),
+        Cell::Float(p.build_seconds),
+        Cell::from(p.load_seconds),
+        bytes(p.index_size_bytes),
+        bytes(p.table_size_bytes),
+    ]
+}
+
+/// (column name, value) of the point's build then query parameters.
+fn flat_params(p: &PointResult) -> Vec<(String, Value)> {
+    let column = |k: &str| format!("param_{}", k.to_lowercase());
+    let build: Vec<(String, Value)> = p
+        .build_args
+        .iter()
+        .map(|(k, v)| (column(k), v.clone()))
+        .collect();
+    let query = p.query_args.iter().map(|(k, v)| {
+        let name = column(k);
+        if build.iter().any(|(b, _)| *b == name) {
+            (format!("{name}_query"), v.clone())
+        } else {
+            (name, v.clone())
+        }
+    });
+    let mut all = build.clone();
+    all.extend(query);
+    all
+}
+
+fn param_cell(v: &Value) -> Cell {
+    match v {
+        Value::Null => Cell::Null,
+        Value::Bool(b) => Cell::Bool(*b),
+        Value::Number(n) => n
+            .as_i64()
+            .map(Cell::Int)
+            .or_else(|| n.as_f64().map(Cell::Float))
+            .unwrap_or_else(|| Cell::Text(n.to_string())),
+        Value::String(s) => Cell::Text(s.clone()),
+        other => Cell::Text(other.to_string()),
+    }
+}
+
+fn bytes(b: Option<u64>) -> Cell {
+    b.and_then(|b| i64::try_from(b).ok())
+        .map_or(Cell::Null, Cell::Int)
+}

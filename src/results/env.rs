@@ -1,0 +1,97 @@
+//! The environment recorded with every point: annbench version, server version and settings,
+//! client CPU model, cores and RAM, and the finish time.
+
+use super::Environment;
+use crate::backend::ServerInfo;
+use std::time::{SystemTime, UNIX_EPOCH};
+use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
+
+/// Client machine facts, read once per sweep.
+#[derive(Debug, Clone, Default)]
+pub struct Host {
+    pub cpu_model: String,
+    pub cpu_cores: usize,
+    pub ram_bytes: u64,
+}
+
+impl Host {
+    /// Read the CPU model, logical core count and RAM of this machine.
+    pub fn detect() -> Host {
+        let sys = System::new_with_specifics(
+            RefreshKind::nothing()
+                .with_cpu(CpuRefreshKind::nothing())
+                .with_memory(MemoryRefreshKind::nothing().with_ram()),
+        );
+        Host {
+            cpu_model: sys
+                .cpus()
+                .first()
+                .map(|c| c.brand().trim().to_string())
+                .unwrap_or_default(),
+            cpu_cores: sys.cpus().len(),
+            ram_bytes: sys.total_memory(),
+        }
+    }
+
+    /// The environment of a point finishing now.
+    pub fn environment(&self, server: &ServerInfo, notices: Vec<String>) -> Environment {
+        Environment {
+            annbench_version: env!("CARGO_PKG_VERSION").to_string(),
+            server_version: server.version.clone(),
+            server_settings: server.settings.clone(),
+            cpu_model: self.cpu_model.clone(),
+            cpu_cores: self.cpu_cores,
+            ram_bytes: self.ram_bytes,
+            finished_at: now_rfc3339(),
+            notices,
+        }
+    }
+}
+
+/// Current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn now_rfc3339() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    rfc3339(secs)
+}
+
+/// Format Unix seconds as RFC 3339 UTC (civil-from-days, proleptic Gregorian).
+fn rfc3339(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_known_instants() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_798_761_599), "2026-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn host_is_detected() {
+        let h = Host::detect();
+        assert!(h.cpu_cores >= 1 && h.ram_bytes > 0, "{h:?}");
+    }
+}

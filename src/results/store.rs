@@ -1,0 +1,212 @@
+//! Writing and reading annbench point files: ann-benchmarks' result layout (attrs `build_time`,
+//! `index_size` kB, `algo`, `dataset`, `name`, `run_count`, `distance`, `count`,
+//! `best_search_time`, `candidates`, `expect_extra`, `batch_mode`; datasets `times`,
+//! `neighbors`, `distances`) plus one JSON attr `annbench` with everything else.
+//!
+//! `best_search_time` is the best pass's wall seconds / queries, so ann-benchmarks' tools
+//! (QPS = 1 / best_search_time) show our measured throughput.
+
+use super::h5util::{read_attr_str, write_attr};
+use super::path::point_path;
+use super::{Environment, Pass, PointMetrics, PointResult};
+use crate::backend::BuildPhase;
+use crate::params::Params;
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Name of the JSON attribute that marks an annbench file.
+pub const EXTRAS_ATTR: &str = "annbench";
+const FORMAT: u32 = 1;
+
+/// annbench's fields that ann-benchmarks' layout has no place for.
+#[derive(Debug, Serialize, Deserialize)]
+struct Extras {
+    format: u32,
+    build_args: Params,
+    query_args: Params,
+    clients: usize,
+    label: Option<String>,
+    load_seconds: Option<f64>,
+    index_size_bytes: Option<u64>,
+    table_size_bytes: Option<u64>,
+    build_phases: Vec<BuildPhase>,
+    passes: Vec<Pass>,
+    metrics: PointMetrics,
+    environment: Environment,
+}
+
+fn h5err(path: &Path, what: &str) -> impl Fn(hdf5::Error) -> Error {
+    let path = path.display().to_string();
+    let what = what.to_string();
+    move |e| Error::Results(format!("{what} {path}: {e}"))
+}
+
+/// Write `point` to its file under `results_dir`, atomically (temp file, fsync, rename): a
+/// reader or a resumed sweep sees the whole point or nothing. Returns the final path.
+pub fn write_point(results_dir: &Path, point: &PointResult) -> Result<PathBuf> {
+    let path = point_path(results_dir, &point.key())?;
+    let dir = path.parent().unwrap_or(results_dir);
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::io(dir, "cannot create results directory", e))?;
+    let file_name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("point.hdf5");
+    let tmp = dir.join(format!(".{file_name}.tmp-{}", std::process::id()));
+    let written = write_file(&tmp, point).and_then(|()| {
+        std::fs::File::open(&tmp)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| Error::io(&tmp, "cannot sync", e))
+    });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    std::fs::rename(&tmp, &path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::io(&path, "cannot move result into place at", e)
+    })?;
+    Ok(path)
+}
+
+fn write_file(tmp: &Path, p: &PointResult) -> Result<()> {
+    let err = h5err(tmp, "cannot write result file");
+    let file = hdf5::File::create(tmp).map_err(&err)?;
+    let queries = p.latencies.len().max(1) as f64;
+    let best_wall = p
+        .passes
+        .iter()
+        .map(|x| x.wall_seconds)
+        .fold(f64::INFINITY, f64::min);
+    let best_search_time = if best_wall.is_finite() {
+        best_wall / queries
+    } else {
+        0.0
+    };
+    let args: Vec<String> = [&p.build_args, &p.query_args]
+        .iter()
+        .filter(|a| !a.is_empty())
+        .map(|a| crate::params::describe(a))
+        .collect();
+    let name = format!("{}({})", p.algorithm, args.join(", "));
+    let extras = Extras {
+        format: FORMAT,
+        build_args: p.build_args.clone(),
+        query_args: p.query_args.clone(),
+        clients: p.clients,
+        label: p.label.clone(),
+        load_seconds: p.load_seconds,
+        index_size_bytes: p.index_size_bytes,
+        table_size_bytes: p.table_size_bytes,
+        build_phases: p.build_phases.clone(),
+        passes: p.passes.clone(),
+        metrics: p.metrics.clone(),
+        environment: p.environment.clone(),
+    };
+    let json = serde_json::to_string(&extras)
+        .map_err(|e| Error::Results(format!("cannot encode {}: {e}", tmp.display())))?;
+    (|| -> hdf5::Result<()> {
+        write_attr(&file, "build_time", p.build_seconds)?;
+        let kb = p.index_size_bytes.map_or(0.0, |b| b as f64 / 1024.0);
+        write_attr(&file, "index_size", kb)?;
+        write_attr(&file, "algo", p.algorithm.as_str())?;
+        write_attr(&file, "dataset", p.dataset.as_str())?;
+        write_attr(&file, "name", name.as_str())?;
+        write_attr(&file, "run_count", p.passes.len() as i64)?;
+        write_attr(&file, "distance", p.distance.as_str())?;
+        write_attr(&file, "count", p.count as i64)?;
+        write_attr(&file, "best_search_time", best_search_time)?;
+        write_attr(&file, "candidates", p.count as f64)?;
+        write_attr(&file, "expect_extra", false)?;
+        write_attr(&file, "batch_mode", false)?;
+        write_attr(&file, EXTRAS_ATTR, json.as_str())?;
+        file.new_dataset_builder()
+            .with_data(&p.latencies[..])
+            .create("times")?;
+        file.new_dataset_builder()
+            .with_data(&p.neighbors)
+            .create("neighbors")?;
+        file.new_dataset_builder()
+            .with_data(&p.distances)
+            .create("distances")?;
+        file.close()
+    })()
+    .map_err(err)
+}
+
+/// Read an annbench point file. ann-benchmarks' own files need ground truth: read those with
+/// [`super::load_points`].
+pub fn read_point(path: &Path) -> Result<PointResult> {
+    let err = h5err(path, "cannot read result file");
+    let file = hdf5::File::open(path).map_err(&err)?;
+    let json = read_attr_str(&file, EXTRAS_ATTR).map_err(|_| {
+        Error::Results(format!(
+            "{} is not an annbench result (no '{EXTRAS_ATTR}' attribute); ann-benchmarks \
+             results are read by load_points with the dataset's ground truth",
+            path.display()
+        ))
+    })?;
+    let x: Extras = serde_json::from_str(&json).map_err(|e| {
+        Error::Results(format!(
+            "corrupt '{EXTRAS_ATTR}' attribute in {}: {e}",
+            path.display()
+        ))
+    })?;
+    if x.format > FORMAT {
+        return Err(Error::Results(format!(
+            "{} was written by a newer annbench (format {}); upgrade annbench to read it",
+            path.display(),
+            x.format
+        )));
+    }
+    let distance = read_attr_str(&file, "distance").map_err(&err)?.parse()?;
+    let algorithm = read_attr_str(&file, "algo").map_err(&err)?;
+    let dataset = read_attr_str(&file, "dataset").map_err(&err)?;
+    let count = file
+        .attr("count")
+        .and_then(|a| a.read_scalar::<i64>())
+        .map_err(&err)?;
+    let build_seconds = file
+        .attr("build_time")
+        .and_then(|a| a.read_scalar::<f64>())
+        .map_err(&err)?;
+    let latencies = file
+        .dataset("times")
+        .and_then(|d| d.read_raw::<f64>())
+        .map_err(&err)?;
+    let neighbors = file
+        .dataset("neighbors")
+        .and_then(|d| d.read_2d::<i64>())
+        .map_err(&err)?;
+    let distances = file
+        .dataset("distances")
+        .and_then(|d| d.read_2d::<f32>())
+        .map_err(&err)?;
+    Ok(PointResult {
+        dataset,
+        distance,
+        count: usize::try_from(count).unwrap_or(0),
+        algorithm,
+        build_args: x.build_args,
+        query_args: x.query_args,
+        clients: x.clients,
+        label: x.label,
+        load_seconds: x.load_seconds,
+        build_seconds,
+        index_size_bytes: x.index_size_bytes,
+        table_size_bytes: x.table_size_bytes,
+        build_phases: x.build_phases,
+        neighbors,
+        distances,
+        latencies,
+        passes: x.passes,
+        metrics: x.metrics,
+        environment: x.environment,
+    })
+}
+
+/// Whether `path` is an annbench point file (has the `annbench` attribute).
+pub fn is_annbench_file(file: &hdf5::File) -> bool {
+    file.attr(EXTRAS_ATTR).is_ok()
+}

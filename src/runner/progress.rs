@@ -1,0 +1,91 @@
+//! What a sweep reports while it runs. The CLI draws indicatif bars from these events; the
+//! Python layer forwards them to a callback (tqdm in notebooks). Events are sent from the
+//! thread that called `run_sweep`, never from client threads.
+
+use crate::backend::{BuildReport, LoadReport};
+use crate::params::Params;
+use crate::results::PointResult;
+use std::path::Path;
+
+/// One thing that happened during a sweep.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// Exact ground truth is being computed (missing, or narrower than k).
+    GroundTruth {
+        queries: usize,
+        k: usize,
+    },
+    /// An algorithm's sweep starts: `builds` indexes, `points` measured points at most.
+    AlgorithmStarted {
+        algorithm: &'a str,
+        builds: usize,
+        points: usize,
+    },
+    LoadStarted {
+        algorithm: &'a str,
+        rows: usize,
+    },
+    LoadFinished {
+        algorithm: &'a str,
+        report: &'a LoadReport,
+    },
+    BuildStarted {
+        algorithm: &'a str,
+        build_args: &'a Params,
+    },
+    BuildFinished {
+        algorithm: &'a str,
+        build_args: &'a Params,
+        report: &'a BuildReport,
+    },
+    /// Every point of this build is already stored: the index is not built.
+    BuildSkipped {
+        algorithm: &'a str,
+        build_args: &'a Params,
+    },
+    /// A point starts: one warm-up pass then `runs` timed passes of `queries` queries each.
+    PointStarted {
+        algorithm: &'a str,
+        build_args: &'a Params,
+        query_args: &'a Params,
+        clients: usize,
+        queries: usize,
+        runs: usize,
+    },
+    /// Queries answered so far in this point, over all its passes (warm-up included).
+    QueriesDone {
+        done: usize,
+        total: usize,
+    },
+    PointFinished {
+        point: &'a PointResult,
+        path: &'a Path,
+    },
+    /// Already stored (and not `force`): not measured again.
+    PointSkipped {
+        point: &'a PointResult,
+        path: &'a Path,
+    },
+    /// Something the user should see (build notices, client bottleneck, dropped points).
+    Warning(&'a str),
+}
+
+/// Receives sweep events; may ask the sweep to stop (Ctrl-C, KeyboardInterrupt).
+pub trait Progress {
+    /// Called for every event, in order.
+    fn on_event(&self, event: &Event<'_>);
+
+    /// Polled between passes and points, and about every 50 ms during a pass; `true` stops the
+    /// sweep with [`crate::Error::Interrupted`] after dropping the index. Stored points stay.
+    fn cancelled(&self) -> bool {
+        false
+    }
+}
+
+/// Progress that ignores everything.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn on_event(&self, _event: &Event<'_>) {}
+}

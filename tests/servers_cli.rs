@@ -1,0 +1,117 @@
+//! `annbench servers check` through the real binary, against the real servers.
+
+mod servers_support;
+
+use servers_support::*;
+use std::process::{Command, Output};
+
+fn annbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_annbench"))
+        .args(args)
+        .output()
+        .expect("run the annbench binary")
+}
+
+fn text(out: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn password(url: &annbench::connect::ServerUrl) -> String {
+    url.expose()
+        .password()
+        .expect("test URLs have a password")
+        .to_string()
+}
+
+#[test]
+fn check_reports_both_servers_with_no_flags() {
+    let (m, p) = (mariadb(), postgres()); // fail clearly when nothing is configured
+    let out = annbench(&["servers", "check"]);
+    let (stdout, stderr) = text(&out);
+    assert!(
+        out.status.success(),
+        "exit {:?}\n{stdout}\n{stderr}",
+        out.status
+    );
+    for part in [
+        "MariaDB mysql://",
+        "VECTOR type and MHNSW index",
+        "mhnsw_max_cache_size",
+        "PostgreSQL postgres://",
+        "pgvector 0.",
+        "maintenance_work_mem",
+        "max_parallel_maintenance_workers",
+        "status: usable",
+    ] {
+        assert!(stdout.contains(part), "missing '{part}' in:\n{stdout}");
+    }
+    for pw in [password(&m), password(&p)] {
+        assert!(
+            !stdout.contains(&pw) && !stderr.contains(&pw),
+            "password printed"
+        );
+    }
+}
+
+#[test]
+fn check_json_has_one_entry_per_server() {
+    let (m, p) = (mariadb(), postgres());
+    let (mu, pu) = (m.expose().to_string(), p.expose().to_string());
+    let out = annbench(&[
+        "servers",
+        "check",
+        "--json",
+        "--mariadb",
+        &mu,
+        "--postgres",
+        &pu,
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("valid JSON");
+    let servers: Vec<&str> = v
+        .as_array()
+        .expect("an array")
+        .iter()
+        .map(|e| e["server"].as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(servers, ["MariaDB", "PostgreSQL"]);
+    assert!(
+        v[0]["error"].is_null() && v[1]["error"].is_null(),
+        "{stdout}"
+    );
+    assert!(!stdout.contains(&password(&m)), "password printed");
+}
+
+#[test]
+fn check_fails_on_a_too_old_server() {
+    let old = old_mariadb();
+    let out = annbench(&["servers", "check", "--mariadb", old.expose().as_str()]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("has no VECTOR type; annbench needs 11.7 or newer"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("unusable for benchmarking: MariaDB"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains(&password(&old)) && !stderr.contains(&password(&old)));
+}
+
+#[test]
+fn check_fails_on_an_unreachable_server() {
+    let url = format!(
+        "postgres://annbench:pw-not-shown@127.0.0.1:{}/annbench",
+        closed_port()
+    );
+    let out = annbench(&["servers", "check", "--postgres", &url]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("cannot reach PostgreSQL"), "{stdout}");
+    assert!(!stdout.contains("pw-not-shown") && !stderr.contains("pw-not-shown"));
+}

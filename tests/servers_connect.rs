@@ -1,0 +1,91 @@
+//! Connection errors against the real servers: unreachable, wrong password, missing database,
+//! too-old MariaDB; and the happy path of the connect-time checks.
+
+mod servers_support;
+
+use annbench::connect::{
+    check_mariadb_version, connect_mariadb, connect_postgres, ensure_pgvector,
+};
+use servers_support::*;
+
+#[test]
+fn unreachable_port_says_to_start_the_server() {
+    let port = closed_port();
+    for base in [mariadb(), postgres()] {
+        let mut u = base.expose().clone();
+        u.set_port(Some(port)).unwrap();
+        let url = annbench::connect::ServerUrl::parse(base.kind(), u.as_str()).unwrap();
+        let msg = match base.kind() {
+            annbench::connect::ServerKind::MariaDb => err_text(connect_mariadb(&url), "connect"),
+            annbench::connect::ServerKind::Postgres => err_text(connect_postgres(&url), "connect"),
+        };
+        assert!(msg.contains("cannot reach"), "{msg}");
+        assert!(
+            msg.contains(&format!(":{port}/")),
+            "names the address: {msg}"
+        );
+        assert!(msg.contains("scripts/databases.sh up"), "{msg}");
+    }
+}
+
+#[test]
+fn wrong_password_is_reported_but_never_echoed() {
+    let secret = "Wr0ng-s3cret-pw";
+    let m = with(&mariadb(), None, Some(secret), None);
+    let msg = err_text(connect_mariadb(&m), "MariaDB connect with a wrong password");
+    assert!(msg.contains("wrong password"), "{msg}");
+    assert!(!msg.contains(secret), "password echoed: {msg}");
+
+    let p = with(&postgres(), None, Some(secret), None);
+    let msg = err_text(
+        connect_postgres(&p),
+        "PostgreSQL connect with a wrong password",
+    );
+    assert!(msg.contains("wrong password"), "{msg}");
+    assert!(!msg.contains(secret), "password echoed: {msg}");
+}
+
+#[test]
+fn missing_database_is_named() {
+    let db = unique("annbench_no_such_db");
+    let msg = err_text(
+        connect_mariadb(&with(&mariadb(), None, None, Some(&db))),
+        "connect",
+    );
+    assert!(msg.contains(&format!("has no database '{db}'")), "{msg}");
+    assert!(msg.contains("CREATE DATABASE"), "{msg}");
+    let msg = err_text(
+        connect_postgres(&with(&postgres(), None, None, Some(&db))),
+        "connect",
+    );
+    assert!(msg.contains(&format!("has no database '{db}'")), "{msg}");
+}
+
+#[test]
+fn mariadb_10_11_is_refused_with_its_version() {
+    let url = old_mariadb();
+    let mut conn = connect_mariadb(&url).expect("the legacy server accepts connections");
+    let msg = err_text(
+        check_mariadb_version(&mut conn, &url),
+        "version check on 10.11",
+    );
+    assert!(msg.contains("MariaDB 10.11."), "{msg}");
+    assert!(
+        msg.contains("has no VECTOR type; annbench needs 11.7 or newer"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn current_servers_pass_the_connect_time_checks() {
+    let url = mariadb();
+    let mut conn = connect_mariadb(&url).expect("connect to MariaDB");
+    let v = check_mariadb_version(&mut conn, &url).expect("MariaDB is new enough");
+    assert!(v.at_least((11, 7)), "{v}");
+    assert!(v.text.contains("MariaDB"), "{}", v.text);
+
+    let url = postgres();
+    let mut client = connect_postgres(&url).expect("connect to PostgreSQL");
+    let v = ensure_pgvector(&mut client, &url).expect("pgvector is enabled");
+    assert!(v.at_least((0, 7)), "pgvector {v}");
+}

@@ -1,0 +1,144 @@
+//! Missing privileges and a pgvector that is installed but not creatable, against the real
+//! servers. Each test makes its own users/databases (unique per process) and drops them.
+
+mod servers_support;
+
+use annbench::connect::{ServerUrl, connect_mariadb, connect_postgres, ensure_pgvector};
+use annbench::servers::{CheckOutcome, check_one};
+use mysql::prelude::Queryable;
+use servers_support::*;
+
+fn checked_error(url: &ServerUrl) -> String {
+    match check_one(url.kind(), Some(url.expose().as_str())) {
+        CheckOutcome::Checked(c) => c.error.expect("the check should find the server unusable"),
+        other => panic!("expected a checked server, got {other:?}"),
+    }
+}
+
+#[test]
+fn mariadb_user_without_privileges() {
+    let admin_url = mariadb();
+    let mut admin = connect_mariadb(&admin_url).expect("admin connection");
+    let (none, select_only) = (unique("ab_noprivs"), unique("ab_selonly"));
+    let db = admin_url.database();
+    for user in [&none, &select_only] {
+        admin
+            .query_drop(format!("DROP USER IF EXISTS '{user}'@'%'"))
+            .unwrap();
+        admin
+            .query_drop(format!(
+                "CREATE USER '{user}'@'%' IDENTIFIED BY 'pw-{user}'"
+            ))
+            .unwrap();
+    }
+    admin
+        .query_drop(format!("GRANT SELECT ON `{db}`.* TO '{select_only}'@'%'"))
+        .unwrap();
+
+    let url = with(&admin_url, Some(&none), Some(&format!("pw-{none}")), None);
+    let msg = err_text(connect_mariadb(&url), "connect without privileges");
+    let msg2 = checked_error(&with(
+        &admin_url,
+        Some(&select_only),
+        Some(&format!("pw-{select_only}")),
+        None,
+    ));
+    for user in [&none, &select_only] {
+        admin
+            .query_drop(format!("DROP USER IF EXISTS '{user}'@'%'"))
+            .unwrap();
+    }
+
+    assert!(
+        msg.contains(&format!("user '{none}' lacks a privilege")),
+        "{msg}"
+    );
+    assert!(msg.contains("GRANT ALL ON"), "{msg}");
+    assert!(
+        msg2.contains("lacks a privilege while creating a test table"),
+        "{msg2}"
+    );
+    assert!(msg2.contains("CREATE command denied"), "{msg2}");
+}
+
+/// Drops the scratch database and role even when an assertion fails.
+struct PgScratch {
+    admin: postgres::Client,
+    db: String,
+    role: String,
+}
+
+impl Drop for PgScratch {
+    fn drop(&mut self) {
+        // One statement per call: DROP DATABASE may not run inside a transaction block.
+        let _ = (self.admin)
+            .batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.db));
+        let _ = (self.admin).batch_execute(&format!("DROP ROLE IF EXISTS {}", self.role));
+    }
+}
+
+#[test]
+fn postgres_privileges_and_pgvector_not_creatable() {
+    let admin_url = postgres();
+    let mut s = PgScratch {
+        admin: connect_postgres(&admin_url).expect("admin connection"),
+        db: unique("ab_novector"),
+        role: unique("ab_norights"),
+    };
+    let (db, role) = (s.db.clone(), s.role.clone());
+    for sql in [
+        format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"),
+        format!("DROP ROLE IF EXISTS {role}"),
+        format!("CREATE DATABASE {db}"),
+        format!("REVOKE CONNECT ON DATABASE {db} FROM PUBLIC"),
+        format!("CREATE ROLE {role} LOGIN PASSWORD 'pw-{role}'"),
+    ] {
+        s.admin
+            .batch_execute(&sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    // A role that may not connect to the database.
+    let no_connect = with(
+        &admin_url,
+        Some(&role),
+        Some(&format!("pw-{role}")),
+        Some(&db),
+    );
+    let msg = err_text(connect_postgres(&no_connect), "connect without CONNECT");
+    assert!(
+        msg.contains(&format!("user '{role}' lacks a privilege while connecting")),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(&format!("GRANT CONNECT ON DATABASE {db}")),
+        "{msg}"
+    );
+
+    // A fresh database without the extension; the (non-superuser) owner may not create it.
+    let fresh = with(&admin_url, None, None, Some(&db));
+    let mut client = connect_postgres(&fresh).expect("owner connects to its database");
+    let msg = err_text(
+        ensure_pgvector(&mut client, &fresh),
+        "pgvector in a fresh database",
+    );
+    assert!(msg.contains("is installed on PostgreSQL"), "{msg}");
+    assert!(
+        msg.contains(&format!("not enabled in database {db}")),
+        "{msg}"
+    );
+    assert!(msg.contains("CREATE EXTENSION vector"), "{msg}");
+    drop(client);
+
+    // A role that can connect to the benchmark database but not create tables there.
+    let no_create = with(&admin_url, Some(&role), Some(&format!("pw-{role}")), None);
+    let msg = checked_error(&no_create);
+    assert!(
+        msg.contains("lacks a privilege while creating a test table"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(&format!("GRANT CREATE ON SCHEMA public TO {role}")),
+        "{msg}"
+    );
+}
