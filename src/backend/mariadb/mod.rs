@@ -326,7 +326,16 @@ fn distance_name(metric: Metric) -> &'static str {
 pub(crate) fn sql_err(e: mysql::Error, what: &str) -> Error {
     let lost = match &e {
         mysql::Error::MySqlError(m) => matches!(m.code, 1053 | 1077 | 1152 | 1927 | 2006 | 2013),
-        other => other.is_connectivity_error(),
+        mysql::Error::IoError(_) | mysql::Error::CodecError(_) => true,
+        mysql::Error::DriverError(d) => matches!(
+            d,
+            mysql::DriverError::ConnectTimeout
+                | mysql::DriverError::CouldNotConnect(_)
+                | mysql::DriverError::PacketOutOfSync
+                | mysql::DriverError::UnexpectedPacket
+                | mysql::DriverError::Timeout
+        ),
+        _ => false,
     };
     if lost {
         Error::Server(format!(
@@ -349,7 +358,9 @@ mod tests {
             matches!(&e, Error::Server(m) if m.contains("running a query")),
             "{e:?}"
         );
-        let gone = mysql::Error::DriverError(mysql::DriverError::ConnectionClosed);
+        let gone = mysql::Error::DriverError(mysql::DriverError::PacketOutOfSync);
         assert!(matches!(sql_err(gone, "x"), Error::Server(_)));
+        let ours = mysql::Error::DriverError(mysql::DriverError::MixedParams);
+        assert!(matches!(sql_err(ours, "x"), Error::Backend(_)));
     }
 }
