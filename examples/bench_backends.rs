@@ -99,6 +99,7 @@ fn bench_loads(opts: &BackendOptions, train: &Array2<f32>, d: usize) -> Result<(
         (mariadb::LoadMethod::LoadDataBinary, 2),
         (mariadb::LoadMethod::LoadDataHex, 1),
         (mariadb::LoadMethod::InsertMultiRow, 1),
+        (mariadb::LoadMethod::InsertMultiRow, 2),
         (mariadb::LoadMethod::InsertRowByRow, 1),
     ] {
         m.drop_tables("bench-load")?;

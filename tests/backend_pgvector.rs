@@ -178,8 +178,10 @@ fn build_records_phases_and_the_memory_notice() {
 fn a_killed_session_is_a_server_error_not_a_panic() {
     let (train, queries) = data(200, 1);
     let mut b = backend("pgvector");
-    b.load(&spec("pg-killed", Metric::Euclidean), train.view()).unwrap();
-    b.build(&params(json!({"M": 4, "ef_construction": 16}))).unwrap();
+    b.load(&spec("pg-killed", Metric::Euclidean), train.view())
+        .unwrap();
+    b.build(&params(json!({"M": 4, "ef_construction": 16})))
+        .unwrap();
     let mut s = b.searcher().unwrap();
     let q = queries.row(0).to_vec();
     let mut ids = Vec::new();
@@ -200,4 +202,25 @@ fn a_killed_session_is_a_server_error_not_a_panic() {
     let e = s.search(&q, 5, &mut ids).unwrap_err();
     assert!(matches!(e, annbench::Error::Server(_)), "{e:?}");
     assert!(e.to_string().contains("connection lost"), "{e}");
+}
+
+#[test]
+fn a_build_over_the_timeout_is_cancelled_with_a_clear_error() {
+    let (train, _) = data(3000, 0);
+    let url = annbench::connect::postgres_url(None).unwrap();
+    let opts = BackendOptions {
+        postgres_url: Some(url.expose().to_string()),
+        build_timeout: Some(std::time::Duration::from_millis(1)),
+        ..Default::default()
+    };
+    let mut b = create("pgvector", &opts).unwrap();
+    b.load(&spec("pg-timeout", Metric::Euclidean), train.view())
+        .unwrap();
+    let e = b
+        .build(&params(json!({"M": 48, "ef_construction": 400})))
+        .unwrap_err();
+    assert!(
+        matches!(e, annbench::Error::Backend(_)) && e.to_string().contains("build timeout"),
+        "{e}"
+    );
 }

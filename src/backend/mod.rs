@@ -113,9 +113,6 @@ pub struct BackendOptions {
     pub mariadb_url: Option<String>,
     /// `--postgres URL` (else resolved by [`crate::connect::postgres_url`]).
     pub postgres_url: Option<String>,
-    /// `--timeout`: the longest one index build may take; backends apply it as a statement
-    /// timeout on the build. `None`: no limit.
-    pub build_timeout: Option<std::time::Duration>,
     /// Database (MariaDB) / schema (PostgreSQL) annbench owns and keeps its tables in;
     /// default `annbench`.
     pub schema: Option<String>,
@@ -124,6 +121,9 @@ pub struct BackendOptions {
     /// MariaDB's data directory as seen from this machine; only needed for the index size of
     /// MyISAM tables (default: the server's `@@datadir`).
     pub mariadb_datadir: Option<std::path::PathBuf>,
+    /// `--timeout`: the longest one index build may take; backends apply it as a statement
+    /// timeout on the build. `None`: no limit.
+    pub build_timeout: Option<std::time::Duration>,
 }
 
 /// Algorithms with a database backend, as named on the CLI and in `algorithms/<name>/`.

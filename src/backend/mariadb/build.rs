@@ -133,13 +133,29 @@ pub(super) fn build(b: &mut MariaDb, args: &Params) -> Result<BuildReport> {
         &format!("DROP INDEX IF EXISTS {INDEX_NAME} ON {qt}"),
         "dropping the previous vector index",
     )?;
+    let limit = b.build_timeout.map_or(String::new(), |t| {
+        format!(
+            "SET STATEMENT max_statement_time = {:.3} FOR ",
+            t.as_secs_f64()
+        )
+    });
     let sql = format!(
-        "ALTER TABLE {qt} ADD VECTOR INDEX {INDEX_NAME} (v) M={} DISTANCE={}",
+        "{limit}ALTER TABLE {qt} ADD VECTOR INDEX {INDEX_NAME} (v) M={} DISTANCE={}",
         args.m,
         distance_name(l.spec.metric)
     );
     let t0 = Instant::now();
-    b.exec(&sql, "building the vector index")?;
+    b.conn
+        .query_drop(&sql)
+        .map_err(|e| match (&e, b.build_timeout) {
+            (mysql::Error::MySqlError(m), Some(t)) if m.code == 1969 => Error::Backend(format!(
+                "mariadb: the index build (M={}) took longer than the build timeout of {:.0} s and \
+             was stopped; raise --timeout or choose a smaller M",
+                args.m,
+                t.as_secs_f64()
+            )),
+            _ => sql_err(e, "building the vector index"),
+        })?;
     let seconds = t0.elapsed().as_secs_f64();
     if b.conn.warnings() > 0 {
         let w: Vec<(String, u32, String)> = b

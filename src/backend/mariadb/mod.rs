@@ -66,6 +66,8 @@ pub struct MariaDb {
     pub load_method: LoadMethod,
     /// Connections used by [`Backend::load`].
     pub load_connections: usize,
+    /// Longest one index build may take (`max_statement_time` on the build statement).
+    pub build_timeout: Option<std::time::Duration>,
     loaded: Option<Loaded>,
 }
 
@@ -95,6 +97,7 @@ impl MariaDb {
                 .or_else(|| std::env::var_os("ANNBENCH_MARIADB_DATADIR").map(PathBuf::from)),
             load_method: LoadMethod::default(),
             load_connections: opts.load_connections.unwrap_or(1).max(1),
+            build_timeout: opts.build_timeout,
             loaded: None,
         })
     }
@@ -323,7 +326,16 @@ fn distance_name(metric: Metric) -> &'static str {
 pub(crate) fn sql_err(e: mysql::Error, what: &str) -> Error {
     let lost = match &e {
         mysql::Error::MySqlError(m) => matches!(m.code, 1053 | 1077 | 1152 | 1927 | 2006 | 2013),
-        other => other.is_connectivity_error(),
+        mysql::Error::IoError(_) | mysql::Error::CodecError(_) => true,
+        mysql::Error::DriverError(d) => matches!(
+            d,
+            mysql::DriverError::ConnectTimeout
+                | mysql::DriverError::CouldNotConnect(_)
+                | mysql::DriverError::PacketOutOfSync
+                | mysql::DriverError::UnexpectedPacket
+                | mysql::DriverError::Timeout
+        ),
+        _ => false,
     };
     if lost {
         Error::Server(format!(
@@ -342,8 +354,13 @@ mod tests {
     fn lost_connections_are_server_errors() {
         let reset = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset");
         let e = sql_err(mysql::Error::IoError(reset), "running a query");
-        assert!(matches!(&e, Error::Server(m) if m.contains("running a query")), "{e:?}");
-        let gone = mysql::Error::DriverError(mysql::DriverError::ConnectionClosed);
+        assert!(
+            matches!(&e, Error::Server(m) if m.contains("running a query")),
+            "{e:?}"
+        );
+        let gone = mysql::Error::DriverError(mysql::DriverError::PacketOutOfSync);
         assert!(matches!(sql_err(gone, "x"), Error::Server(_)));
+        let ours = mysql::Error::DriverError(mysql::DriverError::MixedParams);
+        assert!(matches!(sql_err(ours, "x"), Error::Backend(_)));
     }
 }

@@ -55,6 +55,8 @@ pub struct PgVector {
     pub load_method: LoadMethod,
     /// Connections used by [`Backend::load`].
     pub load_connections: usize,
+    /// Longest one index build may take (`statement_timeout` on the build statement).
+    pub build_timeout: Option<std::time::Duration>,
     loaded: Option<Loaded>,
 }
 
@@ -112,6 +114,7 @@ impl PgVector {
             notices,
             load_method: LoadMethod::default(),
             load_connections: opts.load_connections.unwrap_or(1).max(1),
+            build_timeout: opts.build_timeout,
             loaded: None,
         })
     }
