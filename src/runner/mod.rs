@@ -52,7 +52,7 @@ impl Default for SweepOptions {
     fn default() -> Self {
         SweepOptions {
             dataset: String::new(),
-            data_dir: PathBuf::from("data"),
+            data_dir: crate::dataset::default_data_dir(),
             algorithms: Vec::new(),
             config_files: Vec::new(),
             build_overrides: Vec::new(),
