@@ -2,6 +2,7 @@
 //! point (and client count) against it; write each point as soon as it is measured, so a
 //! killed sweep resumes where it stopped and loses nothing.
 
+mod build;
 mod data;
 pub mod measure;
 pub mod point;
