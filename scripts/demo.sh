@@ -22,7 +22,8 @@ dataset=glove-twitter-25-angular
 log "sweep on $dataset (results in results/)"
 "$annbench" run --dataset "$dataset" \
   --algorithm mariadb --algorithm pgvector --algorithm pgvector_halfvec \
-  --build M=8,16 --query ef_search=10,20,40,80,120,200 "$@"
+  --config scripts/demo-grids/mariadb.yml --config scripts/demo-grids/pgvector.yml \
+  --config scripts/demo-grids/pgvector_halfvec.yml "$@"
 
 log "best QPS at recall"
 "$annbench" table --dataset "$dataset"

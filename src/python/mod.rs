@@ -1,1 +1,28 @@
-//! The PyO3 layer only: thin wrappers over the library API (feature `python`).
+//! The PyO3 layer only: thin wrappers over the library API (feature `python`), compiled
+//! into the `annbench._annbench` extension module. The Python package (`python/annbench/`)
+//! re-exports these and adds plotting and DataFrame helpers.
+//!
+//! Rules kept here: long work runs inside `py.detach` (GIL released); arrays go to numpy
+//! without copying; every library error goes through [`errors::to_py`].
+
+mod cli;
+mod errors;
+
+use pyo3::prelude::*;
+
+/// Rust core of annbench: datasets, sweeps and reports. Use the `annbench` package.
+#[pymodule]
+#[pyo3(name = "_annbench")]
+fn annbench_ext(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("AnnbenchError", py.get_type::<errors::AnnbenchError>())?;
+    m.add("DatasetError", py.get_type::<errors::DatasetError>())?;
+    m.add("ConfigError", py.get_type::<errors::ConfigError>())?;
+    m.add("ServerError", py.get_type::<errors::ServerError>())?;
+    m.add("BackendError", py.get_type::<errors::BackendError>())?;
+    m.add("ResultsError", py.get_type::<errors::ResultsError>())?;
+    m.add("IoError", errors::io_error_type(py)?)?;
+    m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,46 @@
+"""The ``annbench`` console command.
+
+``annbench plot ...`` is handled here in Python (with :mod:`annbench.plot`); every other
+subcommand runs the Rust command line in-process, so output, errors and exit codes are the
+same as the standalone binary's.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Sequence
+
+from ._annbench import cli_main
+
+PLOT_HELP = "  plot      Plot stored results as PNG or SVG (see 'annbench plot --help')"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs ``annbench`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "plot":
+        from .plot_cli import plot_main
+
+        return plot_main(args[1:])
+    _restore_default_signals()
+    sys.stdout.flush()
+    status = cli_main(["annbench", *args])
+    if status == 0 and args in (["-h"], ["--help"], ["help"]):
+        print(f"\nPython-only command:\n{PLOT_HELP}")
+    return status
+
+
+def _restore_default_signals() -> None:
+    """Python turns SIGINT into KeyboardInterrupt only when Python code runs, which it does
+    not during a sweep: restore the default so Ctrl-C stops the process at once (every
+    point measured so far is already on disk). Default SIGPIPE lets ``annbench export |
+    head`` end quietly, as the binary does."""
+    if hasattr(signal, "SIGINT"):
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,127 @@
+"""DataFrame helpers shared by the API and the plots: the column order of result rows,
+the series a point belongs to, and Pareto frontiers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+#: Columns of :func:`annbench.results`, in order; ``param_*`` columns follow.
+RESULT_COLUMNS: tuple[str, ...] = (
+    "dataset",
+    "count",
+    "algorithm",
+    "label",
+    "clients",
+    "name",
+    "recall",
+    "epsilon_recall",
+    "qps",
+    "qps_min",
+    "qps_max",
+    "latency_mean",
+    "latency_p50",
+    "latency_p95",
+    "latency_p99",
+    "latency_p999",
+    "build_seconds",
+    "load_seconds",
+    "index_size_bytes",
+    "table_size_bytes",
+)
+
+#: Columns that identify one curve in a plot or one frontier: the same algorithm, run label
+#: and client count.
+SERIES_COLUMNS: tuple[str, ...] = ("algorithm", "label", "clients")
+
+
+def rows_to_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """A DataFrame from result rows (dicts), with :data:`RESULT_COLUMNS` first (missing ones
+    filled with NA so an empty store still has the schema) and ``param_*`` after, sorted."""
+    frame = pd.DataFrame.from_records(list(rows))
+    params = sorted(c for c in frame.columns if str(c).startswith("param_"))
+    extra = [c for c in frame.columns if c not in RESULT_COLUMNS and c not in params]
+    for column in RESULT_COLUMNS:
+        if column not in frame.columns:
+            frame[column] = pd.NA
+    ordered: pd.DataFrame = frame[list(RESULT_COLUMNS) + params + extra]
+    return ordered
+
+
+def param_columns(df: pd.DataFrame) -> list[str]:
+    """The ``param_*`` columns of ``df``, in frame order."""
+    return [c for c in df.columns if str(c).startswith("param_")]
+
+
+def series_columns(df: pd.DataFrame) -> list[str]:
+    """The :data:`SERIES_COLUMNS` present in ``df``."""
+    return [c for c in SERIES_COLUMNS if c in df.columns]
+
+
+def series_name(key: Sequence[Any], columns: Sequence[str], varying: Sequence[str]) -> str:
+    """Legend text for one series: the algorithm, then the label and client count when they
+    vary across the frame (``mariadb [11.8], 4 clients``)."""
+    values = dict(zip(columns, key))
+    text = str(values.get("algorithm", "points"))
+    label = values.get("label")
+    if "label" in varying and label is not None and not pd.isna(label):
+        text += f" [{label}]"
+    if "clients" in varying and "clients" in values:
+        n = values["clients"]
+        text += f", {n} client" + ("" if n == 1 else "s")
+    return text
+
+
+def iter_series(df: pd.DataFrame) -> Iterable[tuple[str, pd.DataFrame]]:
+    """``(legend text, rows)`` for each series of ``df``, in a stable order."""
+    columns = series_columns(df)
+    if not columns:
+        yield "points", df
+        return
+    varying = [c for c in columns if df[c].nunique(dropna=False) > 1]
+    for key, group in df.groupby(columns, dropna=False, sort=True):
+        key_tuple = key if isinstance(key, tuple) else (key,)
+        yield series_name(key_tuple, columns, varying), group
+
+
+def frontier(
+    df: pd.DataFrame,
+    x: str = "recall",
+    y: str = "qps",
+    *,
+    lower_is_better: bool = False,
+) -> pd.DataFrame:
+    """The Pareto frontier of one series: walking from the highest ``x`` down, keep each
+    point whose ``y`` beats every point with a higher ``x``. ``y`` is "better" when larger,
+    or smaller with ``lower_is_better`` (build time, index size). Rows with a missing ``x``
+    or ``y`` are ignored. Returned sorted by ``x`` ascending."""
+    rows = df.dropna(subset=[x, y])
+    rows = rows.sort_values([x, y], ascending=[False, lower_is_better], kind="mergesort")
+    keep: list[Any] = []
+    best: float | None = None
+    for index, value in zip(rows.index, rows[y]):
+        v = float(value)
+        if best is None or (v < best if lower_is_better else v > best):
+            keep.append(index)
+            best = v
+    kept: pd.DataFrame = rows.loc[keep].sort_values(x, kind="mergesort")
+    return kept
+
+
+def pareto(
+    df: pd.DataFrame,
+    x: str = "recall",
+    y: str = "qps",
+    *,
+    lower_is_better: bool = False,
+) -> pd.DataFrame:
+    """Pareto-optimal rows of ``df`` per series (algorithm, label, clients): the points a
+    QPS-vs-recall plot draws as lines. Columns are kept; rows are sorted by series then
+    ``x``."""
+    parts = [frontier(group, x, y, lower_is_better=lower_is_better) for _, group in iter_series(df)]
+    if not parts:
+        none: pd.DataFrame = df.iloc[0:0]
+        return none
+    return pd.concat(parts)

@@ -1,0 +1,305 @@
+"""Plots of result DataFrames (from :func:`annbench.results` / :func:`annbench.compare`).
+
+Every function returns a :class:`matplotlib.figure.Figure` built without pyplot (safe with
+the Agg backend, in scripts, servers and notebooks alike) and, given ``path``, saves it as
+PNG or SVG by the extension. The image is exactly ``figsize * dpi`` pixels (no tight
+bounding box), so sizes are predictable for reports.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any, Union
+
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, NullFormatter
+
+from ._annbench import ConfigError, ResultsError
+from .frames import frontier, iter_series, param_columns
+
+PathLike = Union[str, "os.PathLike[str]"]
+FIGSIZE: tuple[float, float] = (8.0, 5.5)
+DPI = 100
+FORMATS = (".png", ".svg")
+
+
+def qps_recall(
+    df: pd.DataFrame,
+    path: PathLike | None = None,
+    raw: bool = False,
+    *,
+    title: str | None = None,
+    figsize: tuple[float, float] = FIGSIZE,
+    dpi: int = DPI,
+) -> Figure:
+    """Queries per second (log scale) against recall: the Pareto frontier of each algorithm
+    (per label and client count), and with ``raw=True`` every measured point, faded."""
+    _require(df, ["recall", "qps"], "qps_recall")
+    return _frontier_plot(
+        df,
+        "qps",
+        ylabel="Queries per second (1/s)",
+        what="QPS",
+        lower_is_better=False,
+        raw=raw,
+        title=title,
+        path=path,
+        figsize=figsize,
+        dpi=dpi,
+    )
+
+
+def build_time_recall(
+    df: pd.DataFrame,
+    path: PathLike | None = None,
+    raw: bool = True,
+    *,
+    title: str | None = None,
+    figsize: tuple[float, float] = FIGSIZE,
+    dpi: int = DPI,
+) -> Figure:
+    """Index build seconds (isecs, the build alone, not the load; log scale) against recall:
+    per algorithm, the cheapest build that reaches each recall, and the raw points."""
+    _require(df, ["recall", "build_seconds"], "build_time_recall")
+    return _frontier_plot(
+        df,
+        "build_seconds",
+        ylabel="Index build time (s)",
+        what="Build time",
+        lower_is_better=True,
+        raw=raw,
+        title=title,
+        path=path,
+        figsize=figsize,
+        dpi=dpi,
+    )
+
+
+def index_size_recall(
+    df: pd.DataFrame,
+    path: PathLike | None = None,
+    raw: bool = True,
+    *,
+    title: str | None = None,
+    figsize: tuple[float, float] = FIGSIZE,
+    dpi: int = DPI,
+) -> Figure:
+    """Index size on the server (MiB, log scale) against recall: per algorithm, the smallest
+    index that reaches each recall, and the raw points."""
+    _require(df, ["recall", "index_size_bytes"], "index_size_recall")
+    data = df.assign(index_size_mib=pd.to_numeric(df["index_size_bytes"]) / 2**20)
+    return _frontier_plot(
+        data,
+        "index_size_mib",
+        ylabel="Index size (MiB)",
+        what="Index size",
+        lower_is_better=True,
+        raw=raw,
+        title=title,
+        path=path,
+        figsize=figsize,
+        dpi=dpi,
+    )
+
+
+def qps_clients(
+    df: pd.DataFrame,
+    path: PathLike | None = None,
+    *,
+    recall: float | None = None,
+    title: str | None = None,
+    figsize: tuple[float, float] = FIGSIZE,
+    dpi: int = DPI,
+) -> Figure:
+    """Measured throughput against the number of concurrent clients.
+
+    Without ``recall``: one line per algorithm and fixed parameter set (the classic
+    "clients | QPS" table), for parameter sets measured at two or more client counts.
+    With ``recall``: one line per algorithm, the best QPS among points whose recall is
+    ``>= recall`` at each client count."""
+    _require(df, ["clients", "qps"], "qps_clients")
+    fig, ax = _figure(figsize, dpi)
+    lines = _best_at_recall(df, recall) if recall is not None else _fixed_params(df)
+    for name, rows in lines:
+        rows = rows.sort_values("clients")
+        ax.plot(rows["clients"], rows["qps"], marker="o", label=name)
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("Concurrent clients")
+    ax.set_ylabel("Queries per second (1/s)")
+    suffix = f" at recall >= {recall:g}" if recall is not None else ""
+    _finish(fig, ax, title or _default_title(df, "Throughput vs clients" + suffix), path)
+    return fig
+
+
+def relative_qps(
+    df: pd.DataFrame,
+    path: PathLike | None = None,
+    *,
+    title: str | None = None,
+    figsize: tuple[float, float] = FIGSIZE,
+    dpi: int = DPI,
+) -> Figure:
+    """Horizontal bars of relative QPS (``me / base``) from :func:`annbench.compare`, one per
+    matched pair (parameters, or recall threshold), coloured by algorithm; the line at 1.0
+    is parity. Pairs without a ratio (a side never reached the threshold) are left out."""
+    ratio = next((c for c in ("ratio", "relative_qps") if c in df.columns), None)
+    if ratio is None:
+        raise ConfigError("relative_qps needs a 'ratio' column: pass annbench.compare(...)")
+    df = df[pd.to_numeric(df[ratio]).notna()]
+    if df.empty:
+        raise ResultsError("relative_qps: the comparison has no matched points with a ratio")
+    fig, ax = _figure(figsize, dpi)
+    labels = _point_labels(df)
+    algorithms = df["algorithm"] if "algorithm" in df.columns else pd.Series(["all"] * len(df))
+    colours = {a: f"C{i}" for i, a in enumerate(pd.unique(algorithms))}
+    positions = list(range(len(df)))
+    ax.barh(positions, df[ratio], color=[colours[a] for a in algorithms])
+    ax.set_yticks(positions, labels, fontsize="small")
+    ax.invert_yaxis()
+    ax.axvline(1.0, color="black", linewidth=1)
+    handles = [Patch(color=c, label=str(a)) for a, c in colours.items()]
+    ax.legend(handles=handles, fontsize="small")
+    ax.set_xlim(left=0)
+    ax.set_xlabel("Relative QPS (me / base)")
+    _finish(fig, ax, title or _default_title(df, "Relative QPS"), path)
+    return fig
+
+
+def save(fig: Figure, path: PathLike) -> None:
+    """Saves ``fig`` as PNG or SVG, chosen by ``path``'s extension, at the figure's dpi."""
+    suffix = os.path.splitext(os.fspath(path))[1].lower()
+    if suffix not in FORMATS:
+        raise ConfigError(
+            f"cannot save a plot as '{os.fspath(path)}': use a .png or .svg file name"
+        )
+    fig.savefig(path, format=suffix[1:], dpi=fig.get_dpi())
+
+
+def _frontier_plot(
+    df: pd.DataFrame,
+    y: str,
+    *,
+    ylabel: str,
+    what: str,
+    lower_is_better: bool,
+    raw: bool,
+    title: str | None,
+    path: PathLike | None,
+    figsize: tuple[float, float],
+    dpi: int,
+) -> Figure:
+    fig, ax = _figure(figsize, dpi)
+    data = df.assign(**{y: pd.to_numeric(df[y]), "recall": pd.to_numeric(df["recall"])})
+    for i, (name, rows) in enumerate(iter_series(data)):
+        colour = f"C{i % 10}"
+        front = frontier(rows, "recall", y, lower_is_better=lower_is_better)
+        ax.plot(front["recall"], front[y], marker="o", color=colour, label=name)
+        if raw:
+            ax.scatter(rows["recall"], rows[y], color=colour, alpha=0.25, s=14)
+    ax.set_yscale("log")
+    ax.set_xlabel("Recall")
+    ax.set_ylabel(ylabel)
+    _finish(fig, ax, title or _default_title(df, f"{what} vs recall"), path)
+    return fig
+
+
+def _fixed_params(df: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    params = param_columns(df)
+    keys = [c for c in ("algorithm", "label") if c in df.columns] + params
+    lines = []
+    for key, rows in df.groupby(keys, dropna=False, sort=False) if keys else [((), df)]:
+        if rows["clients"].nunique() < 2:
+            continue
+        values: dict[str, Any] = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        desc = ", ".join(f"{c[6:].lower()}={values[c]}" for c in params if _present(values[c]))
+        lines.append((f"{_line_name(values)}({desc})", rows))
+    if not lines:
+        raise ResultsError(
+            "qps_clients: no parameter set was measured at two or more client counts; "
+            "run with --clients 1,2,4,8 or pass recall= to compare the best QPS at a recall"
+        )
+    return lines
+
+
+def _best_at_recall(df: pd.DataFrame, recall: float) -> list[tuple[str, pd.DataFrame]]:
+    hits = df[pd.to_numeric(df["recall"]) >= recall]
+    keys = [c for c in ("algorithm", "label") if c in df.columns]
+    lines = []
+    for key, rows in hits.groupby(keys, dropna=False, sort=True) if keys else [((), hits)]:
+        best = rows.sort_values("qps", kind="mergesort").groupby("clients").tail(1)
+        values = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        lines.append((_line_name(values), best))
+    if not lines:
+        raise ResultsError(f"qps_clients: no point reaches recall >= {recall:g}")
+    return lines
+
+
+def _line_name(values: dict[str, Any]) -> str:
+    name = str(values.get("algorithm", "points"))
+    label = values.get("label")
+    return f"{name} [{label}]" if _present(label) else name
+
+
+def _present(value: Any) -> bool:
+    """False for None, NaN and pd.NA (missing values in a frame)."""
+    return value is not None and not bool(pd.isna(value))
+
+
+def _point_labels(df: pd.DataFrame) -> list[str]:
+    """Bar labels: the parameters for a parameter match, the threshold for a recall match,
+    plus the client count when it varies."""
+    many_clients = "clients" in df.columns and df["clients"].nunique() > 1
+    labels = []
+    for index, row in df.iterrows():
+        if row.get("match") == "recall" and _present(row.get("recall_threshold")):
+            text = f"{row.get('algorithm', '')} recall >= {float(row['recall_threshold']):g}"
+        else:
+            names = [row.get(c) for c in ("me_name", "base_name", "name")]
+            text = str(next((n for n in names if _present(n)), index))
+        if many_clients:
+            text += f", {row['clients']} clients"
+        labels.append(text)
+    return labels
+
+
+def _require(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ConfigError(
+            f"{what} needs the column(s) {', '.join(missing)}: pass annbench.results(...)"
+        )
+    if df.dropna(subset=list(columns)).empty:
+        raise ResultsError(
+            f"{what}: no result rows with {', '.join(columns)} to plot; run a sweep first "
+            "(annbench run ...) or check the dataset, count and results directory"
+        )
+
+
+def _figure(figsize: tuple[float, float], dpi: int) -> tuple[Figure, Axes]:
+    fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def _default_title(df: pd.DataFrame, what: str) -> str:
+    parts: list[Any] = []
+    for column in ("dataset", "count"):
+        if column in df.columns:
+            values = pd.unique(df[column].dropna())
+            if len(values) == 1:
+                parts.append(f"k={values[0]}" if column == "count" else values[0])
+    return f"{what} ({', '.join(map(str, parts))})" if parts else what
+
+
+def _finish(fig: Figure, ax: Axes, title: str, path: PathLike | None) -> None:
+    ax.set_title(title)
+    ax.grid(True, which="major", alpha=0.3)
+    if ax.get_legend() is None and ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize="small")
+    if path is not None:
+        save(fig, path)

@@ -1,0 +1,109 @@
+"""Reports over the result store as pandas DataFrames. The rows come from the Rust report
+module's JSON export, so the numbers are exactly those of ``annbench table/export/compare``."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import Union
+
+import pandas as pd
+
+from . import _annbench
+from .frames import rows_to_frame
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: Recall thresholds of the best-QPS-at-recall table when none are given.
+DEFAULT_RECALLS: tuple[float, ...] = (1.0, 0.99, 0.98, 0.97, 0.96, 0.95)
+
+__all__ = ["DEFAULT_RECALLS", "build_table", "clients_table", "compare", "results", "table"]
+
+
+def _dir(path: PathLike | None) -> str | None:
+    return None if path is None else os.fspath(path)
+
+
+def results(
+    dataset: PathLike,
+    count: int = 10,
+    results: PathLike = "results",
+    data_dir: PathLike | None = None,
+) -> pd.DataFrame:
+    """Every stored point of ``dataset`` at ``count`` neighbours, one row each: identity
+    (dataset, count, algorithm, label, clients, name), recall, epsilon_recall, qps (best
+    pass) with qps_min/qps_max over the passes, latency mean and percentiles (seconds),
+    build_seconds (index build alone), load_seconds, index and table sizes (bytes), then
+    one ``param_<name>`` column per build or query parameter. ann-benchmarks result files
+    in the same directory are included."""
+    text = _annbench.export_json(os.fspath(dataset), count, os.fspath(results), _dir(data_dir))
+    return rows_to_frame(json.loads(text))
+
+
+def table(
+    dataset: PathLike,
+    count: int = 10,
+    recall: Sequence[float] = DEFAULT_RECALLS,
+    *,
+    base: str | None = None,
+    results: PathLike = "results",
+    data_dir: PathLike | None = None,
+) -> pd.DataFrame:
+    """Best QPS at each recall threshold (recall >= threshold, exactly), per algorithm,
+    label and client count: recall_threshold, algorithm, label, clients, reached, name,
+    recall, qps, build_seconds, index_mb, best_recall, and vs_base (QPS ratio to the
+    ``base`` algorithm at the same threshold) when ``base`` is given. A series that never
+    reaches a threshold has a row with ``reached`` False."""
+    text = _annbench.table_json(
+        os.fspath(dataset), count, list(recall), base, os.fspath(results), _dir(data_dir)
+    )
+    return pd.DataFrame.from_records(json.loads(text))
+
+
+def compare(
+    base: str,
+    me: str,
+    dataset: PathLike,
+    count: int = 10,
+    recall: Sequence[float] = DEFAULT_RECALLS,
+    *,
+    results: PathLike = "results",
+    data_dir: PathLike | None = None,
+) -> pd.DataFrame:
+    """Relative QPS of the run labelled ``me`` against the run labelled ``base``: one row
+    per matched pair (``match`` is ``params`` for the same algorithm, parameters and
+    clients, ``recall`` for each side's best QPS at a recall threshold), with base/me names,
+    recalls and QPS and ``ratio`` = me_qps / base_qps. The summary statistics of the ratios
+    (n, min, max, mean, median, stddev per match kind) are in ``df.attrs["summary"]``."""
+    text = _annbench.compare_json(
+        base, me, os.fspath(dataset), count, list(recall), os.fspath(results), _dir(data_dir)
+    )
+    parsed = json.loads(text)
+    frame = pd.DataFrame.from_records(parsed["pairs"])
+    frame.attrs["summary"] = pd.DataFrame.from_records(parsed["summary"])
+    return frame
+
+
+def build_table(
+    dataset: PathLike,
+    count: int = 10,
+    results: PathLike = "results",
+    data_dir: PathLike | None = None,
+) -> pd.DataFrame:
+    """One row per built index: algorithm, label, name, m, ef_construction, build_seconds,
+    index_mb, table_mb (MB = 10^6 bytes), load_seconds."""
+    text = _annbench.build_json(os.fspath(dataset), count, os.fspath(results), _dir(data_dir))
+    return pd.DataFrame.from_records(json.loads(text))
+
+
+def clients_table(
+    dataset: PathLike,
+    count: int = 10,
+    results: PathLike = "results",
+    data_dir: PathLike | None = None,
+) -> pd.DataFrame:
+    """QPS vs concurrent clients at fixed parameters (the classic "clients | QPS" table):
+    algorithm, label, name, clients, qps, latency_p50, latency_p99, recall, scaling, ..."""
+    text = _annbench.clients_json(os.fspath(dataset), count, os.fspath(results), _dir(data_dir))
+    return pd.DataFrame.from_records(json.loads(text))

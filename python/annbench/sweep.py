@@ -1,0 +1,162 @@
+"""``annbench.run``: a sweep of build and query parameters, as ``annbench run`` does it,
+with progress bars in notebooks and terminals, returning the measured points."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Union
+
+import pandas as pd
+
+from . import _annbench
+from .frames import rows_to_frame
+
+PathLike = Union[str, "os.PathLike[str]"]
+Grid = Union[Mapping[str, Union[Any, Sequence[Any]]], Sequence[str], str, None]
+Callback = Callable[[dict[str, Any]], None]
+
+__all__ = ["run"]
+
+
+def run(
+    dataset: PathLike,
+    algorithms: str | Sequence[str],
+    *,
+    config: PathLike | Sequence[PathLike] | None = None,
+    build: Grid = None,
+    query: Grid = None,
+    count: int = 10,
+    runs: int = 3,
+    clients: int | Iterable[int] = (1,),
+    results: PathLike = "results",
+    data_dir: PathLike | None = None,
+    force: bool = False,
+    label: str | None = None,
+    mariadb: str | None = None,
+    postgres: str | None = None,
+    timeout: float | None = None,
+    progress: bool | Callback = True,
+) -> pd.DataFrame:
+    """Runs a sweep and returns one row per point of the grid (measured now, or already
+    stored and skipped unless ``force``), with the columns of :func:`annbench.results`.
+
+    ``algorithms``: ``mariadb``, ``pgvector``, ``pgvector_halfvec`` (one or a list).
+    ``config``: YAML grid file(s) replacing an algorithm's built-in grid. ``build`` /
+    ``query`` narrow the grid like ``--build`` / ``--query``: ``{"M": [8, 16]}`` or
+    ``["M=8,16"]``. ``clients``: concurrent connections, e.g. ``(1, 2, 4)``. Server URLs
+    default to ``$ANNBENCH_MARIADB_URL`` / ``$ANNBENCH_POSTGRES_URL`` and the servers that
+    ``scripts/databases.sh`` started. ``timeout``: longest index build, in seconds.
+    ``progress``: tqdm bars (True), nothing (False), or a callable given each event dict.
+
+    The GIL is released while the sweep runs. Ctrl-C (KeyboardInterrupt) stops it at the
+    next check (within about 0.1 s); every point measured before stays stored."""
+    names = [algorithms] if isinstance(algorithms, str) else list(algorithms)
+    configs = _paths(config)
+    client_counts = [clients] if isinstance(clients, int) else list(clients)
+    bars = _Bars() if progress is True else None
+    callback: Callback | None = bars if bars is not None else (progress or None)  # type: ignore[assignment]
+    try:
+        text = _annbench.run_sweep(
+            os.fspath(dataset),
+            names,
+            configs,
+            _overrides(build, "build"),
+            _overrides(query, "query"),
+            count,
+            runs,
+            client_counts,
+            os.fspath(results),
+            None if data_dir is None else os.fspath(data_dir),
+            force,
+            label,
+            mariadb,
+            postgres,
+            timeout,
+            callback,
+        )
+    finally:
+        if bars is not None:
+            bars.close()
+    return rows_to_frame(json.loads(text))
+
+
+def _paths(config: PathLike | Sequence[PathLike] | None) -> list[str]:
+    if config is None:
+        return []
+    if isinstance(config, (str, os.PathLike)):
+        return [os.fspath(config)]
+    return [os.fspath(c) for c in config]
+
+
+def _overrides(grid: Grid, what: str) -> list[str]:
+    """``{"M": [8, 16], "ef": 40}`` or ``["M=8,16"]`` -> ``["M=8,16", "ef=40"]``."""
+    if grid is None:
+        return []
+    if isinstance(grid, str):
+        return [grid]
+    if isinstance(grid, Mapping):
+        out = []
+        for key, values in grid.items():
+            seq = values if isinstance(values, (list, tuple, range)) else [values]
+            out.append(f"{key}={','.join(_value(v) for v in seq)}")
+        return out
+    if all(isinstance(item, str) for item in grid):
+        return list(grid)
+    raise _annbench.ConfigError(
+        f"{what}= must be a dict like {{'M': [8, 16]}} or strings like 'M=8,16'"
+    )
+
+
+def _value(v: object) -> str:
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
+class _Bars:
+    """tqdm bars driven by sweep events: one over the points of the sweep, one over the
+    queries of the current point; warnings are printed above the bars."""
+
+    def __init__(self) -> None:
+        from tqdm.auto import tqdm
+
+        self._tqdm = tqdm
+        self.points = tqdm(total=0, desc="points", unit="pt", position=0)
+        self.queries: Any = None
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        kind = event["kind"]
+        if kind == "algorithm_started":
+            self.points.total = (self.points.total or 0) + event["points"]
+            self.points.refresh()
+        elif kind in ("load_started", "build_started", "ground_truth"):
+            what = {
+                "load_started": "loading",
+                "build_started": "building index",
+                "ground_truth": "computing ground truth",
+            }[kind]
+            detail = event.get("build_args") or event.get("algorithm") or ""
+            self.points.set_postfix_str(f"{what} {detail}".strip())
+        elif kind == "point_started":
+            self._close_queries()
+            total = event["queries"] * (event["runs"] + 1)
+            desc = f"{event['algorithm']}({event['build_args']}, {event['query_args']})"
+            self.queries = self._tqdm(total=total, desc=desc, unit="q", leave=False, position=1)
+        elif kind == "queries_done" and self.queries is not None:
+            self.queries.update(event["done"] - self.queries.n)
+        elif kind in ("point_finished", "point_skipped"):
+            self._close_queries()
+            self.points.update(1)
+            if kind == "point_finished":
+                self.points.set_postfix_str(f"recall {event['recall']:.3f}, {event['qps']:.0f} QPS")
+        elif kind == "warning":
+            self._tqdm.write(f"warning: {event['message']}")
+
+    def _close_queries(self) -> None:
+        if self.queries is not None:
+            self.queries.close()
+            self.queries = None
+
+    def close(self) -> None:
+        self._close_queries()
+        self.points.close()

@@ -1,0 +1,86 @@
+//! Sweep events as plain dicts for the Python progress callback: `{"kind": "point_started",
+//! ...}`. Parameters are given as their `a=1, b=2` description (as in point names).
+
+use crate::params::{Params, describe};
+use crate::results::PointResult;
+use crate::runner::Event;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::Path;
+
+/// The dict for one event; `kind` is the snake_case event name.
+pub fn to_dict<'py>(py: Python<'py>, event: &Event<'_>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    match event {
+        Event::GroundTruth { queries, k } => {
+            d.set_item("kind", "ground_truth")?;
+            d.set_item("queries", queries)?;
+            d.set_item("k", k)?;
+        }
+        Event::AlgorithmStarted { algorithm, builds, points } => {
+            d.set_item("kind", "algorithm_started")?;
+            d.set_item("algorithm", algorithm)?;
+            d.set_item("builds", builds)?;
+            d.set_item("points", points)?;
+        }
+        Event::LoadStarted { algorithm, rows } => {
+            d.set_item("kind", "load_started")?;
+            d.set_item("algorithm", algorithm)?;
+            d.set_item("rows", rows)?;
+        }
+        Event::LoadFinished { algorithm, report } => {
+            d.set_item("kind", "load_finished")?;
+            d.set_item("algorithm", algorithm)?;
+            d.set_item("seconds", report.seconds)?;
+            d.set_item("rows", report.rows)?;
+            d.set_item("reused", report.reused)?;
+            d.set_item("method", &report.method)?;
+        }
+        Event::BuildStarted { algorithm, build_args } => {
+            build(&d, "build_started", algorithm, build_args)?;
+        }
+        Event::BuildFinished { algorithm, build_args, report } => {
+            build(&d, "build_finished", algorithm, build_args)?;
+            d.set_item("seconds", report.seconds)?;
+            d.set_item("index_size_bytes", report.index_size_bytes)?;
+            d.set_item("notices", &report.notices)?;
+        }
+        Event::BuildSkipped { algorithm, build_args } => {
+            build(&d, "build_skipped", algorithm, build_args)?;
+        }
+        Event::PointStarted { algorithm, build_args, query_args, clients, queries, runs } => {
+            build(&d, "point_started", algorithm, build_args)?;
+            d.set_item("query_args", describe(query_args))?;
+            d.set_item("clients", clients)?;
+            d.set_item("queries", queries)?;
+            d.set_item("runs", runs)?;
+        }
+        Event::QueriesDone { done, total } => {
+            d.set_item("kind", "queries_done")?;
+            d.set_item("done", done)?;
+            d.set_item("total", total)?;
+        }
+        Event::PointFinished { point, path } => point_item(&d, "point_finished", point, path)?,
+        Event::PointSkipped { point, path } => point_item(&d, "point_skipped", point, path)?,
+        Event::Warning(text) => {
+            d.set_item("kind", "warning")?;
+            d.set_item("message", text)?;
+        }
+    }
+    Ok(d)
+}
+
+fn build(d: &Bound<'_, PyDict>, kind: &str, algorithm: &str, args: &Params) -> PyResult<()> {
+    d.set_item("kind", kind)?;
+    d.set_item("algorithm", algorithm)?;
+    d.set_item("build_args", describe(args))
+}
+
+fn point_item(d: &Bound<'_, PyDict>, kind: &str, p: &PointResult, path: &Path) -> PyResult<()> {
+    build(d, kind, &p.algorithm, &p.build_args)?;
+    d.set_item("query_args", describe(&p.query_args))?;
+    d.set_item("clients", p.clients)?;
+    d.set_item("recall", p.metrics.recall)?;
+    d.set_item("qps", p.metrics.qps)?;
+    d.set_item("path", path)
+}

@@ -1,0 +1,144 @@
+//! Reports over the result store, returned as JSON records (the report module's own JSON
+//! rendering), which the package turns into DataFrames. One loader, five reports.
+
+use super::errors::IntoPyResult;
+use crate::report::{self, render};
+use crate::results::{self, PointResult};
+use pyo3::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// The store key of a dataset argument: a name as given, or a file's stem.
+fn dataset_key(dataset: &str) -> String {
+    let path = Path::new(dataset);
+    if dataset.ends_with(".hdf5") || dataset.ends_with(".h5") || dataset.contains('/') {
+        path.file_stem()
+            .map_or_else(|| dataset.to_owned(), |s| s.to_string_lossy().into_owned())
+    } else {
+        dataset.to_owned()
+    }
+}
+
+fn load(
+    dataset: &str,
+    count: usize,
+    results_dir: &Path,
+    data_dir: Option<PathBuf>,
+) -> crate::Result<Vec<PointResult>> {
+    let data_dir = data_dir.unwrap_or_else(crate::dataset::default_data_dir);
+    results::load_points(results_dir, &dataset_key(dataset), count, &data_dir)
+}
+
+fn records(table: &render::Table) -> crate::Result<String> {
+    render::to_json(table)
+}
+
+/// Every stored point of (`dataset`, `count`) with every metric, one `param_*` column per
+/// parameter: the rows of `annbench.results()`.
+#[pyfunction]
+#[pyo3(signature = (dataset, count=10, results="results".into(), data_dir=None))]
+pub fn export_json(
+    py: Python<'_>,
+    dataset: String,
+    count: usize,
+    results: PathBuf,
+    data_dir: Option<PathBuf>,
+) -> PyResult<String> {
+    py.detach(move || records(&report::export_table(&load(&dataset, count, &results, data_dir)?)))
+        .py_err()
+}
+
+/// Best QPS at each recall threshold per algorithm (and label, clients), with `vs_base`
+/// ratios when `base` names an algorithm.
+#[pyfunction]
+#[pyo3(signature = (dataset, count=10, recall=report::DEFAULT_THRESHOLDS.to_vec(), base=None, results="results".into(), data_dir=None))]
+pub fn table_json(
+    py: Python<'_>,
+    dataset: String,
+    count: usize,
+    recall: Vec<f64>,
+    base: Option<String>,
+    results: PathBuf,
+    data_dir: Option<PathBuf>,
+) -> PyResult<String> {
+    py.detach(move || {
+        let points = load(&dataset, count, &results, data_dir)?;
+        records(&report::best_at_recall(&points, &recall, base.as_deref())?.to_table())
+    })
+    .py_err()
+}
+
+/// Relative QPS of the run labelled `me` against `base`: `{"pairs": [...], "summary": [...]}`.
+#[pyfunction]
+#[pyo3(signature = (base, me, dataset, count=10, recall=report::DEFAULT_THRESHOLDS.to_vec(), results="results".into(), data_dir=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn compare_json(
+    py: Python<'_>,
+    base: String,
+    me: String,
+    dataset: String,
+    count: usize,
+    recall: Vec<f64>,
+    results: PathBuf,
+    data_dir: Option<PathBuf>,
+) -> PyResult<String> {
+    py.detach(move || {
+        let points = load(&dataset, count, &results, data_dir)?;
+        let cmp = report::compare(&points, &base, &me, &recall)?;
+        render::json_pretty(&serde_json::json!({
+            "pairs": render::to_json_records(&cmp.pairs_table(None)),
+            "summary": render::to_json_records(&cmp.summary_table()),
+        }))
+    })
+    .py_err()
+}
+
+/// One row per built index: build seconds, index and table sizes, load seconds.
+#[pyfunction]
+#[pyo3(signature = (dataset, count=10, results="results".into(), data_dir=None))]
+pub fn build_json(
+    py: Python<'_>,
+    dataset: String,
+    count: usize,
+    results: PathBuf,
+    data_dir: Option<PathBuf>,
+) -> PyResult<String> {
+    py.detach(move || {
+        let points = load(&dataset, count, &results, data_dir)?;
+        let rows = report::build_table(&points);
+        records(&report::build_table::build_rows_table(
+            &rows,
+            report::series::Distinct::of(&points),
+        ))
+    })
+    .py_err()
+}
+
+/// QPS vs clients at fixed parameters, for parameter sets run with two or more client counts.
+#[pyfunction]
+#[pyo3(signature = (dataset, count=10, results="results".into(), data_dir=None))]
+pub fn clients_json(
+    py: Python<'_>,
+    dataset: String,
+    count: usize,
+    results: PathBuf,
+    data_dir: Option<PathBuf>,
+) -> PyResult<String> {
+    py.detach(move || {
+        let points = load(&dataset, count, &results, data_dir)?;
+        let groups = report::clients_table(&points);
+        records(&report::clients::clients_rows_table(&groups, true))
+    })
+    .py_err()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dataset_key;
+
+    #[test]
+    fn dataset_key_is_name_or_file_stem() {
+        assert_eq!(dataset_key("glove-25-angular"), "glove-25-angular");
+        assert_eq!(dataset_key("data/x-2-euclidean.hdf5"), "x-2-euclidean");
+        assert_eq!(dataset_key("x.hdf5"), "x");
+    }
+}

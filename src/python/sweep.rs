@@ -1,0 +1,162 @@
+//! `run_sweep`: the sweep of `annbench run`, with progress events sent to a Python callback.
+//!
+//! The sweep runs with the GIL released. Events arrive on the sweep's coordinating thread
+//! (never on a client thread, so a slow callback cannot stall a measured query); the GIL is
+//! taken only to deliver them, with `QueriesDone` thinned to a few per second. Ctrl-C in
+//! Python (a pending KeyboardInterrupt) or an exception in the callback stops the sweep at
+//! the next poll; every point stored so far stays on disk.
+
+use super::errors::IntoPyResult;
+use crate::backend::BackendOptions;
+use crate::report::{export_table, render};
+use crate::runner::{self, Event, Progress, SweepOptions};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// How often `QueriesDone` reaches Python, and how often Python signals are checked.
+const QUERIES_EVERY: Duration = Duration::from_millis(250);
+const SIGNALS_EVERY: Duration = Duration::from_millis(100);
+
+/// Forwards events to `callback(dict)`; remembers the first Python error to re-raise it.
+struct PyProgress {
+    callback: Option<Py<PyAny>>,
+    stop: AtomicBool,
+    error: Mutex<Option<PyErr>>,
+    last_queries: Mutex<Option<Instant>>,
+    last_signals: Mutex<Option<Instant>>,
+}
+
+impl PyProgress {
+    fn new(callback: Option<Py<PyAny>>) -> Self {
+        PyProgress {
+            callback,
+            stop: AtomicBool::new(false),
+            error: Mutex::new(None),
+            last_queries: Mutex::new(None),
+            last_signals: Mutex::new(None),
+        }
+    }
+
+    fn fail(&self, err: PyErr) {
+        if let Ok(mut slot) = self.error.lock() {
+            slot.get_or_insert(err);
+        }
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
+    /// True at most once per `every` (the first call is always due).
+    fn due(slot: &Mutex<Option<Instant>>, every: Duration) -> bool {
+        let Ok(mut last) = slot.lock() else {
+            return true;
+        };
+        let now = Instant::now();
+        if last.is_some_and(|t| now.duration_since(t) < every) {
+            return false;
+        }
+        *last = Some(now);
+        true
+    }
+
+    fn take_error(&self) -> Option<PyErr> {
+        self.error.lock().ok().and_then(|mut e| e.take())
+    }
+}
+
+impl Progress for PyProgress {
+    fn on_event(&self, event: &Event<'_>) {
+        let Some(callback) = &self.callback else {
+            return;
+        };
+        if let Event::QueriesDone { done, total } = event {
+            if done < total && !Self::due(&self.last_queries, QUERIES_EVERY) {
+                return;
+            }
+        }
+        Python::attach(|py| {
+            let sent = super::events::to_dict(py, event)
+                .and_then(|dict| callback.call1(py, (dict,)).map(drop));
+            if let Err(err) = sent {
+                self.fail(err);
+            }
+        });
+    }
+
+    fn cancelled(&self) -> bool {
+        if self.stop.load(Ordering::SeqCst) {
+            return true;
+        }
+        if Self::due(&self.last_signals, SIGNALS_EVERY) {
+            if let Err(err) = Python::attach(|py| py.check_signals()) {
+                self.fail(err);
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// Runs a sweep (the options of `annbench run`) and returns the JSON export rows of every
+/// point of the grid, measured now or already stored.
+#[pyfunction]
+#[pyo3(signature = (dataset, algorithms, config_files, build_overrides, query_overrides, count, runs, clients, results, data_dir, force, label, mariadb, postgres, timeout, callback))]
+#[allow(clippy::too_many_arguments)]
+pub fn run_sweep(
+    py: Python<'_>,
+    dataset: String,
+    algorithms: Vec<String>,
+    config_files: Vec<PathBuf>,
+    build_overrides: Vec<String>,
+    query_overrides: Vec<String>,
+    count: usize,
+    runs: usize,
+    clients: Vec<usize>,
+    results: PathBuf,
+    data_dir: Option<PathBuf>,
+    force: bool,
+    label: Option<String>,
+    mariadb: Option<String>,
+    postgres: Option<String>,
+    timeout: Option<f64>,
+    callback: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    let timeout = timeout.map(Duration::try_from_secs_f64).transpose().map_err(|_| {
+        super::errors::to_py(crate::Error::Config(
+            "timeout must be a positive number of seconds".into(),
+        ))
+    })?;
+    let opts = SweepOptions {
+        dataset,
+        data_dir: data_dir.unwrap_or_else(crate::dataset::default_data_dir),
+        algorithms,
+        config_files,
+        build_overrides,
+        query_overrides,
+        count,
+        runs,
+        clients,
+        results_dir: results,
+        force,
+        label,
+        timeout,
+        backend: BackendOptions {
+            mariadb_url: mariadb,
+            postgres_url: postgres,
+            ..BackendOptions::default()
+        },
+    };
+    let progress = PyProgress::new(callback);
+    let outcome = py.detach(|| {
+        let summary = runner::run_sweep(&opts, &progress)?;
+        let points: Vec<_> = summary.points.into_iter().map(|p| p.result).collect();
+        render::to_json(&export_table(&points))
+    });
+    // A Python error (KeyboardInterrupt, a failing callback) is what stopped the sweep.
+    if let Some(err) = progress.take_error() {
+        return Err(err);
+    }
+    outcome.py_err()
+}

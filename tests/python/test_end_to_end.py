@@ -1,0 +1,122 @@
+"""A notebook-style session against the real servers: run a tiny sweep on the bundled
+sift-5k set with MariaDB and pgvector, then results(), table(), compare() and a plot.
+
+The servers come from ANNBENCH_MARIADB_URL / ANNBENCH_POSTGRES_URL, else from the
+servers.env that scripts/databases.sh writes (under $ANNBENCH_CACHE_DIR or
+~/.cache/annbench). Without either the test fails and says how to start them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import annbench
+
+DATASET = "sift-5k-128-euclidean"
+
+
+def server_urls() -> dict[str, str]:
+    urls = {
+        key: os.environ[key]
+        for key in ("ANNBENCH_MARIADB_URL", "ANNBENCH_POSTGRES_URL")
+        if os.environ.get(key)
+    }
+    cache = Path(os.environ.get("ANNBENCH_CACHE_DIR", Path.home() / ".cache" / "annbench"))
+    env_file = cache / "servers.env"
+    if env_file.is_file():
+        for line in env_file.read_text().splitlines():
+            key, sep, value = line.partition("=")
+            if sep and not key.startswith("#"):
+                urls.setdefault(key.strip(), value.strip())
+    missing = [k for k in ("ANNBENCH_MARIADB_URL", "ANNBENCH_POSTGRES_URL") if k not in urls]
+    if missing:
+        pytest.fail(
+            f"no database servers configured ({', '.join(missing)} unset and no {env_file}): "
+            "start them with 'scripts/databases.sh up' or export the URLs of your own servers"
+        )
+    return urls
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    urls = server_urls()
+    root = tmp_path_factory.mktemp("e2e")
+    events: list[dict] = []
+    kwargs = dict(
+        build={"M": [8], "ef_construction": [32]},
+        query={"ef_search": [10, 80]},
+        runs=1,
+        clients=(1, 2),
+        results=root / "results",
+        data_dir=root / "data",
+        mariadb=urls["ANNBENCH_MARIADB_URL"],
+        postgres=urls["ANNBENCH_POSTGRES_URL"],
+        label="e2e",
+    )
+    df = annbench.run(DATASET, ["mariadb", "pgvector"], progress=events.append, **kwargs)
+    return df, events, kwargs, root
+
+
+def test_run_returns_measured_points(sweep):
+    df, events, _, _ = sweep
+    assert len(df) == 8  # 2 algorithms x 1 build x 2 ef_search x 2 client counts
+    assert set(df["algorithm"]) == {"mariadb", "pgvector"}
+    assert sorted(df["clients"].unique()) == [1, 2]
+    assert (df["label"] == "e2e").all() and (df["dataset"] == DATASET).all()
+    assert df["recall"].between(0.0, 1.0).all() and (df["recall"] > 0.5).all()
+    assert (df["qps"] > 0).all() and (df["build_seconds"] > 0).all()
+    assert (df["index_size_bytes"] > 0).all()
+    assert {"param_m", "param_ef_search"} <= set(df.columns)
+    # Larger ef_search never loses recall on the same index (same queries, exact truth).
+    for _, group in df[df.clients == 1].groupby("algorithm"):
+        by_ef = group.sort_values("param_ef_search")["recall"].to_numpy()
+        assert by_ef[-1] >= by_ef[0]
+    kinds = {e["kind"] for e in events}
+    assert {"algorithm_started", "build_finished", "point_started", "point_finished"} <= kinds
+    finished = [e for e in events if e["kind"] == "point_finished"]
+    assert len(finished) == 8
+
+
+def test_results_table_and_plot(sweep, tmp_path):
+    df, _, kwargs, _ = sweep
+    stored = annbench.results(DATASET, results=kwargs["results"], data_dir=kwargs["data_dir"])
+    assert sorted(stored["name"]) == sorted(df["name"])
+    np.testing.assert_allclose(
+        stored.sort_values("name")["qps"].to_numpy(), df.sort_values("name")["qps"].to_numpy()
+    )
+    table = annbench.table(
+        DATASET, recall=[0.5], results=kwargs["results"], data_dir=kwargs["data_dir"]
+    )
+    assert set(table["algorithm"].str.lower()) >= {"mariadb", "pgvector"}
+    best = table[table["reached"]]
+    assert len(best) == 4  # 2 algorithms x 2 client counts reach recall 0.5
+    for _, row in best.iterrows():
+        same = stored[
+            (stored.algorithm == row["algorithm"].lower())
+            & (stored.clients == row["clients"])
+            & (stored.recall >= 0.5)
+        ]
+        assert row["qps"] == pytest.approx(same["qps"].max())
+    out = tmp_path / "qps.png"
+    annbench.plot.qps_recall(stored, out, raw=True)
+    with Image.open(out) as image:
+        assert image.size == (800, 550)
+    annbench.plot.qps_clients(stored, tmp_path / "clients.svg")
+    assert (tmp_path / "clients.svg").stat().st_size > 1000
+
+
+def test_second_run_skips_stored_points(sweep):
+    df, _, kwargs, root = sweep
+    files = sorted((root / "results").rglob("*.hdf5"))
+    assert len(files) == 8
+    mtimes = [f.stat().st_mtime_ns for f in files]
+    events: list[dict] = []
+    again = annbench.run(DATASET, ["mariadb", "pgvector"], progress=events.append, **kwargs)
+    assert sorted(again["name"]) == sorted(df["name"])
+    assert [f.stat().st_mtime_ns for f in files] == mtimes
+    assert not [e for e in events if e["kind"] == "point_finished"]
+    assert len([e for e in events if e["kind"] == "point_skipped"]) == 8

@@ -1,0 +1,106 @@
+"""Library errors arrive as AnnbenchError subclasses, with the CLI's messages."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import annbench
+
+
+def test_hierarchy():
+    for cls in (
+        annbench.DatasetError,
+        annbench.ConfigError,
+        annbench.ServerError,
+        annbench.BackendError,
+        annbench.ResultsError,
+        annbench.IoError,
+    ):
+        assert issubclass(cls, annbench.AnnbenchError)
+        assert cls.__module__ == "annbench"
+    assert issubclass(annbench.IoError, OSError)
+
+
+def test_missing_file_is_dataset_error_naming_it(tmp_path):
+    missing = tmp_path / "nope.hdf5"
+    with pytest.raises(annbench.DatasetError, match="nope.hdf5"):
+        annbench.load_dataset(missing)
+
+
+def test_not_hdf5_is_dataset_error(tmp_path):
+    bad = tmp_path / "bad.hdf5"
+    bad.write_text("not an hdf5 file")
+    with pytest.raises(annbench.DatasetError, match="bad.hdf5"):
+        annbench.load_dataset(bad)
+
+
+def test_unknown_name_suggests_close_names(tmp_path):
+    with pytest.raises(annbench.DatasetError, match="glove-25-angular"):
+        annbench.load_dataset("glove-25-angualr", data_dir=tmp_path)
+
+
+def test_unsupported_metric_and_dimension_mismatch():
+    a = np.zeros((10, 4), dtype=np.float32)
+    with pytest.raises(annbench.DatasetError, match="jaccard"):
+        annbench.compute_groundtruth(a, a, "jaccard")
+    with pytest.raises(annbench.DatasetError, match="dimension"):
+        annbench.compute_groundtruth(a, np.zeros((2, 5), dtype=np.float32), "euclidean")
+
+
+def test_message_is_the_cli_message(tmp_path):
+    missing = str(tmp_path / "absent.hdf5")
+    with pytest.raises(annbench.DatasetError) as caught:
+        annbench.load_dataset(missing)
+    script = Path(sys.executable).parent / "annbench"
+    done = subprocess.run(
+        [str(script), "datasets", "info", missing], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[0] == f"error: {caught.value}"
+
+
+def test_bad_server_url_is_config_error_without_password(tmp_path):
+    with pytest.raises(annbench.ConfigError) as caught:
+        annbench.run(
+            "sift-5k-128-euclidean",
+            "mariadb",
+            mariadb="http://user:hunter2@127.0.0.1:1/x",
+            data_dir=tmp_path / "data",
+            results=tmp_path / "results",
+            progress=False,
+        )
+    assert "hunter2" not in str(caught.value)
+
+
+def test_unreachable_server_is_server_error_without_password(tmp_path):
+    with pytest.raises(annbench.ServerError) as caught:
+        annbench.run(
+            "sift-5k-128-euclidean",
+            "pgvector",
+            postgres="postgres://user:hunter2@127.0.0.1:1/annbench",
+            build={"M": [8], "ef_construction": [32]},
+            query={"ef_search": [10]},
+            data_dir=tmp_path / "data",
+            results=tmp_path / "results",
+            progress=False,
+        )
+    assert "127.0.0.1:1" in str(caught.value) and "hunter2" not in str(caught.value)
+
+
+def test_table_without_results_is_results_error(tmp_path):
+    assert annbench.results("nothing-here", results=tmp_path).empty
+    with pytest.raises(annbench.ResultsError):
+        annbench.table("nothing-here", results=tmp_path)
+
+
+def test_plot_to_unknown_format_is_config_error(tmp_path):
+    import pandas as pd
+
+    df = pd.DataFrame({"algorithm": ["a"], "recall": [0.9], "qps": [10.0]})
+    with pytest.raises(annbench.ConfigError):
+        annbench.plot.qps_recall(df, tmp_path / "x.gif")

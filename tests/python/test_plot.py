@@ -1,0 +1,122 @@
+"""Each plot writes a non-empty PNG of exactly figsize * dpi pixels, and an SVG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from PIL import Image
+
+import annbench
+from annbench import plot
+
+
+def _check_png(path: Path, width: int, height: int) -> None:
+    assert path.stat().st_size > 1000
+    with Image.open(path) as image:
+        assert image.format == "PNG"
+        assert image.size == (width, height)
+        # A real drawing, not a blank canvas: more than background and one line colour.
+        assert len(image.convert("RGB").getcolors(maxcolors=1 << 16) or []) > 20
+
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda df, p: plot.qps_recall(df, p),
+        lambda df, p: plot.qps_recall(df, p, raw=True),
+        lambda df, p: plot.build_time_recall(df, p),
+        lambda df, p: plot.index_size_recall(df, p),
+        lambda df, p: plot.qps_clients(df, p),
+        lambda df, p: plot.qps_clients(df, p, recall=0.8),
+    ],
+    ids=["qps", "qps-raw", "build", "size", "clients", "clients-recall"],
+)
+def test_result_plots_write_png_of_expected_size(draw, results_df, tmp_path):
+    out = tmp_path / "plot.png"
+    fig = draw(results_df, out)
+    assert fig.get_axes(), "a figure with axes is returned"
+    _check_png(out, 800, 550)
+
+
+def test_relative_qps_writes_png(compare_df, tmp_path):
+    out = tmp_path / "rel.png"
+    fig = plot.relative_qps(compare_df, out)
+    _check_png(out, 800, 550)
+    ax = fig.get_axes()[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    # The pair without a ratio is left out; recall matches are labelled by threshold.
+    assert labels == [
+        "MariaDB(m=8, ef_search=10)",
+        "MariaDB(m=16, ef_search=20)",
+        "PGVector(m=16, ef_cons=64, ef_search=40)",
+        "MariaDB recall >= 0.95",
+    ]
+    assert [p.get_width() for p in ax.patches[:4]] == [1.2, 0.875, 1.1, 1.1]
+
+
+def test_size_and_svg(results_df, tmp_path):
+    png = tmp_path / "small.png"
+    plot.qps_recall(results_df, png, figsize=(4, 3), dpi=50)
+    _check_png(png, 200, 150)
+    svg = tmp_path / "plot.svg"
+    plot.qps_recall(results_df, svg)
+    text = svg.read_text()
+    assert text.lstrip().startswith("<?xml") and "<svg" in text
+    assert 'width="576pt"' in text  # 8 inches
+
+
+def test_qps_axis_is_log_and_frontier_drawn(results_df):
+    fig = plot.qps_recall(results_df)
+    ax = fig.get_axes()[0]
+    assert ax.get_yscale() == "log"
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert labels == [
+        "mariadb, 1 client",
+        "mariadb, 4 clients",
+        "pgvector, 1 client",
+        "pgvector, 4 clients",
+    ]
+    # The frontier line has no more points than the series.
+    assert all(len(line.get_xdata()) <= 8 for line in ax.get_lines())
+
+
+def test_unknown_extension_is_a_config_error(results_df, tmp_path):
+    with pytest.raises(annbench.ConfigError, match=r"\.png or \.svg"):
+        plot.qps_recall(results_df, tmp_path / "plot.jpg")
+    assert not (tmp_path / "plot.jpg").exists()
+
+
+def test_missing_column_and_empty_frame(results_df):
+    with pytest.raises(annbench.ConfigError, match="qps"):
+        plot.qps_recall(results_df.drop(columns=["qps"]))
+    with pytest.raises(annbench.ResultsError, match="no result rows"):
+        plot.qps_recall(results_df.iloc[0:0])
+
+
+def test_qps_clients_needs_two_client_counts(results_df):
+    one_client = results_df[results_df["clients"] == 1]
+    with pytest.raises(annbench.ResultsError, match="two or more client counts"):
+        plot.qps_clients(one_client)
+
+
+def test_qps_clients_lines_follow_fixed_params(results_df):
+    ax = plot.qps_clients(results_df).get_axes()[0]
+    lines = ax.get_lines()
+    assert len(lines) == 16  # 2 algorithms x 2 M x 4 ef_search
+    assert all(list(line.get_xdata()) == [1, 4] for line in lines)
+    assert "mariadb(m=8, ef_search=10)" in [line.get_label() for line in lines]
+    best = plot.qps_clients(results_df, recall=0.8).get_axes()[0].get_lines()
+    assert [line.get_label() for line in best] == ["mariadb", "pgvector"]
+    expected = results_df[(results_df.recall >= 0.8) & (results_df.algorithm == "mariadb")]
+    assert list(best[0].get_ydata()) == list(expected.groupby("clients")["qps"].max())
+
+
+def test_plots_return_figures_without_pyplot_state(results_df):
+    import matplotlib.pyplot as plt
+
+    before = plt.get_fignums()
+    plot.qps_recall(results_df)
+    assert plt.get_fignums() == before
+    assert isinstance(results_df, pd.DataFrame)
