@@ -136,7 +136,12 @@ fn a_killed_sweep_resumes_building_only_what_is_missing_and_keeps_stored_points(
     );
     assert_eq!(summary.measured(), 2);
     assert_eq!(summary.points.len(), 4);
-    assert!(rec.events.borrow().contains(&"skip-build m=4".to_string()));
+    assert!(
+        rec.events
+            .lock()
+            .unwrap()
+            .contains(&"skip-build m=4".to_string())
+    );
     // The two stored points are byte-for-byte untouched, and no temp file is left anywhere.
     let after = snapshot(&opts.results_dir);
     assert_eq!(after.len(), 4);

@@ -2,6 +2,7 @@
 //! point (and client count) against it; write each point as soon as it is measured, so a
 //! killed sweep resumes where it stopped and loses nothing.
 
+mod build;
 mod data;
 pub mod measure;
 pub mod point;
@@ -52,7 +53,7 @@ impl Default for SweepOptions {
     fn default() -> Self {
         SweepOptions {
             dataset: String::new(),
-            data_dir: PathBuf::from("data"),
+            data_dir: crate::dataset::default_data_dir(),
             algorithms: Vec::new(),
             config_files: Vec::new(),
             build_overrides: Vec::new(),

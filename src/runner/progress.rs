@@ -70,8 +70,10 @@ pub enum Event<'a> {
     Warning(&'a str),
 }
 
-/// Receives sweep events; may ask the sweep to stop (Ctrl-C, KeyboardInterrupt).
-pub trait Progress {
+/// Receives sweep events; may ask the sweep to stop (Ctrl-C, KeyboardInterrupt). `Sync` so a
+/// caller can run the sweep on another thread (e.g. Python releasing the GIL) while events are
+/// still delivered from the sweep's own thread.
+pub trait Progress: Sync {
     /// Called for every event, in order.
     fn on_event(&self, event: &Event<'_>);
 

@@ -10,7 +10,6 @@ use annbench::params::{Params, describe};
 use annbench::runner::{Event, Progress};
 use annbench::{Error, Metric, Result};
 use ndarray::{Array2, ArrayView2};
-use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -211,7 +210,7 @@ impl Searcher for FakeSearcher {
 /// Records events as short strings; can cancel after n finished points.
 #[derive(Default)]
 pub struct Recorder {
-    pub events: RefCell<Vec<String>>,
+    pub events: Mutex<Vec<String>>,
     pub cancel_after: Option<usize>,
 }
 
@@ -232,12 +231,13 @@ impl Progress for Recorder {
             Event::Warning(w) => format!("warning {w}"),
             _ => return,
         };
-        self.events.borrow_mut().push(s);
+        self.events.lock().unwrap().push(s);
     }
     fn cancelled(&self) -> bool {
         self.cancel_after.is_some_and(|n| {
             self.events
-                .borrow()
+                .lock()
+                .unwrap()
                 .iter()
                 .filter(|e| e.starts_with("point"))
                 .count()

@@ -5,7 +5,7 @@
 use crate::params::describe;
 use crate::runner::{Event, Progress};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::cell::RefCell;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -21,7 +21,7 @@ extern "C" fn on_sigint(_: libc::c_int) {
 
 /// Terminal progress of a sweep.
 pub struct CliProgress {
-    bar: RefCell<Option<ProgressBar>>,
+    bar: Mutex<Option<ProgressBar>>,
 }
 
 impl CliProgress {
@@ -31,7 +31,7 @@ impl CliProgress {
             libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
         }
         CliProgress {
-            bar: RefCell::new(None),
+            bar: Mutex::new(None),
         }
     }
 
@@ -46,14 +46,18 @@ impl CliProgress {
     }
 
     fn replace(&self, pb: Option<ProgressBar>) {
-        if let Some(old) = self.bar.replace(pb) {
+        let old = match self.bar.lock() {
+            Ok(mut slot) => std::mem::replace(&mut *slot, pb),
+            Err(_) => None,
+        };
+        if let Some(old) = old {
             old.finish_and_clear();
         }
     }
 
     /// Print a line above the current bar.
     fn line(&self, text: String) {
-        match self.bar.borrow().as_ref() {
+        match self.bar.lock().ok().and_then(|b| b.clone()) {
             Some(pb) => pb.println(text),
             None => eprintln!("{text}"),
         }
@@ -149,7 +153,7 @@ impl Progress for CliProgress {
                 self.replace(Some(pb));
             }
             Event::QueriesDone { done, .. } => {
-                if let Some(pb) = self.bar.borrow().as_ref() {
+                if let Some(pb) = self.bar.lock().ok().and_then(|b| b.clone()) {
                     pb.set_position(*done as u64);
                 }
             }
