@@ -105,6 +105,28 @@ pub fn cmp_params(a: &crate::params::Params, b: &crate::params::Params) -> std::
     a.len().cmp(&b.len())
 }
 
+/// A hashable identity of a point's algorithm, build and query parameters (parameter names
+/// sorted, so the order in a config does not matter). Dataset, count, label and clients are
+/// not part of it.
+pub fn params_identity(p: &PointResult) -> String {
+    let canon = |params: &crate::params::Params| {
+        let mut pairs: Vec<(&String, String)> =
+            params.iter().map(|(k, v)| (k, v.to_string())).collect();
+        pairs.sort();
+        pairs
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    format!(
+        "{}|{}|{}",
+        p.algorithm,
+        canon(&p.build_args),
+        canon(&p.query_args)
+    )
+}
+
 /// The report order of points: dataset, count, series, then build and query parameters.
 pub fn cmp_points(a: &PointResult, b: &PointResult) -> std::cmp::Ordering {
     (a.dataset.as_str(), a.count)
