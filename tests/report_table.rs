@@ -154,3 +154,11 @@ fn bad_base_and_thresholds_are_named() {
     assert!(err.contains("99") && err.contains("0..1"), "{err}");
     assert!(best_at_recall(&[], &[0.9], None).is_err());
 }
+
+#[test]
+fn pareto_frontiers_golden() {
+    let pts = mixed();
+    let distinct = annbench::report::series::Distinct::of(&pts);
+    let t = annbench::report::pareto::frontier_table(&annbench::report::pareto(&pts), distinct);
+    assert_golden("pareto_mixed.md", &render(&t, Format::Markdown).unwrap());
+}

@@ -3,6 +3,7 @@
 
 use crate::report::build_table::{build_rows_table, build_table};
 use crate::report::clients::{clients_rows_table, clients_table};
+use crate::report::pareto::{frontier_table, pareto};
 use crate::report::render::{Format, render};
 use crate::report::select::select;
 use crate::report::series::Distinct;
@@ -58,8 +59,11 @@ pub struct TableArgs {
     #[arg(long, conflicts_with_all = ["builds", "base"])]
     pub by_clients: bool,
     /// Show the index build table instead (M, ef_construction, isecs, sizes, load seconds).
-    #[arg(long, conflicts_with = "base")]
+    #[arg(long, conflicts_with_all = ["base", "pareto"])]
     pub builds: bool,
+    /// Show each series' Pareto frontier (QPS vs recall) instead, by recall ascending.
+    #[arg(long, conflicts_with_all = ["base", "by_clients"])]
+    pub pareto: bool,
 }
 
 #[derive(Debug, Args)]
@@ -110,6 +114,8 @@ pub fn table(args: TableArgs) -> crate::Result<()> {
             )));
         }
         clients_rows_table(&groups, distinct.labels)
+    } else if args.pareto {
+        frontier_table(&pareto(&points), distinct)
     } else if args.builds {
         build_rows_table(&build_table(&points), distinct)
     } else {

@@ -3,8 +3,9 @@
 
 use super::names::{algorithm_name, point_name};
 use super::render::{Cell, Column, Style, Table};
-use super::series::cmp_points;
+use super::series::{cmp_points, params_identity};
 use crate::results::PointResult;
+use std::collections::HashMap;
 
 /// One client count of a group.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,29 +42,23 @@ pub struct ClientsGroup {
 pub fn clients_table(points: &[PointResult]) -> Vec<ClientsGroup> {
     let mut order: Vec<usize> = (0..points.len()).collect();
     order.sort_by(|&a, &b| cmp_points(&points[a], &points[b]).then(a.cmp(&b)));
+    // Groups in report order of their first point; members by clients (the sort order).
     let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+    let mut slot: HashMap<(&str, usize, Option<&str>, String), usize> = HashMap::new();
     for i in order {
         let p = &points[i];
-        let same = |q: &PointResult| {
-            (
-                &q.dataset,
-                q.count,
-                &q.algorithm,
-                &q.label,
-                &q.build_args,
-                &q.query_args,
-            ) == (
-                &p.dataset,
-                p.count,
-                &p.algorithm,
-                &p.label,
-                &p.build_args,
-                &p.query_args,
-            )
-        };
-        match groups.iter_mut().find(|(first, _)| same(&points[*first])) {
-            Some((_, members)) => members.push(i),
-            None => groups.push((i, vec![i])),
+        let key = (
+            p.dataset.as_str(),
+            p.count,
+            p.label.as_deref(),
+            params_identity(p),
+        );
+        match slot.get(&key) {
+            Some(&g) => groups[g].1.push(i),
+            None => {
+                slot.insert(key, groups.len());
+                groups.push((i, vec![i]));
+            }
         }
     }
     groups

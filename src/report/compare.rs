@@ -4,11 +4,11 @@
 //! summary statistics of the ratios (me / base).
 
 use super::names::point_name;
-use super::series::{check_one_dataset, cmp_params};
+use super::series::{check_one_dataset, cmp_params, params_identity};
 use super::stats::{Summary, summary};
 use super::table::{RecallRow, best_at_recall_of};
 use crate::results::PointResult;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 /// How a pair was matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,39 +117,35 @@ fn labelled<'a>(points: &'a [PointResult], label: &str) -> crate::Result<Vec<&'a
     Ok(mine)
 }
 
-fn same_params(a: &PointResult, b: &PointResult) -> bool {
-    a.algorithm == b.algorithm
-        && a.clients == b.clients
-        && a.build_args == b.build_args
-        && a.query_args == b.query_args
-}
-
-/// The fastest of the points in `pts` with the same parameters as `p`.
-fn fastest<'a>(pts: &[&'a PointResult], p: &PointResult) -> Option<&'a PointResult> {
-    pts.iter()
-        .copied()
-        .filter(|q| same_params(q, p))
-        .max_by(|a, b| a.metrics.qps.total_cmp(&b.metrics.qps))
+/// The fastest point of each (parameters, clients) in `pts`, keyed by identity.
+fn fastest_by_params<'a>(pts: &[&'a PointResult]) -> HashMap<(String, usize), &'a PointResult> {
+    let mut out: HashMap<(String, usize), &PointResult> = HashMap::new();
+    for &p in pts {
+        let slot = out.entry((params_identity(p), p.clients)).or_insert(p);
+        if p.metrics.qps > slot.metrics.qps {
+            *slot = p;
+        }
+    }
+    out
 }
 
 fn param_matches(base: &[&PointResult], me: &[&PointResult]) -> Vec<Matched> {
-    let mut keys: Vec<&PointResult> = Vec::new();
-    for &p in me {
-        if !keys.iter().any(|k| same_params(k, p)) {
-            keys.push(p);
-        }
-    }
-    keys.sort_by(|a, b| {
+    let base = fastest_by_params(base);
+    let mut pairs: Vec<(&PointResult, &PointResult)> = fastest_by_params(me)
+        .into_iter()
+        .filter_map(|(key, m)| base.get(&key).map(|&b| (b, m)))
+        .collect();
+    pairs.sort_by(|(_, a), (_, b)| {
         (&a.algorithm, a.clients)
             .cmp(&(&b.algorithm, b.clients))
             .then_with(|| cmp_params(&a.build_args, &b.build_args))
             .then_with(|| cmp_params(&a.query_args, &b.query_args))
     });
-    keys.into_iter()
-        .filter_map(|k| {
-            let (b, m) = (fastest(base, k)?, fastest(me, k)?);
+    pairs
+        .into_iter()
+        .map(|(b, m)| {
             let name = point_name(m);
-            Some(Matched {
+            Matched {
                 kind: MatchKind::Params,
                 algorithm: m.algorithm.clone(),
                 clients: m.clients,
@@ -161,7 +157,7 @@ fn param_matches(base: &[&PointResult], me: &[&PointResult]) -> Vec<Matched> {
                 base_qps: Some(b.metrics.qps),
                 me_qps: Some(m.metrics.qps),
                 ratio: Some(m.metrics.qps / b.metrics.qps),
-            })
+            }
         })
         .collect()
 }

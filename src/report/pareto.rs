@@ -1,9 +1,11 @@
 //! Pareto frontier of QPS vs recall per series: the points no other point of the series beats
 //! on both (recall at least as high and QPS at least as high, one of them strictly).
 
-use super::names::point_name;
-use super::series::{SeriesKey, series_keys};
+use super::names::{algorithm_name, point_name};
+use super::render::{Cell, Column, Style, Table};
+use super::series::{Distinct, SeriesKey};
 use crate::results::PointResult;
+use std::collections::BTreeMap;
 
 /// One point on a frontier.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,18 +28,15 @@ pub struct Frontier {
 /// a recall or QPS that is not a finite number are left out; of several points with the same
 /// recall and QPS, the first in the input stays.
 pub fn pareto(points: &[PointResult]) -> Vec<Frontier> {
-    series_keys(points)
+    let mut series: BTreeMap<SeriesKey, Vec<(usize, &PointResult)>> = BTreeMap::new();
+    for (i, p) in points.iter().enumerate() {
+        series.entry(SeriesKey::of(p)).or_default().push((i, p));
+    }
+    series
         .into_iter()
-        .map(|key| {
-            let members: Vec<(usize, &PointResult)> = points
-                .iter()
-                .enumerate()
-                .filter(|(_, p)| SeriesKey::of(p) == key)
-                .collect();
-            Frontier {
-                points: frontier(&members),
-                series: key,
-            }
+        .map(|(key, members)| Frontier {
+            points: frontier(&members),
+            series: key,
         })
         .collect()
 }
@@ -71,6 +70,39 @@ fn frontier(members: &[(usize, &PointResult)]) -> Vec<FrontierPoint> {
     }
     out.reverse();
     out
+}
+
+/// The frontiers as one [`Table`] (`algorithm, label, clients, name, recall, qps`), series
+/// after series; Markdown shows label and clients only when they vary.
+pub fn frontier_table(frontiers: &[Frontier], distinct: Distinct) -> Table {
+    let mut label = Column::new("label", "label", Style::Plain);
+    label.in_markdown = distinct.labels;
+    let mut clients = Column::new("clients", "clients", Style::Plain);
+    clients.in_markdown = distinct.clients;
+    let columns = vec![
+        Column::new("algorithm", "algorithm", Style::Plain),
+        label,
+        clients,
+        Column::new("name", "parameters", Style::Plain),
+        Column::new("recall", "recall", Style::Recall),
+        Column::new("qps", "QPS", Style::Fixed(1)),
+    ];
+    let rows = frontiers
+        .iter()
+        .flat_map(|f| {
+            f.points.iter().map(move |p| {
+                vec![
+                    Cell::Text(algorithm_name(&f.series.algorithm)),
+                    Cell::from(f.series.label.as_deref()),
+                    Cell::Int(f.series.clients as i64),
+                    Cell::Text(p.name.clone()),
+                    Cell::Float(p.recall),
+                    Cell::Float(p.qps),
+                ]
+            })
+        })
+        .collect();
+    Table { columns, rows }
 }
 
 #[cfg(test)]

@@ -8,9 +8,10 @@
 
 use super::names::{algorithm_name, point_name};
 use super::render::{Cell, Column, Style, Table, truncate4};
-use super::series::{Distinct, SeriesKey, check_one_dataset, series_keys};
+use super::series::{Distinct, SeriesKey, check_one_dataset};
 use crate::results::PointResult;
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 
 /// Thresholds of the published tables.
 pub const DEFAULT_THRESHOLDS: [f64; 6] = [1.0, 0.99, 0.98, 0.97, 0.96, 0.95];
@@ -79,22 +80,28 @@ pub fn best_at_recall_of(
     }
     check_one_dataset(points.iter().copied(), "recall table")?;
     check_thresholds(thresholds)?;
-    let keys = series_keys(points.iter().copied());
     if let Some(b) = base {
-        if !keys.iter().any(|k| k.algorithm == b) {
-            let mut algos: Vec<&str> = keys.iter().map(|k| k.algorithm.as_str()).collect();
-            algos.dedup();
+        if !points.iter().any(|p| p.algorithm == b) {
+            let algos: std::collections::BTreeSet<&str> =
+                points.iter().map(|p| p.algorithm.as_str()).collect();
+            let algos: Vec<&str> = algos.into_iter().collect();
             return Err(crate::Error::Config(format!(
                 "--base {b}: no results for that algorithm; the results have {}",
                 algos.join(", ")
             )));
         }
     }
+    // Names once per point; members of each series once.
+    let names: Vec<String> = points.iter().map(|p| point_name(p)).collect();
+    let mut members: BTreeMap<SeriesKey, Vec<usize>> = BTreeMap::new();
+    for (i, p) in points.iter().enumerate() {
+        members.entry(SeriesKey::of(p)).or_default().push(i);
+    }
     let mut rows = Vec::new();
     for &threshold in thresholds {
-        let mut block: Vec<RecallRow> = keys
+        let mut block: Vec<RecallRow> = members
             .iter()
-            .map(|key| row_for(points, key, threshold))
+            .map(|(key, idx)| row_for(points, &names, key, idx, threshold))
             .collect();
         if let Some(b) = base {
             set_ratios(&mut block, b);
@@ -128,28 +135,36 @@ fn check_thresholds(thresholds: &[f64]) -> crate::Result<()> {
     }
 }
 
-fn row_for(points: &[&PointResult], key: &SeriesKey, threshold: f64) -> RecallRow {
-    let members = points
-        .iter()
-        .copied()
-        .enumerate()
-        .filter(|(_, p)| SeriesKey::of(p) == *key);
+fn row_for(
+    points: &[&PointResult],
+    names: &[String],
+    key: &SeriesKey,
+    members: &[usize],
+    threshold: f64,
+) -> RecallRow {
     let max_recall = members
-        .clone()
-        .map(|(_, p)| p.metrics.recall)
+        .iter()
+        .map(|&i| points[i].metrics.recall)
         .filter(|r| r.is_finite())
         .reduce(f64::max);
+    let rank = |i: usize| {
+        let p = points[i];
+        let m = &p.metrics;
+        (m.qps, m.recall, p.build_seconds, names[i].as_str(), i)
+    };
     let best = members
-        .filter(|(_, p)| p.metrics.recall >= threshold && p.metrics.qps.is_finite())
-        .map(|(i, p)| Best {
+        .iter()
+        .copied()
+        .filter(|&i| points[i].metrics.recall >= threshold && points[i].metrics.qps.is_finite())
+        .min_by(|&a, &b| rank_order(rank(a), rank(b)))
+        .map(|i| Best {
             index: i,
-            name: point_name(p),
-            recall: p.metrics.recall,
-            qps: p.metrics.qps,
-            build_seconds: p.build_seconds,
-            index_size_bytes: p.index_size_bytes,
-        })
-        .min_by(better);
+            name: names[i].clone(),
+            recall: points[i].metrics.recall,
+            qps: points[i].metrics.qps,
+            build_seconds: points[i].build_seconds,
+            index_size_bytes: points[i].index_size_bytes,
+        });
     RecallRow {
         threshold,
         series: key.clone(),
@@ -161,12 +176,22 @@ fn row_for(points: &[&PointResult], key: &SeriesKey, threshold: f64) -> RecallRo
 
 /// `Less` when `a` ranks before (is better than) `b`: the tie rule of the module docs.
 pub fn better(a: &Best, b: &Best) -> Ordering {
-    b.qps
-        .total_cmp(&a.qps)
-        .then(b.recall.total_cmp(&a.recall))
-        .then(a.build_seconds.total_cmp(&b.build_seconds))
-        .then_with(|| a.name.cmp(&b.name))
-        .then(a.index.cmp(&b.index))
+    rank_order(
+        (a.qps, a.recall, a.build_seconds, &a.name, a.index),
+        (b.qps, b.recall, b.build_seconds, &b.name, b.index),
+    )
+}
+
+/// (qps, recall, build seconds, name, input index): higher QPS, then higher recall, then
+/// shorter build, then smaller name, then earlier input ranks first.
+type Rank<'a> = (f64, f64, f64, &'a str, usize);
+
+fn rank_order(a: Rank<'_>, b: Rank<'_>) -> Ordering {
+    b.0.total_cmp(&a.0)
+        .then(b.1.total_cmp(&a.1))
+        .then(a.2.total_cmp(&b.2))
+        .then_with(|| a.3.cmp(b.3))
+        .then(a.4.cmp(&b.4))
 }
 
 fn set_ratios(block: &mut [RecallRow], base: &str) {
