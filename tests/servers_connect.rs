@@ -89,3 +89,89 @@ fn current_servers_pass_the_connect_time_checks() {
     let v = ensure_pgvector(&mut client, &url).expect("pgvector is enabled");
     assert!(v.at_least((0, 7)), "pgvector {v}");
 }
+
+/// Passwords with URL-special characters survive `*_CONN_ARGS` (encoded) and reach the server
+/// decoded, on both servers.
+#[test]
+fn conn_args_passwords_with_special_characters_connect() {
+    use annbench::connect::{ServerKind, resolve_from};
+    use mysql::prelude::Queryable;
+    let pw = "p@ss:w/rd%?#1";
+    let user = unique("ab_special");
+
+    let m = mariadb();
+    let mut admin = connect_mariadb(&m).unwrap();
+    admin
+        .query_drop(format!("DROP USER IF EXISTS '{user}'@'%'"))
+        .unwrap();
+    admin
+        .query_drop(format!("CREATE USER '{user}'@'%' IDENTIFIED BY '{pw}'"))
+        .unwrap();
+    admin
+        .query_drop(format!(
+            "GRANT SELECT ON `{}`.* TO '{user}'@'%'",
+            m.database()
+        ))
+        .unwrap();
+    let host = m.expose().host_str().unwrap().to_string();
+    let args = format!("{user}:{pw}:{host}:{}", m.expose().port().unwrap());
+    let env = |k: &str| match k {
+        "MARIADB_CONN_ARGS" => Some(args.clone()),
+        "MARIADB_DB_NAME" => Some(m.database()),
+        _ => None,
+    };
+    let (url, _) = resolve_from(ServerKind::MariaDb, None, &env).unwrap();
+    let result = connect_mariadb(&url).map(|_| ());
+    admin
+        .query_drop(format!("DROP USER IF EXISTS '{user}'@'%'"))
+        .unwrap();
+    result.expect("MariaDB login with an encoded special-character password");
+    assert!(!url.to_string().contains("p@ss"), "{url}");
+
+    let p = postgres();
+    let mut admin = connect_postgres(&p).unwrap();
+    admin
+        .batch_execute(&format!("DROP ROLE IF EXISTS {user}"))
+        .unwrap();
+    admin
+        .batch_execute(&format!("CREATE ROLE {user} LOGIN PASSWORD '{pw}'"))
+        .unwrap();
+    let args = format!("{user}:{pw}:{host}:{}", p.expose().port().unwrap());
+    let env = |k: &str| match k {
+        "POSTGRES_CONN_ARGS" => Some(args.clone()),
+        "POSTGRES_DB_NAME" => Some(p.database()),
+        _ => None,
+    };
+    let (url, _) = resolve_from(ServerKind::Postgres, None, &env).unwrap();
+    let result = connect_postgres(&url).map(|_| ());
+    admin
+        .batch_execute(&format!("DROP ROLE IF EXISTS {user}"))
+        .unwrap();
+    result.expect("PostgreSQL login with an encoded special-character password");
+}
+
+#[test]
+fn server_info_for_result_files() {
+    use annbench::servers::{mariadb_server_info, postgres_server_info};
+    let url = mariadb();
+    let info = mariadb_server_info(&mut connect_mariadb(&url).unwrap(), &url).unwrap();
+    assert!(info.version.starts_with("MariaDB 11."), "{}", info.version);
+    let cache: u64 = info.settings["mhnsw_max_cache_size"].parse().unwrap();
+    assert!(cache > 0, "{info:?}");
+
+    let url = postgres();
+    let info = postgres_server_info(&mut connect_postgres(&url).unwrap(), &url).unwrap();
+    assert!(info.version.starts_with("PostgreSQL "), "{}", info.version);
+    assert!(info.version.contains(", pgvector 0."), "{}", info.version);
+    assert!(
+        info.settings.contains_key("maintenance_work_mem"),
+        "{info:?}"
+    );
+
+    let old = old_mariadb();
+    let msg = err_text(
+        mariadb_server_info(&mut connect_mariadb(&old).unwrap(), &old),
+        "server info on 10.11",
+    );
+    assert!(msg.contains("no VECTOR type"), "{msg}");
+}

@@ -155,18 +155,18 @@ fn str_attr(f: &hdf5::File, name: &str, v: &str) {
 #[test]
 fn ann_benchmarks_results_are_read_with_metrics_from_ground_truth() {
     let dir = tempfile::tempdir().unwrap();
-    // The dataset with ground truth (2 queries, 3 true neighbours each).
-    let data = hdf5::File::create(dir.path().join("toy-euclidean.hdf5")).unwrap();
-    let gt_d = array![[1.0f32, 2.0, 3.0], [1.0, 1.5, 4.0]];
-    data.new_dataset_builder()
-        .with_data(&gt_d)
-        .create("distances")
-        .unwrap();
-    data.new_dataset_builder()
-        .with_data(&array![[0i32, 1, 2], [3, 4, 5]])
-        .create("neighbors")
-        .unwrap();
-    data.close().unwrap();
+    // The dataset with (hand-made) ground truth: 2 queries, 3 true neighbours each.
+    let data = annbench::dataset::Dataset {
+        name: "toy-euclidean".into(),
+        metric: Metric::Euclidean,
+        train: ndarray::Array2::from_shape_fn((6, 2), |(i, j)| (i * 2 + j) as f32),
+        test: array![[0.5f32, 0.5], [3.0, 3.0]],
+        ground_truth: Some(annbench::dataset::GroundTruth {
+            neighbors: array![[0i32, 1, 2], [3, 4, 5]],
+            distances: array![[1.0f32, 2.0, 3.0], [1.0, 1.5, 4.0]],
+        }),
+    };
+    annbench::dataset::save(&data, &dir.path().join("toy-euclidean.hdf5")).unwrap();
 
     // A result as ann-benchmarks' runner stores it: h5py attrs, f32 times, i32 neighbours.
     let res_dir = dir.path().join("results/toy-euclidean/2/hnswlib");

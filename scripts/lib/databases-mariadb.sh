@@ -71,8 +71,13 @@ mariadb_up() {
     if [ ! -d "$hdir/mysql" ]; then
         say "initialising $M_NAME data dir $hdir"
         mkdir -p "$hdir"
-        in_env "$M_MODE" chown -R mysql:mysql "$M_DIR"
-        in_env "$M_MODE" mariadb-install-db --defaults-file="$M_CNF" --user=mysql \
+        # As root the server runs as mysql; as a normal user (host binaries only), as that user.
+        local as_user=()
+        if is_root; then
+            in_env "$M_MODE" chown -R mysql:mysql "$M_DIR"
+            as_user=(--user=mysql)
+        fi
+        in_env "$M_MODE" mariadb-install-db --defaults-file="$M_CNF" "${as_user[@]}" \
             --auth-root-authentication-method=socket --skip-test-db \
             >>"$LOG_DIR/mariadb-$1-init.log" 2>&1 9>&- ||
             fail_log "mariadb-install-db failed" "$LOG_DIR/mariadb-$1-init.log"
@@ -110,7 +115,9 @@ mariadb_version() {
 # a command line. The user gets every privilege: this is a private scratch server, and the
 # tests create restricted users through it.
 mariadb_provision() {
-    in_env "$M_MODE" mariadb --defaults-file="$M_CNF" --socket="$M_SOCK" -u root 9>&- <<SQL ||
+    local admin=root # unix_socket login: install-db maps the OS user that ran it
+    is_root || admin="$(id -un)"
+    in_env "$M_MODE" mariadb --defaults-file="$M_CNF" --socket="$M_SOCK" -u "$admin" 9>&- <<SQL ||
 CREATE DATABASE IF NOT EXISTS \`$DB_NAME\`;
 CREATE USER IF NOT EXISTS '$DB_USER'@'%' IDENTIFIED BY '$DB_PASSWORD';
 ALTER USER '$DB_USER'@'%' IDENTIFIED BY '$DB_PASSWORD';

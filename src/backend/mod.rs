@@ -104,6 +104,7 @@ pub trait Searcher: Send {
 pub mod exact;
 pub mod mariadb;
 pub mod pgvector;
+pub mod table;
 
 /// How to reach the servers, and backend options that are not grid parameters.
 #[derive(Debug, Clone, Default)]
@@ -115,6 +116,14 @@ pub struct BackendOptions {
     /// `--timeout`: the longest one index build may take; backends apply it as a statement
     /// timeout on the build. `None`: no limit.
     pub build_timeout: Option<std::time::Duration>,
+    /// Database (MariaDB) / schema (PostgreSQL) annbench owns and keeps its tables in;
+    /// default `annbench`.
+    pub schema: Option<String>,
+    /// Connections used to load the table (default 1; see `docs/bench-backends.md`).
+    pub load_connections: Option<usize>,
+    /// MariaDB's data directory as seen from this machine; only needed for the index size of
+    /// MyISAM tables (default: the server's `@@datadir`).
+    pub mariadb_datadir: Option<std::path::PathBuf>,
 }
 
 /// Algorithms with a database backend, as named on the CLI and in `algorithms/<name>/`.
@@ -134,7 +143,7 @@ pub fn create(algorithm: &str, opts: &BackendOptions) -> Result<Box<dyn Backend>
             pgvector::Variant::HalfvecIndex,
         )?)),
         other => Err(crate::Error::Config(format!(
-            "unknown algorithm '{other}': expected one of {}",
+            "unknown algorithm '{other}': expected one of {} (or exact, the in-process reference)",
             ALGORITHMS.join(", ")
         ))),
     }

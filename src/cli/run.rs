@@ -104,6 +104,7 @@ impl RunArgs {
                 mariadb_url: self.mariadb,
                 postgres_url: self.postgres,
                 build_timeout: self.timeout,
+                ..BackendOptions::default()
             },
         }
     }

@@ -13,8 +13,8 @@ pub use checks::{
 };
 pub use errors::{mariadb_error, postgres_error};
 pub use resolve::{
-    FORKS_DEFAULT_DB, UrlSource, lookup, read_servers_env, resolve_from, resolve_with_source,
-    servers_env_path,
+    FORKS_DEFAULT_DB, UrlSource, find_url, lookup, not_configured, read_servers_env, resolve_from,
+    resolve_with_source, servers_env_path,
 };
 
 use crate::{Error, Result};

@@ -69,34 +69,50 @@ pub fn resolve_with_source(
     resolve_from(kind, explicit, &|k| std::env::var(k).ok())
 }
 
-/// [`resolve_with_source`] with an injectable environment (tests use a map).
+/// [`resolve_with_source`] with an injectable environment (tests use a map). Nothing
+/// configured is a [`Error::Config`] that lists every way to configure the server.
 pub fn resolve_from(
     kind: ServerKind,
     explicit: Option<&str>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(ServerUrl, UrlSource)> {
+    find_url(kind, explicit, env)?.ok_or_else(|| not_configured(kind, env))
+}
+
+/// Like [`resolve_from`], but `Ok(None)` when no setting names this server at all.
+pub fn find_url(
+    kind: ServerKind,
+    explicit: Option<&str>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<(ServerUrl, UrlSource)>> {
     let n = names(kind);
     let nonempty = |k: &str| env(k).filter(|v| !v.trim().is_empty());
     if let Some(text) = explicit {
-        return Ok((ServerUrl::parse(kind, text)?, UrlSource::Flag));
+        return Ok(Some((ServerUrl::parse(kind, text)?, UrlSource::Flag)));
     }
     if let Some(text) = nonempty(n.url_var) {
         let url = ServerUrl::parse(kind, &text)
             .map_err(|e| Error::Config(format!("${}: {e}", n.url_var)))?;
-        return Ok((url, UrlSource::EnvUrl(n.url_var)));
+        return Ok(Some((url, UrlSource::EnvUrl(n.url_var))));
     }
     if let Some(args) = nonempty(n.conn_args) {
         let db = nonempty(n.db_name).unwrap_or_else(|| FORKS_DEFAULT_DB.to_string());
         let url = conn_args_url(kind, &n, &args, &db)?;
-        return Ok((url, UrlSource::ConnArgs(n.conn_args)));
+        return Ok(Some((url, UrlSource::ConnArgs(n.conn_args))));
     }
     let path = servers_env_path(env);
     if let Some(text) = read_servers_env(&path, n.url_var)? {
         let url = ServerUrl::parse(kind, &text)
             .map_err(|e| Error::Config(format!("{} in {}: {e}", n.url_var, path.display())))?;
-        return Ok((url, UrlSource::ServersEnv(path)));
+        return Ok(Some((url, UrlSource::ServersEnv(path))));
     }
-    Err(Error::Config(format!(
+    Ok(None)
+}
+
+/// The error for a server named nowhere: every way to name it.
+pub fn not_configured(kind: ServerKind, env: &dyn Fn(&str) -> Option<String>) -> Error {
+    let n = names(kind);
+    Error::Config(format!(
         "no {} server given: pass {} URL, set {} (or {}=user:password:host:port with {}), \
          or start local servers with scripts/databases.sh up (it writes {})",
         kind.name(),
@@ -104,8 +120,8 @@ pub fn resolve_from(
         n.url_var,
         n.conn_args,
         n.db_name,
-        path.display()
-    )))
+        servers_env_path(env).display()
+    ))
 }
 
 /// `user:password:host:port` as the forks split it; a password may itself contain `:`.

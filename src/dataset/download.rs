@@ -113,11 +113,22 @@ fn download(url: &str, dest: &Path, progress: bool, entry: &Entry) -> Result<Pat
             return Err(interrupted(url, got, total, &part));
         }
     }
-    if let Err(e) = hdf5_io::info(&part) {
+    let checked = hdf5_io::info(&part).and_then(|i| {
+        if i.dimension == entry.dimension && i.metric == entry.metric {
+            Ok(())
+        } else {
+            Err(Error::Dataset(format!(
+                "it holds {}-dimensional {} vectors, expected {} {}",
+                i.dimension, i.metric, entry.dimension, entry.metric
+            )))
+        }
+    });
+    if let Err(e) = checked {
         let _ = std::fs::remove_file(&part);
         return Err(Error::Dataset(format!(
-            "downloaded {url} but it is not a valid dataset ({e}); the partial file was removed, \
-             try again or check the mirror"
+            "downloaded {url} but it is not a valid '{}' dataset ({e}); the download was \
+             removed: try again or check the mirror",
+            entry.name
         )));
     }
     std::fs::rename(&part, dest)
@@ -138,7 +149,7 @@ fn copy(body: &mut impl Read, file: &mut File, part: &Path, bar: &ProgressBar) -
                 let _ = file.flush();
                 return Err(Error::io(
                     part,
-                    "download interrupted, partial data kept in (run the same command again to resume)",
+                    "download interrupted (run the same command again to resume); partial data kept in",
                     e,
                 ));
             }

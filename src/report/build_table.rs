@@ -18,7 +18,7 @@ pub struct BuildRow {
     pub name: String,
     /// The `M` build argument (any case), if set.
     pub m: Option<i64>,
-    /// The `ef_construction` build argument (any case), if set.
+    /// The `ef_construction` (or `efConstruction`) build argument, if set.
     pub ef_construction: Option<i64>,
     pub build_seconds: f64,
     pub index_size_bytes: Option<u64>,
@@ -67,9 +67,12 @@ pub fn build_table(points: &[PointResult]) -> Vec<BuildRow> {
     rows
 }
 
+/// The integer argument `name`, matched ignoring case and underscores (`efConstruction` is
+/// `ef_construction`).
 fn int_arg(args: &Params, name: &str) -> Option<i64> {
+    let norm = |s: &str| s.replace('_', "").to_lowercase();
     args.iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .find(|(k, _)| norm(k) == norm(name))
         .and_then(|(_, v)| v.as_i64())
 }
 

@@ -6,7 +6,7 @@
 use super::names::point_name;
 use super::series::{check_one_dataset, cmp_params};
 use super::stats::{Summary, summary};
-use super::table::best_at_recall;
+use super::table::{RecallRow, best_at_recall_of};
 use crate::results::PointResult;
 use std::collections::BTreeSet;
 
@@ -95,11 +95,10 @@ pub fn compare(
     })
 }
 
-fn labelled(points: &[PointResult], label: &str) -> crate::Result<Vec<PointResult>> {
-    let mine: Vec<PointResult> = points
+fn labelled<'a>(points: &'a [PointResult], label: &str) -> crate::Result<Vec<&'a PointResult>> {
+    let mine: Vec<&PointResult> = points
         .iter()
         .filter(|p| p.label.as_deref() == Some(label))
-        .cloned()
         .collect();
     if mine.is_empty() {
         let labels: BTreeSet<&str> = points.iter().filter_map(|p| p.label.as_deref()).collect();
@@ -126,15 +125,16 @@ fn same_params(a: &PointResult, b: &PointResult) -> bool {
 }
 
 /// The fastest of the points in `pts` with the same parameters as `p`.
-fn fastest<'a>(pts: &'a [PointResult], p: &PointResult) -> Option<&'a PointResult> {
+fn fastest<'a>(pts: &[&'a PointResult], p: &PointResult) -> Option<&'a PointResult> {
     pts.iter()
+        .copied()
         .filter(|q| same_params(q, p))
         .max_by(|a, b| a.metrics.qps.total_cmp(&b.metrics.qps))
 }
 
-fn param_matches(base: &[PointResult], me: &[PointResult]) -> Vec<Matched> {
+fn param_matches(base: &[&PointResult], me: &[&PointResult]) -> Vec<Matched> {
     let mut keys: Vec<&PointResult> = Vec::new();
-    for p in me {
+    for &p in me {
         if !keys.iter().any(|k| same_params(k, p)) {
             keys.push(p);
         }
@@ -167,12 +167,12 @@ fn param_matches(base: &[PointResult], me: &[PointResult]) -> Vec<Matched> {
 }
 
 fn recall_matches(
-    base: &[PointResult],
-    me: &[PointResult],
+    base: &[&PointResult],
+    me: &[&PointResult],
     thresholds: &[f64],
 ) -> crate::Result<Vec<Matched>> {
-    let bt = best_at_recall(base, thresholds, None)?;
-    let mt = best_at_recall(me, thresholds, None)?;
+    let bt = best_at_recall_of(base, thresholds, None)?;
+    let mt = best_at_recall_of(me, thresholds, None)?;
     let mut out = Vec::new();
     for &t in thresholds {
         let mut keys: Vec<(String, usize)> = bt
@@ -189,7 +189,7 @@ fn recall_matches(
         keys.sort();
         keys.dedup();
         for (algorithm, clients) in keys {
-            let find = |rows: &[super::table::RecallRow]| {
+            let find = |rows: &[RecallRow]| {
                 rows.iter()
                     .find(|r| {
                         r.threshold == t

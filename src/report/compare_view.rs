@@ -50,10 +50,11 @@ impl Comparison {
         let columns = ["match", "n", "min", "max", "mean", "median", "stddev"]
             .iter()
             .map(|n| {
-                let style = if matches!(*n, "match" | "n") {
-                    Style::Plain
-                } else {
-                    Style::Ratio
+                // A spread of ratios is not itself a ratio: no `x`.
+                let style = match *n {
+                    "match" | "n" => Style::Plain,
+                    "stddev" => Style::Fixed(3),
+                    _ => Style::Ratio,
                 };
                 Column::new(n, n, style)
             })

@@ -13,6 +13,7 @@ pub mod export;
 pub mod names;
 pub mod pareto;
 pub mod render;
+pub mod select;
 pub mod series;
 pub mod stats;
 pub mod table;

@@ -36,8 +36,8 @@ impl fmt::Display for SeriesKey {
 }
 
 /// The distinct series of `points`, sorted.
-pub fn series_keys(points: &[PointResult]) -> Vec<SeriesKey> {
-    let set: BTreeSet<SeriesKey> = points.iter().map(SeriesKey::of).collect();
+pub fn series_keys<'a>(points: impl IntoIterator<Item = &'a PointResult>) -> Vec<SeriesKey> {
+    let set: BTreeSet<SeriesKey> = points.into_iter().map(SeriesKey::of).collect();
     set.into_iter().collect()
 }
 
@@ -52,9 +52,13 @@ pub struct Distinct {
 
 impl Distinct {
     /// What varies among `points`.
-    pub fn of(points: &[PointResult]) -> Self {
-        let labels: BTreeSet<Option<&str>> = points.iter().map(|p| p.label.as_deref()).collect();
-        let clients: BTreeSet<usize> = points.iter().map(|p| p.clients).collect();
+    pub fn of<'a>(points: impl IntoIterator<Item = &'a PointResult>) -> Self {
+        let mut labels: BTreeSet<Option<&str>> = BTreeSet::new();
+        let mut clients: BTreeSet<usize> = BTreeSet::new();
+        for p in points {
+            labels.insert(p.label.as_deref());
+            clients.insert(p.clients);
+        }
         Distinct {
             labels: labels.len() > 1,
             clients: clients.len() > 1,
@@ -64,9 +68,12 @@ impl Distinct {
 
 /// An error unless all `points` are of one dataset and one count (k): best-QPS tables and
 /// comparisons across datasets or k would compare unlike things.
-pub fn check_one_dataset(points: &[PointResult], what: &str) -> crate::Result<()> {
+pub fn check_one_dataset<'a>(
+    points: impl IntoIterator<Item = &'a PointResult>,
+    what: &str,
+) -> crate::Result<()> {
     let sets: BTreeSet<(&str, usize)> = points
-        .iter()
+        .into_iter()
         .map(|p| (p.dataset.as_str(), p.count))
         .collect();
     if sets.len() > 1 {

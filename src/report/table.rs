@@ -64,12 +64,22 @@ pub fn best_at_recall(
     thresholds: &[f64],
     base: Option<&str>,
 ) -> crate::Result<RecallTable> {
+    let refs: Vec<&PointResult> = points.iter().collect();
+    best_at_recall_of(&refs, thresholds, base)
+}
+
+/// [`best_at_recall`] over borrowed points (`Best::index` indexes `points`).
+pub fn best_at_recall_of(
+    points: &[&PointResult],
+    thresholds: &[f64],
+    base: Option<&str>,
+) -> crate::Result<RecallTable> {
     if points.is_empty() {
         return Err(crate::Error::Results("no points to table".into()));
     }
-    check_one_dataset(points, "recall table")?;
+    check_one_dataset(points.iter().copied(), "recall table")?;
     check_thresholds(thresholds)?;
-    let keys = series_keys(points);
+    let keys = series_keys(points.iter().copied());
     if let Some(b) = base {
         if !keys.iter().any(|k| k.algorithm == b) {
             let mut algos: Vec<&str> = keys.iter().map(|k| k.algorithm.as_str()).collect();
@@ -100,7 +110,7 @@ pub fn best_at_recall(
     Ok(RecallTable {
         rows,
         base: base.map(str::to_string),
-        distinct: Distinct::of(points),
+        distinct: Distinct::of(points.iter().copied()),
     })
 }
 
@@ -118,9 +128,10 @@ fn check_thresholds(thresholds: &[f64]) -> crate::Result<()> {
     }
 }
 
-fn row_for(points: &[PointResult], key: &SeriesKey, threshold: f64) -> RecallRow {
+fn row_for(points: &[&PointResult], key: &SeriesKey, threshold: f64) -> RecallRow {
     let members = points
         .iter()
+        .copied()
         .enumerate()
         .filter(|(_, p)| SeriesKey::of(p) == *key);
     let max_recall = members

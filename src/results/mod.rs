@@ -89,26 +89,21 @@ fn point_files(root: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// The exact ground truth of `dataset` from `<data_dir>/<dataset>.hdf5`.
+/// The exact ground truth of `dataset`, resolved in `data_dir` like `annbench run` does.
 fn ground_truth(data_dir: &Path, dataset: &str, needed_by: &Path) -> Result<GroundTruth> {
-    let path = data_dir.join(format!("{dataset}.hdf5"));
-    let err = |e: hdf5::Error| {
+    let why = |e: Error| {
         Error::Dataset(format!(
-            "{} is an ann-benchmarks result; its metrics need the ground truth of '{dataset}' \
-             from {}: {e} (download the dataset or pass --data-dir)",
-            needed_by.display(),
-            path.display()
+            "{} is an ann-benchmarks result; its metrics need the ground truth of '{dataset}':              {e} (download the dataset or pass --data-dir)",
+            needed_by.display()
         ))
     };
-    let file = hdf5::File::open(&path).map_err(err)?;
-    Ok(GroundTruth {
-        neighbors: file
-            .dataset("neighbors")
-            .and_then(|d| d.read_2d::<i32>())
-            .map_err(err)?,
-        distances: file
-            .dataset("distances")
-            .and_then(|d| d.read_2d::<f32>())
-            .map_err(err)?,
+    let data = crate::dataset::resolve(dataset, data_dir)
+        .and_then(|path| crate::dataset::open(&path))
+        .map_err(why)?;
+    data.ground_truth.ok_or_else(|| {
+        Error::Dataset(format!(
+            "{} is an ann-benchmarks result, but dataset '{dataset}' has no ground truth;              compute it with `annbench datasets groundtruth {dataset}`",
+            needed_by.display()
+        ))
     })
 }

@@ -177,3 +177,40 @@ fn client_cpu_notice(passes: &[Pass], clients: usize) -> Option<String> {
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn distances_are_recomputed_and_repeats_or_gaps_never_count() {
+        let data = Dataset {
+            name: "t".into(),
+            metric: Metric::Euclidean,
+            train: array![[0.0f32, 0.0], [3.0, 4.0], [6.0, 8.0]],
+            test: array![[0.0f32, 0.0]],
+            ground_truth: None,
+        };
+        let ids = array![[1i64, 1, -1, 2]];
+        let (d, dups) = recompute_distances(&data, data.test.view(), ids.view()).unwrap();
+        assert_eq!(d.row(0).to_vec(), [5.0, f32::INFINITY, f32::INFINITY, 10.0]);
+        assert_eq!(dups, 1);
+        let bad = array![[3i64]];
+        assert!(recompute_distances(&data, data.test.view(), bad.view()).is_err());
+    }
+
+    #[test]
+    fn client_cpu_notice_uses_the_best_pass_per_connection() {
+        let pass = |wall: f64, cpu: f64| Pass {
+            wall_seconds: wall,
+            queries: 10,
+            client_cpu_seconds: Some(cpu),
+        };
+        // Best pass: 1 s wall, 1.2 s CPU over 2 clients = 60% per connection -> notice.
+        let n = client_cpu_notice(&[pass(2.0, 0.1), pass(1.0, 1.2)], 2).unwrap();
+        assert!(n.contains("60%"), "{n}");
+        assert!(client_cpu_notice(&[pass(1.0, 0.4)], 1).is_none());
+        assert!(client_cpu_notice(&[], 1).is_none());
+    }
+}

@@ -2,6 +2,7 @@
 
 use super::ServerCheck;
 use super::rules::{MariaDbSettings, mariadb_warnings};
+use crate::backend::ServerInfo;
 use crate::connect::{ServerUrl, check_mariadb_version, connect_mariadb, mariadb_error};
 use crate::{Error, Result};
 use mysql::prelude::Queryable;
@@ -16,6 +17,29 @@ const SHOWN: &[&str] = &[
     "max_connections",
 ];
 
+/// Version and the settings that shape results, for the result files (raw server values).
+/// Fails like [`check_mariadb_version`] on a server without VECTOR support.
+pub fn mariadb_server_info(conn: &mut mysql::Conn, url: &ServerUrl) -> Result<ServerInfo> {
+    let version = check_mariadb_version(conn, url)?;
+    Ok(ServerInfo {
+        version: format!("MariaDB {}", version.text),
+        settings: read_variables(conn, url)?.into_iter().collect(),
+    })
+}
+
+/// `SHOW GLOBAL VARIABLES` for [`SHOWN`], as `(name, value)`.
+fn read_variables(conn: &mut mysql::Conn, url: &ServerUrl) -> Result<Vec<(String, String)>> {
+    let list = SHOWN
+        .iter()
+        .map(|n| format!("'{n}'"))
+        .collect::<Vec<_>>()
+        .join(",");
+    conn.query(format!(
+        "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({list})"
+    ))
+    .map_err(|e| mariadb_error(url, "reading settings", e))
+}
+
 pub(super) fn check(url: &ServerUrl, c: &mut ServerCheck, ram: u64) -> Result<()> {
     let mut conn = connect_mariadb(url)?;
     let err = |what: &'static str| move |e| mariadb_error(url, what, e);
@@ -24,16 +48,7 @@ pub(super) fn check(url: &ServerUrl, c: &mut ServerCheck, ram: u64) -> Result<()
         .map_err(err("reading the version"))?;
     check_mariadb_version(&mut conn, url)?;
 
-    let list = SHOWN
-        .iter()
-        .map(|n| format!("'{n}'"))
-        .collect::<Vec<_>>()
-        .join(",");
-    let rows: Vec<(String, String)> = conn
-        .query(format!(
-            "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({list})"
-        ))
-        .map_err(err("reading settings"))?;
+    let rows = read_variables(&mut conn, url)?;
     let get = |name: &str| {
         rows.iter()
             .find(|(n, _)| n == name)
@@ -71,7 +86,7 @@ fn vector_smoke_test(conn: &mut mysql::Conn, url: &ServerUrl) -> Result<()> {
             "MariaDB URL {url} names no database: add one to the path, e.g. .../annbench"
         )));
     }
-    let table = format!("annbench_check_{}", std::process::id());
+    let table = super::scratch_table();
     let context = "creating a test table with a vector index";
     let result = (|| {
         conn.query_drop(format!(

@@ -8,9 +8,11 @@ mod mariadb;
 mod postgres;
 mod rules;
 
+pub use mariadb::mariadb_server_info;
+pub use postgres::postgres_server_info;
 pub use rules::{MariaDbSettings, PostgresSettings, mariadb_warnings, postgres_warnings};
 
-use crate::connect::{ServerKind, UrlSource, resolve_with_source};
+use crate::connect::{ServerKind, UrlSource, find_url, not_configured};
 
 /// What `servers check` found for one server.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -75,12 +77,13 @@ pub fn check_all(mariadb: Option<&str>, postgres: Option<&str>) -> Vec<CheckOutc
 
 /// Check one server kind, resolving its URL like the backends do.
 pub fn check_one(kind: ServerKind, explicit: Option<&str>) -> CheckOutcome {
-    let (url, source) = match resolve_with_source(kind, explicit) {
-        Ok(found) => found,
-        Err(crate::Error::Config(msg)) if explicit.is_none() && msg.starts_with("no ") => {
+    let env = |k: &str| std::env::var(k).ok();
+    let (url, source) = match find_url(kind, explicit, &env) {
+        Ok(Some(found)) => found,
+        Ok(None) => {
             return CheckOutcome::NotConfigured {
                 server: kind.name(),
-                hint: msg,
+                hint: not_configured(kind, &env).to_string(),
             };
         }
         Err(e) => {
@@ -99,6 +102,14 @@ pub fn check_one(kind: ServerKind, explicit: Option<&str>) -> CheckOutcome {
         c.error = Some(e.to_string());
     }
     CheckOutcome::Checked(c)
+}
+
+/// A table name no other check uses at the same time (process id and a per-process counter).
+fn scratch_table() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!("annbench_check_{}_{n}", std::process::id())
 }
 
 fn describe_source(source: Option<&UrlSource>) -> String {

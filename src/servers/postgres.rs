@@ -3,6 +3,7 @@
 
 use super::ServerCheck;
 use super::rules::{PostgresSettings, postgres_warnings};
+use crate::backend::ServerInfo;
 use crate::connect::{
     MIN_PGVECTOR_HALFVEC, ServerUrl, connect_postgres, ensure_pgvector, postgres_error,
 };
@@ -20,6 +21,35 @@ const SHOWN: &[&str] = &[
     "max_connections",
 ];
 
+/// Version (with pgvector's) and the settings that shape results, for the result files.
+/// Enables pgvector like [`ensure_pgvector`], and fails like it.
+pub fn postgres_server_info(client: &mut postgres::Client, url: &ServerUrl) -> Result<ServerInfo> {
+    let pgvector = ensure_pgvector(client, url)?;
+    let version: String = client
+        .query_one("SELECT current_setting('server_version')", &[])
+        .map_err(|e| postgres_error(url, "reading the version", e))?
+        .get(0);
+    let settings = read_settings(client, url)?
+        .iter()
+        .map(|r| (r.get::<_, String>(0), r.get::<_, String>(1)))
+        .collect();
+    Ok(ServerInfo {
+        version: format!("PostgreSQL {version}, pgvector {}", pgvector.text),
+        settings,
+    })
+}
+
+/// Rows of (name, current_setting, raw setting, unit) for [`SHOWN`].
+fn read_settings(client: &mut postgres::Client, url: &ServerUrl) -> Result<Vec<postgres::Row>> {
+    client
+        .query(
+            "SELECT name, current_setting(name), setting, coalesce(unit, '') \
+             FROM pg_settings WHERE name = ANY($1)",
+            &[&SHOWN],
+        )
+        .map_err(|e| postgres_error(url, "reading settings", e))
+}
+
 pub(super) fn check(url: &ServerUrl, c: &mut ServerCheck, ram: u64) -> Result<()> {
     let mut client = connect_postgres(url)?;
     let row = client
@@ -28,13 +58,7 @@ pub(super) fn check(url: &ServerUrl, c: &mut ServerCheck, ram: u64) -> Result<()
     c.version = Some(format!("PostgreSQL {}", row.get::<_, String>(0)));
     let pgvector = ensure_pgvector(&mut client, url)?;
 
-    let rows = client
-        .query(
-            "SELECT name, current_setting(name), setting, coalesce(unit, '') \
-             FROM pg_settings WHERE name = ANY($1)",
-            &[&SHOWN],
-        )
-        .map_err(|e| postgres_error(url, "reading settings", e))?;
+    let rows = read_settings(&mut client, url)?;
     let find = |name: &str| rows.iter().find(|r| r.get::<_, String>(0) == name);
     for name in SHOWN {
         if let Some(r) = find(name) {
@@ -90,7 +114,7 @@ fn vector_smoke_test(client: &mut postgres::Client, url: &ServerUrl, halfvec: bo
     let mut tx = client
         .transaction()
         .map_err(|e| postgres_error(url, context, e))?;
-    let table = format!("annbench_check_{}", std::process::id());
+    let table = super::scratch_table();
     let mut sql = format!(
         "CREATE TABLE {table} (id int PRIMARY KEY, v vector(2) NOT NULL); \
          INSERT INTO {table} VALUES (1, '[0,0]'), (2, '[1,1]'); \

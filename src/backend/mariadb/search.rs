@@ -1,0 +1,162 @@
+//! MariaDB query connection: one server-side prepared statement per `k`, the query vector sent
+//! as raw little-endian f32 bytes wrapped in `CAST(? AS BINARY)` (a plain byte parameter is
+//! sent in the client charset and rejected as a vector).
+
+use super::sql_err;
+use crate::backend::Searcher;
+use crate::params::Params;
+use crate::{Error, Metric, Result};
+use mysql::prelude::Queryable;
+use mysql::{Conn, Statement};
+
+/// Valid `ef_search` range (MariaDB's `mhnsw_ef_search`).
+pub const EF_SEARCH: std::ops::RangeInclusive<i64> = 1..=10_000;
+
+/// The exact query text both the searcher and EXPLAIN use.
+pub fn query_sql(table: &str, metric: Metric, k: usize) -> String {
+    let f = match metric {
+        Metric::Euclidean => "VEC_DISTANCE_EUCLIDEAN",
+        Metric::Angular => "VEC_DISTANCE_COSINE",
+    };
+    format!("SELECT id FROM {table} ORDER BY {f}(v, CAST(? AS BINARY)) LIMIT {k}")
+}
+
+/// The `SET` statement for `query_args` after validating them (`ef_search`, 1..=10000).
+pub fn query_args_sql(query_args: &Params) -> Result<String> {
+    let mut sets = Vec::new();
+    for (key, value) in query_args {
+        match key.as_str() {
+            "ef_search" => {
+                let ef = value
+                    .as_i64()
+                    .filter(|v| EF_SEARCH.contains(v))
+                    .ok_or_else(|| {
+                        Error::Config(format!(
+                            "mariadb query arg ef_search={value}: expected an integer in 1..=10000"
+                        ))
+                    })?;
+                sets.push(format!("mhnsw_ef_search = {ef}"));
+            }
+            other => {
+                return Err(Error::Config(format!(
+                    "mariadb has no query arg '{other}': the only one is ef_search"
+                )));
+            }
+        }
+    }
+    Ok(if sets.is_empty() {
+        String::new()
+    } else {
+        format!("SET SESSION {}", sets.join(", "))
+    })
+}
+
+/// The query vector as the bytes of a MariaDB `VECTOR`.
+pub fn vector_bytes(query: &[f32]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(query.len() * 4);
+    for x in query {
+        b.extend_from_slice(&x.to_le_bytes());
+    }
+    b
+}
+
+/// One MariaDB query connection.
+pub struct MariaSearcher {
+    pub(super) conn: Conn,
+    pub(super) table: String,
+    pub(super) metric: Metric,
+    pub(super) dimension: usize,
+    pub(super) stmt: Option<(usize, Statement)>,
+}
+
+impl Searcher for MariaSearcher {
+    fn set_query_args(&mut self, query_args: &Params) -> Result<()> {
+        let sql = query_args_sql(query_args)?;
+        if !sql.is_empty() {
+            self.conn
+                .query_drop(sql)
+                .map_err(|e| sql_err(e, "setting query args"))?;
+        }
+        Ok(())
+    }
+
+    fn search(&mut self, query: &[f32], k: usize, ids: &mut Vec<i64>) -> Result<()> {
+        ids.clear();
+        if query.len() != self.dimension {
+            return Err(Error::Backend(format!(
+                "query has {} dimensions; the table has {}",
+                query.len(),
+                self.dimension
+            )));
+        }
+        let stmt = match &self.stmt {
+            Some((sk, s)) if *sk == k => s.clone(),
+            _ => {
+                let s = self
+                    .conn
+                    .prep(query_sql(&self.table, self.metric, k))
+                    .map_err(|e| sql_err(e, "preparing the query"))?;
+                self.stmt = Some((k, s.clone()));
+                s
+            }
+        };
+        let rows = self
+            .conn
+            .exec_iter(&stmt, (vector_bytes(query),))
+            .map_err(|e| sql_err(e, "running a query"))?;
+        for row in rows {
+            let row = row.map_err(|e| sql_err(e, "reading query results"))?;
+            let id: i64 = row
+                .get_opt(0)
+                .and_then(|r| r.ok())
+                .ok_or_else(|| Error::Backend("query returned a non-integer id".into()))?;
+            ids.push(id);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn query_text_matches_metric() {
+        let q = query_sql("`a`.`t`", Metric::Angular, 10);
+        assert!(
+            q.contains("VEC_DISTANCE_COSINE(v, CAST(? AS BINARY)) LIMIT 10"),
+            "{q}"
+        );
+    }
+
+    #[test]
+    fn ef_search_is_validated() {
+        let mut p = Params::new();
+        p.insert("ef_search".into(), json!(40));
+        assert_eq!(
+            query_args_sql(&p).unwrap(),
+            "SET SESSION mhnsw_ef_search = 40"
+        );
+        p.insert("ef_search".into(), json!(0));
+        assert!(
+            query_args_sql(&p)
+                .unwrap_err()
+                .to_string()
+                .contains("1..=10000")
+        );
+        let mut p = Params::new();
+        p.insert("efSearch".into(), json!(5));
+        assert!(
+            query_args_sql(&p)
+                .unwrap_err()
+                .to_string()
+                .contains("efSearch")
+        );
+    }
+
+    #[test]
+    fn bytes_are_little_endian_f32() {
+        assert_eq!(vector_bytes(&[1.0, -2.0]), [0, 0, 128, 63, 0, 0, 0, 192]);
+    }
+}

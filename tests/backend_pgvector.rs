@@ -1,0 +1,203 @@
+//! pgvector HNSW backends (vector and halfvec index) against a real server
+//! (ANNBENCH_POSTGRES_URL or scripts/databases.sh). They fail, never skip, without a server.
+
+mod backend_util;
+
+use annbench::Metric;
+use annbench::backend::{Backend, BackendOptions, TableSpec, create};
+use annbench::params::Params;
+use backend_util::{data, exact, name, recall};
+use serde_json::json;
+
+fn backend(algorithm: &str) -> Box<dyn Backend> {
+    let url = annbench::connect::postgres_url(None)
+        .unwrap_or_else(|e| panic!("pgvector tests need a server: {e}"));
+    let opts = BackendOptions {
+        postgres_url: Some(url.expose().to_string()),
+        ..Default::default()
+    };
+    create(algorithm, &opts).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn params(v: serde_json::Value) -> Params {
+    v.as_object().cloned().unwrap_or_default()
+}
+
+fn spec(test: &str, metric: Metric) -> TableSpec {
+    TableSpec {
+        dataset: name(test),
+        metric,
+        dimension: 128,
+    }
+}
+
+/// Build, check the plan, and require exact answers with ef_search at its maximum.
+fn exact_search(algorithm: &str, metric: Metric, test: &str) {
+    let (train, queries) = data(1500, 15);
+    let mut b = backend(algorithm);
+    let load = b.load(&spec(test, metric), train.view()).unwrap();
+    assert_eq!(load.rows, 1500);
+    assert!(load.table_size_bytes.unwrap_or(0) > 1500 * 512, "{load:?}");
+    let built = b
+        .build(&params(json!({"M": 16, "ef_construction": 64})))
+        .unwrap();
+    assert!(
+        built.seconds > 0.0 && built.index_size_bytes > 0,
+        "{built:?}"
+    );
+    let qa = params(json!({"ef_search": 1000}));
+    b.verify_index_used(queries.row(0).as_slice().unwrap(), 10, &qa)
+        .unwrap();
+    let truth = exact(metric, train.view(), queries.view(), 10);
+    let mut s = b.searcher().unwrap();
+    s.set_query_args(&qa).unwrap();
+    let mut ids = Vec::new();
+    for (q, t) in queries.outer_iter().zip(&truth) {
+        s.search(q.as_slice().unwrap(), 10, &mut ids).unwrap();
+        assert_eq!(ids.len(), 10);
+        let r = recall(metric, train.view(), q.as_slice().unwrap(), &ids, t);
+        assert_eq!(r, 1.0, "ids {ids:?} truth {t:?}");
+    }
+}
+
+#[test]
+fn vector_euclidean_recall_is_exact() {
+    exact_search("pgvector", Metric::Euclidean, "pg-l2");
+}
+
+#[test]
+fn vector_angular_recall_is_exact() {
+    exact_search("pgvector", Metric::Angular, "pg-cos");
+}
+
+#[test]
+fn halfvec_index_euclidean_recall_is_exact() {
+    // SIFT values are small integers: exact in float16, so the halfvec index can be exact too.
+    exact_search("pgvector_halfvec", Metric::Euclidean, "pg-half-l2");
+}
+
+#[test]
+fn halfvec_index_angular_recall_is_exact() {
+    exact_search("pgvector_halfvec", Metric::Angular, "pg-half-cos");
+}
+
+#[test]
+fn verify_fails_without_the_index_and_bad_input_is_named() {
+    let (train, queries) = data(300, 1);
+    let mut b = backend("pgvector");
+    b.load(&spec("pg-verify", Metric::Euclidean), train.view())
+        .unwrap();
+    b.build(&params(json!({"M": 8, "ef_construction": 32})))
+        .unwrap();
+    let q = queries.row(0).to_vec();
+    let qa = params(json!({"ef_search": 10}));
+    b.verify_index_used(&q, 10, &qa).unwrap();
+    b.drop_index().unwrap();
+    let e = b.verify_index_used(&q, 10, &qa).unwrap_err().to_string();
+    assert!(
+        e.contains("does not use the HNSW index") && e.contains("Seq Scan"),
+        "{e}"
+    );
+
+    let e = b
+        .build(&params(json!({"M": 16, "ef_construction": 16})))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("2*M = 32"), "{e}");
+    let mut s = b.searcher().unwrap();
+    let e = s
+        .set_query_args(&params(json!({"ef_search": 0})))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("ef_search=0"), "{e}");
+
+    let e = b
+        .load(
+            &spec("pg-verify", Metric::Euclidean),
+            train.slice(ndarray::s![.., ..64]),
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("64 dimensions"), "{e}");
+    let mut bad = train.clone();
+    bad[[5, 9]] = f32::INFINITY;
+    let e = b
+        .load(&spec("pg-verify", Metric::Euclidean), bad.view())
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("row 5") && e.to_string().contains("inf"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_table_with_the_same_data_is_reused_by_both_variants() {
+    let (train, _) = data(400, 0);
+    let spec = spec("pg-reuse", Metric::Euclidean);
+    let mut changed = train.clone();
+    changed[[3, 3]] += 1.0;
+    let mut b = backend("pgvector");
+    b.load(&spec, changed.view()).unwrap();
+    let first = b.load(&spec, train.view()).unwrap();
+    assert!(!first.reused && first.seconds > 0.0, "{first:?}");
+    let mut half = backend("pgvector_halfvec");
+    let again = half.load(&spec, train.view()).unwrap();
+    assert!(again.reused, "{again:?}");
+    assert_eq!((again.seconds, again.rows), (first.seconds, 400));
+}
+
+#[test]
+fn build_records_phases_and_the_memory_notice() {
+    let (train, _) = data(3000, 0);
+    let mut b = backend("pgvector");
+    b.load(&spec("pg-notice", Metric::Euclidean), train.view())
+        .unwrap();
+    let built = b
+        .build(&params(
+            json!({"M": 16, "ef_construction": 64, "maintenance_work_mem": "1MB"}),
+        ))
+        .unwrap();
+    assert!(
+        built
+            .notices
+            .iter()
+            .any(|n| n.contains("maintenance_work_mem")),
+        "{built:?}"
+    );
+    assert!(!built.phases.is_empty(), "{built:?}");
+    let total: f64 = built.phases.iter().map(|p| p.seconds).sum();
+    assert!(total <= built.seconds + 1e-6, "{built:?}");
+    let info = b.server_info().unwrap();
+    assert!(info.version.contains("pgvector"), "{info:?}");
+    assert!(
+        info.settings.contains_key("maintenance_work_mem"),
+        "{info:?}"
+    );
+}
+
+#[test]
+fn a_killed_session_is_a_server_error_not_a_panic() {
+    let (train, queries) = data(200, 1);
+    let mut b = backend("pgvector");
+    b.load(&spec("pg-killed", Metric::Euclidean), train.view()).unwrap();
+    b.build(&params(json!({"M": 4, "ef_construction": 16}))).unwrap();
+    let mut s = b.searcher().unwrap();
+    let q = queries.row(0).to_vec();
+    let mut ids = Vec::new();
+    s.search(&q, 5, &mut ids).unwrap();
+    // Terminate the searcher's backend process, found by its last query text.
+    let url = annbench::connect::postgres_url(None).unwrap();
+    let mut admin = annbench::connect::connect_postgres(&url).unwrap();
+    let killed = admin
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE query LIKE 'SELECT id FROM annbench.vec_test_pg_killed %' \
+             AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(killed.len(), 1);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let e = s.search(&q, 5, &mut ids).unwrap_err();
+    assert!(matches!(e, annbench::Error::Server(_)), "{e:?}");
+    assert!(e.to_string().contains("connection lost"), "{e}");
+}

@@ -1,0 +1,261 @@
+//! `annbench datasets ...` end to end through the binary.
+
+use annbench::dataset;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn annbench(args: &[&str], data_dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_annbench"))
+        .args(args)
+        .env("ANNBENCH_DATA_DIR", data_dir)
+        .env_remove("ANNBENCH_DATASET_URL")
+        .output()
+        .unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "failed: {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+fn fails(out: &Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "unexpected success");
+    assert!(
+        err.starts_with("error: ") && !err.contains("panicked"),
+        "{err}"
+    );
+    err
+}
+
+fn npy_f32(rows: usize, cols: usize, f: impl Fn(usize, usize) -> f32) -> Vec<u8> {
+    let mut h = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
+    while (10 + h.len() + 1) % 64 != 0 {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend((h.len() as u16).to_le_bytes());
+    out.extend(h.as_bytes());
+    for i in 0..rows {
+        for j in 0..cols {
+            out.extend(f(i, j).to_le_bytes());
+        }
+    }
+    out
+}
+
+#[test]
+fn list_shows_names_and_local_presence() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ok(&annbench(&["datasets", "list"], dir.path()));
+    assert!(out.contains("dbpedia-openai-1000k-angular") && out.contains("random-s-100-angular"));
+    assert!(!out.contains(dir.path().to_str().unwrap()));
+    ok(&annbench(
+        &["datasets", "get", "sift-5k-128-euclidean"],
+        dir.path(),
+    ));
+    let out = ok(&annbench(&["datasets", "list"], dir.path()));
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("sift-5k-128-euclidean"))
+        .unwrap();
+    assert!(line.contains(dir.path().to_str().unwrap()), "{line}");
+}
+
+#[test]
+fn create_from_npy_then_info() {
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("emb.npy");
+    std::fs::write(
+        &npy,
+        npy_f32(300, 8, |i, j| ((i * 31 + j * 7) % 17) as f32 - 8.0),
+    )
+    .unwrap();
+    let out = ok(&annbench(
+        &[
+            "datasets",
+            "create",
+            npy.to_str().unwrap(),
+            "--metric",
+            "angular",
+            "--test",
+            "30",
+            "--k",
+            "10",
+        ],
+        dir.path(),
+    ));
+    assert!(out.contains("emb-8-angular: 270 train, 30 test"), "{out}");
+    let out = ok(&annbench(
+        &["datasets", "info", "emb-8-angular"],
+        dir.path(),
+    ));
+    assert!(
+        out.contains("ground truth: yes, k=10") && out.contains("270 x 8"),
+        "{out}"
+    );
+}
+
+#[test]
+fn create_rejects_nan_and_bad_raw_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("nan.npy");
+    std::fs::write(
+        &npy,
+        npy_f32(20, 4, |i, j| if i == 7 && j == 2 { f32::NAN } else { 1.0 }),
+    )
+    .unwrap();
+    let err = fails(&annbench(
+        &[
+            "datasets",
+            "create",
+            npy.to_str().unwrap(),
+            "--metric",
+            "euclidean",
+        ],
+        dir.path(),
+    ));
+    assert!(
+        err.contains("nan.npy") && err.contains("row 7 column 2 is NaN"),
+        "{err}"
+    );
+    let raw = dir.path().join("v.bin");
+    std::fs::write(&raw, [0u8; 40]).unwrap();
+    let err = fails(&annbench(
+        &[
+            "datasets",
+            "create",
+            raw.to_str().unwrap(),
+            "--metric",
+            "euclidean",
+            "--dim",
+            "3",
+        ],
+        dir.path(),
+    ));
+    assert!(err.contains("check --dim"), "{err}");
+    let err = fails(&annbench(
+        &[
+            "datasets",
+            "create",
+            raw.to_str().unwrap(),
+            "--metric",
+            "euclidean",
+        ],
+        dir.path(),
+    ));
+    assert!(err.contains("--dim"), "{err}");
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().all(|e| !e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .ends_with(".hdf5"))
+    );
+}
+
+#[test]
+fn subset_recomputes_ground_truth() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ok(&annbench(
+        &[
+            "datasets",
+            "subset",
+            "sift-5k-128-euclidean",
+            "--train",
+            "1000",
+            "--test",
+            "50",
+        ],
+        dir.path(),
+    ));
+    assert!(
+        out.contains("sift-5k-128-1k-euclidean: 1000 train, 50 test"),
+        "{out}"
+    );
+    let sub = dataset::open(&dir.path().join("sift-5k-128-1k-euclidean.hdf5")).unwrap();
+    let full = dataset::open(&dir.path().join("sift-5k-128-euclidean.hdf5")).unwrap();
+    assert_eq!(sub.train, full.train.slice(ndarray::s![..1000, ..]));
+    let gt = sub.ground_truth.unwrap();
+    assert!(gt.neighbors.iter().all(|&i| (0..1000).contains(&i)));
+    let want = dataset::groundtruth::compute(sub.train.view(), sub.test.view(), sub.metric, 100);
+    assert_eq!(gt.neighbors, want.neighbors);
+    let err = fails(&annbench(
+        &[
+            "datasets",
+            "subset",
+            "sift-5k-128-euclidean",
+            "--train",
+            "9999",
+        ],
+        dir.path(),
+    ));
+    assert!(err.contains("cannot take 9999 train"), "{err}");
+}
+
+#[test]
+fn groundtruth_command_stores_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dataset::resolve("sift-5k-128-euclidean", dir.path()).unwrap();
+    let mut ds = dataset::open(&path).unwrap();
+    let want = ds.ground_truth.take().unwrap();
+    let bare = dir.path().join("bare.hdf5");
+    dataset::save(&ds, &bare).unwrap();
+    assert_eq!(dataset::info(&bare).unwrap().ground_truth_k, None);
+    let out = ok(&annbench(
+        &["datasets", "groundtruth", bare.to_str().unwrap()],
+        dir.path(),
+    ));
+    assert!(
+        out.contains("500 queries x 4500 train") && out.contains("stored in"),
+        "{out}"
+    );
+    let got = dataset::open(&bare).unwrap().ground_truth.unwrap();
+    assert_eq!(
+        (got.neighbors, got.distances),
+        (want.neighbors, want.distances)
+    );
+}
+
+#[test]
+fn generate_random_xs() {
+    let dir = tempfile::tempdir().unwrap();
+    ok(&annbench(
+        &["datasets", "generate", "random-xs-20-euclidean"],
+        dir.path(),
+    ));
+    let info = dataset::info(&dir.path().join("random-xs-20-euclidean.hdf5")).unwrap();
+    assert_eq!(
+        (info.train, info.test, info.dimension, info.ground_truth_k),
+        (9000, 1000, 20, Some(100))
+    );
+    let err = fails(&annbench(
+        &["datasets", "generate", "random-xs-20-euclidian"],
+        dir.path(),
+    ));
+    assert!(err.contains("did you mean random-xs-20-euclidean"), "{err}");
+}
+
+#[test]
+fn info_errors_are_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = fails(&annbench(
+        &["datasets", "info", "/no/such.hdf5"],
+        dir.path(),
+    ));
+    assert!(err.contains("/no/such.hdf5: no such file"), "{err}");
+    let err = fails(&annbench(
+        &["datasets", "info", "glove-100-angular"],
+        dir.path(),
+    ));
+    assert!(
+        err.contains("annbench datasets get glove-100-angular"),
+        "{err}"
+    );
+}

@@ -1,0 +1,103 @@
+//! Shared by the `report_*` tests: in-memory points (no store, no server) and golden files.
+
+#![allow(dead_code)]
+
+use annbench::Metric;
+use annbench::params::Params;
+use annbench::results::{Environment, Pass, PointMetrics, PointResult};
+use ndarray::Array2;
+use std::path::PathBuf;
+
+/// Parameters from (name, integer) pairs, in order.
+pub fn params(pairs: &[(&str, i64)]) -> Params {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), serde_json::Value::from(*v)))
+        .collect()
+}
+
+/// A point of `algorithm` on dataset `glove-25-angular`, k = 10, one client, no label.
+/// Latencies follow from QPS (mean = 1/qps) so every metric has a distinct, checkable value.
+pub fn pt(
+    algorithm: &str,
+    build: &[(&str, i64)],
+    query: &[(&str, i64)],
+    recall: f64,
+    qps: f64,
+) -> PointResult {
+    PointResult {
+        dataset: "glove-25-angular".into(),
+        distance: Metric::Angular,
+        count: 10,
+        algorithm: algorithm.into(),
+        build_args: params(build),
+        query_args: params(query),
+        clients: 1,
+        label: None,
+        load_seconds: Some(3.5),
+        build_seconds: 10.0,
+        index_size_bytes: Some(12_345_678),
+        table_size_bytes: Some(40_000_000),
+        build_phases: Vec::new(),
+        neighbors: Array2::zeros((0, 10)),
+        distances: Array2::zeros((0, 10)),
+        latencies: Vec::new(),
+        passes: vec![Pass {
+            wall_seconds: 1000.0 / qps,
+            queries: 1000,
+            client_cpu_seconds: Some(0.25 * 1000.0 / qps),
+        }],
+        metrics: PointMetrics {
+            recall,
+            epsilon_recall: (recall + 0.001).min(1.0),
+            qps,
+            qps_passes: vec![qps * 0.9, qps, qps * 0.95],
+            latency_mean: 1.0 / qps,
+            latency_p50: 0.9 / qps,
+            latency_p95: 1.5 / qps,
+            latency_p99: 2.0 / qps,
+            latency_p999: 3.0 / qps,
+        },
+        environment: Environment::default(),
+    }
+}
+
+/// The point with its build seconds set.
+pub fn built(mut p: PointResult, seconds: f64) -> PointResult {
+    p.build_seconds = seconds;
+    p
+}
+
+/// The point with a label.
+pub fn labelled(mut p: PointResult, label: &str) -> PointResult {
+    p.label = Some(label.into());
+    p
+}
+
+/// The point measured with `n` clients.
+pub fn with_clients(mut p: PointResult, n: usize) -> PointResult {
+    p.clients = n;
+    p
+}
+
+/// Compare `actual` with `tests/golden/<name>` exactly. With `UPDATE_GOLDEN=1` the file is
+/// (re)written instead; review the diff before committing.
+pub fn assert_golden(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, actual).expect("write golden file");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run with UPDATE_GOLDEN=1 to create)",
+            path.display()
+        )
+    });
+    assert!(
+        expected == actual,
+        "{name} differs from the golden file\n--- expected\n{expected}\n--- actual\n{actual}"
+    );
+}

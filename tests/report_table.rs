@@ -1,0 +1,156 @@
+//! Best-QPS-at-recall tables from fixed point sets, compared with golden files.
+
+mod report_common;
+
+use annbench::report::render::{Format, render};
+use annbench::report::{DEFAULT_THRESHOLDS, best_at_recall};
+use report_common::{assert_golden, built, labelled, pt, with_clients};
+
+/// Two MariaDB builds, two pgvector builds and one halfvec build; nobody reaches 1.0.
+fn mixed() -> Vec<annbench::results::PointResult> {
+    let pg = |m, ef, r, q| {
+        pt(
+            "pgvector",
+            &[("M", m), ("ef_construction", 64)],
+            &[("ef_search", ef)],
+            r,
+            q,
+        )
+    };
+    vec![
+        built(
+            pt("mariadb", &[("M", 12)], &[("ef_search", 10)], 0.95, 2000.0),
+            10.5,
+        ),
+        // 0.98999 must not count for 0.99.
+        built(
+            pt(
+                "mariadb",
+                &[("M", 12)],
+                &[("ef_search", 20)],
+                0.98999,
+                1500.0,
+            ),
+            10.5,
+        ),
+        // Exactly 0.99 counts for 0.99; same QPS as M=16 ef=40 which has the higher recall.
+        built(
+            pt("mariadb", &[("M", 12)], &[("ef_search", 40)], 0.99, 1200.0),
+            10.5,
+        ),
+        built(
+            pt("mariadb", &[("M", 16)], &[("ef_search", 40)], 0.995, 1200.0),
+            14.25,
+        ),
+        built(pg(16, 20, 0.96, 900.0), 8.0),
+        // Same QPS and recall at M=8 and M=16: the shorter build (M=8) wins.
+        built(pg(16, 40, 0.991, 600.0), 8.0),
+        built(pg(8, 40, 0.991, 600.0), 5.0),
+        built(pg(16, 80, 0.999, 300.0), 8.0),
+        pt(
+            "pgvector_halfvec",
+            &[("M", 16), ("ef_construction", 64)],
+            &[("ef_search", 40)],
+            0.97,
+            700.0,
+        ),
+    ]
+}
+
+#[test]
+fn ties_unreached_threshold_and_base_ratio() {
+    let table = best_at_recall(&mixed(), &[1.0, 0.99, 0.95], Some("pgvector")).unwrap();
+    assert_golden(
+        "table_mixed.md",
+        &render(&table.to_table(), Format::Markdown).unwrap(),
+    );
+    assert_golden(
+        "table_mixed.csv",
+        &render(&table.to_table(), Format::Csv).unwrap(),
+    );
+    assert_golden(
+        "table_mixed.json",
+        &render(&table.to_table(), Format::Json).unwrap(),
+    );
+}
+
+#[test]
+fn recall_filter_is_exactly_at_or_above() {
+    let pts = vec![
+        pt("mariadb", &[("M", 8)], &[("ef_search", 1)], 0.98999, 500.0),
+        pt("mariadb", &[("M", 8)], &[("ef_search", 2)], 0.99, 100.0),
+    ];
+    let t = best_at_recall(&pts, &[0.99, 0.98], None).unwrap();
+    let best: Vec<(f64, f64)> = t
+        .rows
+        .iter()
+        .map(|r| (r.threshold, r.best.as_ref().unwrap().recall))
+        .collect();
+    assert_eq!(best, vec![(0.99, 0.99), (0.98, 0.98999)]);
+    let only_below = best_at_recall(&pts[..1], &[0.99], None).unwrap();
+    assert_eq!(only_below.rows[0].best, None);
+    assert_eq!(only_below.rows[0].max_recall, Some(0.98999));
+}
+
+#[test]
+fn one_algorithm_only_default_thresholds() {
+    let pts: Vec<_> = [
+        (10, 0.9, 3000.0),
+        (20, 0.96, 2100.0),
+        (40, 0.985, 1500.0),
+        (80, 1.0, 800.0),
+    ]
+    .iter()
+    .map(|&(ef, r, q)| pt("mariadb", &[("M", 16)], &[("ef_search", ef)], r, q))
+    .collect();
+    let table = best_at_recall(&pts, &DEFAULT_THRESHOLDS, None).unwrap();
+    assert_golden(
+        "table_one_algorithm.md",
+        &render(&table.to_table(), Format::Markdown).unwrap(),
+    );
+}
+
+#[test]
+fn several_labels_and_clients_get_their_own_rows() {
+    let a = |ef, r, q| pt("mariadb", &[("M", 16)], &[("ef_search", ef)], r, q);
+    let pts = vec![
+        labelled(a(20, 0.97, 1000.0), "11.4"),
+        labelled(a(40, 0.99, 700.0), "11.4"),
+        labelled(a(20, 0.97, 1300.0), "11.8"),
+        labelled(a(40, 0.99, 900.0), "11.8"),
+        labelled(with_clients(a(20, 0.97, 3100.0), 4), "11.8"),
+        labelled(with_clients(a(40, 0.99, 2500.0), 4), "11.8"),
+        // The only pgvector series (1 client, its own label) is the base of every 1-client
+        // row; 4-client rows have no base to compare with.
+        labelled(
+            pt(
+                "pgvector",
+                &[("M", 16), ("ef_construction", 64)],
+                &[("ef_search", 40)],
+                0.992,
+                500.0,
+            ),
+            "pg17",
+        ),
+    ];
+    let table = best_at_recall(&pts, &[0.99, 0.97], Some("pgvector")).unwrap();
+    assert_golden(
+        "table_labels_clients.md",
+        &render(&table.to_table(), Format::Markdown).unwrap(),
+    );
+}
+
+#[test]
+fn bad_base_and_thresholds_are_named() {
+    let pts = mixed();
+    let err = best_at_recall(&pts, &[0.9], Some("faiss"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("faiss") && err.contains("mariadb, pgvector"),
+        "{err}"
+    );
+    let err = best_at_recall(&pts, &[99.0], None).unwrap_err().to_string();
+    assert!(err.contains("99") && err.contains("0..1"), "{err}");
+    assert!(best_at_recall(&[], &[0.9], None).is_err());
+}
