@@ -140,7 +140,8 @@ class _Bars:
         elif kind == "point_started":
             self._close_queries()
             total = event["queries"] * (event["runs"] + 1)
-            desc = f"{event['algorithm']}({event['build_args']}, {event['query_args']})"
+            args = ", ".join(a for a in (event["build_args"], event["query_args"]) if a)
+            desc = f"{event['algorithm']}({args}) x{event['clients']}"
             self.queries = self._tqdm(total=total, desc=desc, unit="q", leave=False, position=1)
         elif kind == "queries_done" and self.queries is not None:
             self.queries.update(event["done"] - self.queries.n)

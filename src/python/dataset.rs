@@ -6,9 +6,9 @@
 //! read through borrowed views where the library takes views.
 
 use super::errors::IntoPyResult;
-use crate::dataset::{self, Dataset, GroundTruth};
 use crate::Metric;
-use numpy::{PyArray2, PyArrayMethods, PyReadonlyArray2};
+use crate::dataset::{self, Dataset, GroundTruth};
+use numpy::{PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::PathBuf;
@@ -263,7 +263,10 @@ pub fn compute_groundtruth<'py>(
 /// local file, or None when it is not in the data dir).
 #[pyfunction]
 #[pyo3(signature = (data_dir=None))]
-pub fn list_datasets(py: Python<'_>, data_dir: Option<PathBuf>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+pub fn list_datasets(
+    py: Python<'_>,
+    data_dir: Option<PathBuf>,
+) -> PyResult<Vec<Bound<'_, PyDict>>> {
     let dir = data_dir_or_default(data_dir);
     dataset::registry::all()
         .iter()

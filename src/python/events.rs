@@ -17,7 +17,11 @@ pub fn to_dict<'py>(py: Python<'py>, event: &Event<'_>) -> PyResult<Bound<'py, P
             d.set_item("queries", queries)?;
             d.set_item("k", k)?;
         }
-        Event::AlgorithmStarted { algorithm, builds, points } => {
+        Event::AlgorithmStarted {
+            algorithm,
+            builds,
+            points,
+        } => {
             d.set_item("kind", "algorithm_started")?;
             d.set_item("algorithm", algorithm)?;
             d.set_item("builds", builds)?;
@@ -36,19 +40,36 @@ pub fn to_dict<'py>(py: Python<'py>, event: &Event<'_>) -> PyResult<Bound<'py, P
             d.set_item("reused", report.reused)?;
             d.set_item("method", &report.method)?;
         }
-        Event::BuildStarted { algorithm, build_args } => {
+        Event::BuildStarted {
+            algorithm,
+            build_args,
+        } => {
             build(&d, "build_started", algorithm, build_args)?;
         }
-        Event::BuildFinished { algorithm, build_args, report } => {
+        Event::BuildFinished {
+            algorithm,
+            build_args,
+            report,
+        } => {
             build(&d, "build_finished", algorithm, build_args)?;
             d.set_item("seconds", report.seconds)?;
             d.set_item("index_size_bytes", report.index_size_bytes)?;
             d.set_item("notices", &report.notices)?;
         }
-        Event::BuildSkipped { algorithm, build_args } => {
+        Event::BuildSkipped {
+            algorithm,
+            build_args,
+        } => {
             build(&d, "build_skipped", algorithm, build_args)?;
         }
-        Event::PointStarted { algorithm, build_args, query_args, clients, queries, runs } => {
+        Event::PointStarted {
+            algorithm,
+            build_args,
+            query_args,
+            clients,
+            queries,
+            runs,
+        } => {
             build(&d, "point_started", algorithm, build_args)?;
             d.set_item("query_args", describe(query_args))?;
             d.set_item("clients", clients)?;

@@ -6,7 +6,11 @@
 //! without copying; every library error goes through [`errors::to_py`].
 
 mod cli;
+mod dataset;
 mod errors;
+mod events;
+mod report;
+mod sweep;
 
 use pyo3::prelude::*;
 
@@ -23,6 +27,20 @@ fn annbench_ext(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BackendError", py.get_type::<errors::BackendError>())?;
     m.add("ResultsError", py.get_type::<errors::ResultsError>())?;
     m.add("IoError", errors::io_error_type(py)?)?;
+    m.add_class::<dataset::PyDataset>()?;
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
+    m.add_function(wrap_pyfunction!(dataset::load_dataset, m)?)?;
+    m.add_function(wrap_pyfunction!(dataset::get_dataset, m)?)?;
+    m.add_function(wrap_pyfunction!(dataset::create_from_arrays, m)?)?;
+    m.add_function(wrap_pyfunction!(dataset::create_from_file, m)?)?;
+    m.add_function(wrap_pyfunction!(dataset::subset, m)?)?;
+    m.add_function(wrap_pyfunction!(dataset::compute_groundtruth, m)?)?;
+    m.add_function(wrap_pyfunction!(dataset::list_datasets, m)?)?;
+    m.add_function(wrap_pyfunction!(report::export_json, m)?)?;
+    m.add_function(wrap_pyfunction!(report::table_json, m)?)?;
+    m.add_function(wrap_pyfunction!(report::compare_json, m)?)?;
+    m.add_function(wrap_pyfunction!(report::build_json, m)?)?;
+    m.add_function(wrap_pyfunction!(report::clients_json, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep::run_sweep, m)?)?;
     Ok(())
 }

@@ -43,8 +43,12 @@ pub fn export_json(
     results: PathBuf,
     data_dir: Option<PathBuf>,
 ) -> PyResult<String> {
-    py.detach(move || records(&report::export_table(&load(&dataset, count, &results, data_dir)?)))
-        .py_err()
+    py.detach(move || {
+        records(&report::export_table(&load(
+            &dataset, count, &results, data_dir,
+        )?))
+    })
+    .py_err()
 }
 
 /// Best QPS at each recall threshold per algorithm (and label, clients), with `vs_base`

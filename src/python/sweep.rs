@@ -11,7 +11,6 @@ use crate::backend::BackendOptions;
 use crate::report::{export_table, render};
 use crate::runner::{self, Event, Progress, SweepOptions};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -123,11 +122,14 @@ pub fn run_sweep(
     timeout: Option<f64>,
     callback: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    let timeout = timeout.map(Duration::try_from_secs_f64).transpose().map_err(|_| {
-        super::errors::to_py(crate::Error::Config(
-            "timeout must be a positive number of seconds".into(),
-        ))
-    })?;
+    let timeout = timeout
+        .map(Duration::try_from_secs_f64)
+        .transpose()
+        .map_err(|_| {
+            super::errors::to_py(crate::Error::Config(
+                "timeout must be a positive number of seconds".into(),
+            ))
+        })?;
     let opts = SweepOptions {
         dataset,
         data_dir: data_dir.unwrap_or_else(crate::dataset::default_data_dir),

@@ -46,6 +46,8 @@ def sweep(tmp_path_factory):
     urls = server_urls()
     root = tmp_path_factory.mktemp("e2e")
     events: list[dict] = []
+    path = annbench.get_dataset(DATASET, root / "data")  # unpacks the bundled file
+    assert path.is_file() and path.name == f"{DATASET}.hdf5"
     kwargs = dict(
         build={"M": [8], "ef_construction": [32]},
         query={"ef_search": [10, 80]},

@@ -65,6 +65,7 @@ def test_message_is_the_cli_message(tmp_path):
 
 
 def test_bad_server_url_is_config_error_without_password(tmp_path):
+    annbench.get_dataset("sift-5k-128-euclidean", tmp_path / "data")
     with pytest.raises(annbench.ConfigError) as caught:
         annbench.run(
             "sift-5k-128-euclidean",
@@ -78,6 +79,7 @@ def test_bad_server_url_is_config_error_without_password(tmp_path):
 
 
 def test_unreachable_server_is_server_error_without_password(tmp_path):
+    annbench.get_dataset("sift-5k-128-euclidean", tmp_path / "data")
     with pytest.raises(annbench.ServerError) as caught:
         annbench.run(
             "sift-5k-128-euclidean",

@@ -1,0 +1,111 @@
+"""The sweep API end to end without servers, on the in-process exact backend (the
+reference the runner ships): run -> results/table/compare -> plots, progress events,
+interruption and the GIL."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import annbench
+from annbench import _annbench
+
+DATASET = "sift-5k-128-euclidean"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    root = tmp_path_factory.mktemp("exact")
+    annbench.get_dataset(DATASET, root / "data")
+    common = dict(results=root / "results", data_dir=root / "data", runs=1, progress=False)
+    a = annbench.run(DATASET, "exact", clients=(1, 2), label="a", **common)
+    b = annbench.run(DATASET, "exact", clients=(1, 2), label="b", **common)
+    return root, common, a, b
+
+
+def test_run_rows_match_the_store(store):
+    root, common, a, b = store
+    assert list(a["label"]) == ["a", "a"] and list(a["clients"]) == [1, 2]
+    assert (a["recall"] == 1.0).all()  # exact search against exact ground truth
+    stored = annbench.results(DATASET, results=common["results"], data_dir=common["data_dir"])
+    assert len(stored) == 4
+    merged = stored.merge(a, on=["label", "clients"], suffixes=("", "_run"))
+    np.testing.assert_array_equal(merged["qps"], merged["qps_run"])
+
+
+def test_compare_ratio_is_me_over_base(store, tmp_path):
+    _, common, a, b = store
+    cmp = annbench.compare("a", "b", DATASET, results=common["results"])
+    params = cmp[cmp["match"] == "params"].sort_values("clients")
+    expected = (
+        b.sort_values("clients")["qps"].to_numpy() / a.sort_values("clients")["qps"].to_numpy()
+    )
+    np.testing.assert_allclose(params["ratio"], expected)
+    assert set(cmp.attrs["summary"]["match"]) == {"params", "recall"}
+    annbench.plot.relative_qps(cmp, tmp_path / "rel.png")
+    assert (tmp_path / "rel.png").stat().st_size > 1000
+
+
+def test_table_build_and_clients_tables(store):
+    _, common, a, _ = store
+    table = annbench.table(DATASET, recall=[1.0], results=common["results"])
+    assert len(table) == 4 and table["reached"].all()
+    builds = annbench.build_table(DATASET, results=common["results"])
+    assert list(builds["label"]) == ["a", "b"]
+    clients = annbench.clients_table(DATASET, results=common["results"])
+    assert sorted(clients["clients"].unique()) == [1, 2]
+
+
+def test_progress_events_and_skip(store):
+    _, common, _, _ = store
+    events: list[dict] = []
+    again = annbench.run(
+        DATASET, "exact", clients=(1, 2), label="a", **{**common, "progress": events.append}
+    )
+    assert len(again) == 2
+    assert [e["kind"] for e in events if e["kind"].startswith("point")] == ["point_skipped"] * 2
+
+
+def test_callback_exception_stops_the_sweep_and_is_raised(store):
+    _, common, _, _ = store
+
+    def boom(event):
+        if event["kind"] == "queries_done":
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        annbench.run(DATASET, "exact", label="stopped", **{**common, "progress": boom})
+    stored = annbench.results(DATASET, results=common["results"])
+    assert "stopped" not in set(stored["label"])
+
+
+def test_long_calls_release_the_gil():
+    """A Python thread keeps counting while Rust computes: impossible if the GIL were held."""
+    rng = np.random.default_rng(0)
+    train = rng.normal(size=(20000, 64)).astype(np.float32)
+    test = rng.normal(size=(300, 64)).astype(np.float32)
+    count = [0]
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            count[0] += 1
+
+    # A long switch interval: the spinning thread cannot preempt this one between the two
+    # reads below, so it can only have counted if the Rust call released the GIL.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.2)
+    thread = threading.Thread(target=spin)
+    thread.start()
+    try:
+        before = count[0]
+        _annbench.compute_groundtruth(train, test, "euclidean", 10)
+        during = count[0] - before
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(interval)
+    assert during > 0
