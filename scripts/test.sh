@@ -17,7 +17,7 @@ eval "$(scripts/databases.sh env)"
 export CARGO_TARGET_DIR="$repo/target"
 log "cargo fmt --check, clippy"
 cargo fmt --all -- --check
-cargo clippy --release --all-targets -- -D warnings
+cargo clippy --release --all-targets --features python -- -D warnings
 
 log "Rust tests (real servers)"
 cargo test --release

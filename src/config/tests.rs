@@ -129,8 +129,8 @@ fn overrides_replace_values_in_every_group_and_unknown_keys_fail() {
             (96, 16),
             (96, 32),
             (192, 16),
-            (192, 32),
             (256, 16),
+            (192, 32),
             (256, 32)
         ]
     );
