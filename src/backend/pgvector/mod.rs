@@ -113,7 +113,7 @@ impl PgVector {
             schema,
             notices,
             load_method: LoadMethod::default(),
-            load_connections: opts.load_connections.unwrap_or(1).max(1),
+            load_connections: opts.load_connections.unwrap_or(2).max(1),
             build_timeout: opts.build_timeout,
             loaded: None,
         })
