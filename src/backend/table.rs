@@ -100,6 +100,17 @@ pub fn check_train(train: ArrayView2<'_, f32>, dimension: usize, dataset: &str) 
     Ok(())
 }
 
+/// Refuse a query vector whose dimension differs from the table's (shared by every searcher).
+pub fn check_query(query: &[f32], dimension: usize) -> Result<()> {
+    if query.len() == dimension {
+        return Ok(());
+    }
+    Err(Error::Backend(format!(
+        "query has {} dimensions; the table has {dimension}",
+        query.len()
+    )))
+}
+
 /// A 64-bit fingerprint of the shape and every bit of the train matrix, computed per row in
 /// parallel and combined in row order. Decides whether a stored table holds exactly this data.
 pub fn fingerprint(train: ArrayView2<'_, f32>) -> u64 {

@@ -112,13 +112,7 @@ impl Searcher for PgSearcher {
 
     fn search(&mut self, query: &[f32], k: usize, ids: &mut Vec<i64>) -> Result<()> {
         ids.clear();
-        if query.len() != self.dimension {
-            return Err(Error::Backend(format!(
-                "query has {} dimensions; the table has {}",
-                query.len(),
-                self.dimension
-            )));
-        }
+        crate::backend::table::check_query(query, self.dimension)?;
         let stmt = match &self.stmt {
             Some((sk, s)) if *sk == k => s.clone(),
             _ => {
