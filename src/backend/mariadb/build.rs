@@ -149,10 +149,9 @@ pub(super) fn build(b: &mut MariaDb, args: &Params) -> Result<BuildReport> {
         .query_drop(&sql)
         .map_err(|e| match (&e, b.build_timeout) {
             (mysql::Error::MySqlError(m), Some(t)) if m.code == 1969 => Error::Backend(format!(
-                "mariadb: the index build (M={}) took longer than the build timeout of {:.0} s and \
+                "mariadb: the index build (M={}) took longer than the build timeout of {:?} and \
              was stopped; raise --timeout or choose a smaller M",
-                args.m,
-                t.as_secs_f64()
+                args.m, t
             )),
             _ => sql_err(e, "building the vector index"),
         })?;

@@ -158,6 +158,13 @@ pub(super) fn build(b: &mut PgVector, args: &Params) -> Result<BuildReport> {
         )?,
         None => b.exec("RESET maintenance_work_mem", "resetting memory")?,
     }
+    let pid: i32 = b
+        .client
+        .query_one("SELECT pg_backend_pid()", &[])
+        .map_err(|e| pg_err(e, "reading the backend pid"))?
+        .get(0);
+    let mut watcher = crate::connect::connect_postgres(&b.url)?;
+    // Set last so that the timeout bounds CREATE INDEX alone, never the set-up queries above.
     match b.build_timeout {
         Some(t) => b.exec(
             &format!("SET statement_timeout = {}", t.as_millis().max(1)),
@@ -165,12 +172,6 @@ pub(super) fn build(b: &mut PgVector, args: &Params) -> Result<BuildReport> {
         )?,
         None => b.exec("RESET statement_timeout", "resetting the build timeout")?,
     }
-    let pid: i32 = b
-        .client
-        .query_one("SELECT pg_backend_pid()", &[])
-        .map_err(|e| pg_err(e, "reading the backend pid"))?
-        .get(0);
-    let mut watcher = crate::connect::connect_postgres(&b.url)?;
     b.drain_notices();
     let sql = format!(
         "CREATE INDEX {} ON {} USING hnsw ({}) WITH (m = {}, ef_construction = {})",
@@ -191,24 +192,29 @@ pub(super) fn build(b: &mut PgVector, args: &Params) -> Result<BuildReport> {
         (r, seconds, (t0, samples))
     });
     let notices = b.drain_notices();
+    if b.build_timeout.is_some() {
+        // Reset on every outcome but a lost connection, whose own error is the one to report.
+        let reset = b.exec("RESET statement_timeout", "resetting the build timeout");
+        if result.is_ok() {
+            reset?;
+        }
+    }
     let timed_out = result
         .as_ref()
         .err()
         .and_then(|e| e.code())
         .is_some_and(|c| c.code() == "57014");
     if let (true, Some(t)) = (timed_out, b.build_timeout) {
-        b.exec("RESET statement_timeout", "resetting the build timeout")?;
         return Err(Error::Backend(format!(
             "{}: the index build (M={}, ef_construction={}) took longer than the build timeout \
-             of {:.0} s and was cancelled; raise --timeout or choose smaller parameters",
+             of {:?} and was cancelled; raise --timeout or choose smaller parameters",
             b.variant_name(),
             args.m,
             args.ef_construction,
-            t.as_secs_f64()
+            t
         )));
     }
     result.map_err(|e| pg_err(e, "building the HNSW index"))?;
-    b.exec("RESET statement_timeout", "resetting the build timeout")?;
     let size: i64 = b
         .client
         .query_one(

@@ -300,14 +300,20 @@ impl Backend for PgVector {
 /// any other database error a backend failure; both name what was being done.
 pub(crate) fn pg_err(e: postgres::Error, what: &str) -> Error {
     match e.as_db_error() {
-        Some(db) if !db.code().code().starts_with("57") => {
+        // Class 57P is the server going away (shutdown, terminated backend); 57014 is only a
+        // cancelled statement and the session lives on.
+        Some(db) if !db.code().code().starts_with("57P") => {
             let mut msg = format!("PostgreSQL error while {what}: {}", db.message());
             if let Some(h) = db.hint() {
                 msg.push_str(&format!(" (hint: {h})"));
             }
             Error::Backend(msg)
         }
-        _ if e.is_closed() || e.as_db_error().is_some() || is_io(&e) => Error::Server(format!(
+        Some(db) => Error::Server(format!(
+            "PostgreSQL connection lost while {what}: {} (is the server still running?)",
+            db.message()
+        )),
+        _ if e.is_closed() || is_io(&e) => Error::Server(format!(
             "PostgreSQL connection lost while {what}: {e} (is the server still running?)"
         )),
         _ => Error::Backend(format!("PostgreSQL error while {what}: {e}")),
