@@ -63,16 +63,55 @@ save_state() {
 url_mariadb() { echo "mysql://$DB_USER:$1@127.0.0.1:$2/$DB_NAME"; }
 url_postgres() { echo "postgres://$DB_USER:$1@127.0.0.1:$2/$DB_NAME"; }
 
+# Percent-encode everything but unreserved characters (socket paths inside URLs).
+url_encode() {
+    local s=$1 out="" c i
+    for ((i = 0; i < ${#s}; i++)); do
+        c=${s:i:1}
+        case "$c" in
+        [A-Za-z0-9._~-]) out+=$c ;;
+        *) out+=$(printf '%%%02X' "'$c") ;;
+        esac
+    done
+    echo "$out"
+}
+
+# Host paths of the main servers' Unix sockets; empty when a path is too long for a socket
+# address (107 bytes), in which case only the TCP URLs are offered.
+socket_paths() {
+    [ -n "${MARIADB_MODE:-}" ] || detect_modes
+    mariadb_instance main
+    postgres_instance
+    MARIADB_SOCKET="$(host_path "$M_MODE" "$M_SOCK")"
+    POSTGRES_SOCKET_DIR="$P_HDIR"
+    [ ${#MARIADB_SOCKET} -le 107 ] || MARIADB_SOCKET=""
+    [ $((${#POSTGRES_SOCKET_DIR} + 18)) -le 107 ] || POSTGRES_SOCKET_DIR=""
+}
+
+# Same servers over their Unix sockets: lower latency for a client on the same machine.
+url_mariadb_socket() { echo "mysql://$DB_USER:$1@localhost/$DB_NAME?socket=$(url_encode "$MARIADB_SOCKET")"; }
+url_postgres_socket() { echo "postgres://$DB_USER:$1@$(url_encode "$POSTGRES_SOCKET_DIR"):$2/$DB_NAME"; }
+
+# The URL lines of servers.env (password $1), one per started server.
+env_lines() {
+    socket_paths
+    [ -n "$MARIADB_PORT" ] && echo "ANNBENCH_MARIADB_URL=$(url_mariadb "$1" "$MARIADB_PORT")"
+    [ -n "$POSTGRES_PORT" ] && echo "ANNBENCH_POSTGRES_URL=$(url_postgres "$1" "$POSTGRES_PORT")"
+    [ -n "$MARIADB_PORT" ] && [ -n "$MARIADB_SOCKET" ] &&
+        echo "ANNBENCH_MARIADB_SOCKET_URL=$(url_mariadb_socket "$1")"
+    [ -n "$POSTGRES_PORT" ] && [ -n "$POSTGRES_SOCKET_DIR" ] &&
+        echo "ANNBENCH_POSTGRES_SOCKET_URL=$(url_postgres_socket "$1" "$POSTGRES_PORT")"
+    [ -n "$LEGACY_PORT" ] && echo "ANNBENCH_TEST_OLD_MARIADB_URL=$(url_mariadb "$1" "$LEGACY_PORT")"
+    true
+}
+
 write_env_file() {
     (
         umask 077
         {
             echo "# Written by scripts/databases.sh; annbench reads it when no URL is given."
             echo "# Contains the password: keep it private (0600)."
-            [ -n "$MARIADB_PORT" ] && echo "ANNBENCH_MARIADB_URL=$(url_mariadb "$DB_PASSWORD" "$MARIADB_PORT")"
-            [ -n "$POSTGRES_PORT" ] && echo "ANNBENCH_POSTGRES_URL=$(url_postgres "$DB_PASSWORD" "$POSTGRES_PORT")"
-            [ -n "$LEGACY_PORT" ] && echo "ANNBENCH_TEST_OLD_MARIADB_URL=$(url_mariadb "$DB_PASSWORD" "$LEGACY_PORT")"
-            true
+            env_lines "$DB_PASSWORD"
         } >"$ENV_FILE.tmp"
         mv "$ENV_FILE.tmp" "$ENV_FILE"
     )
@@ -84,9 +123,7 @@ print_urls() {
         say "no servers started yet from $CACHE: run scripts/databases.sh up"
         return 0
     fi
-    [ -n "$MARIADB_PORT" ] && say "ANNBENCH_MARIADB_URL=$(url_mariadb '***' "$MARIADB_PORT")"
-    [ -n "$POSTGRES_PORT" ] && say "ANNBENCH_POSTGRES_URL=$(url_postgres '***' "$POSTGRES_PORT")"
-    [ -n "$LEGACY_PORT" ] && say "ANNBENCH_TEST_OLD_MARIADB_URL=$(url_mariadb '***' "$LEGACY_PORT")"
+    env_lines '***' | while IFS= read -r line; do say "$line"; done
     say "(full URLs in $ENV_FILE; annbench reads it with no flags; eval \"\$(scripts/databases.sh env)\" exports them)"
 }
 

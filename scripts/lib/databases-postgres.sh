@@ -84,6 +84,19 @@ SELECT 'CREATE DATABASE $DB_NAME OWNER $DB_USER' WHERE NOT EXISTS (SELECT FROM p
 SQL
     postgres_psql -d "$DB_NAME" -c "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS vector" >/dev/null ||
         die "could not create the vector extension (is pgvector installed for $PG_BIN?)"
+    postgres_allow_socket_password
+}
+
+# initdb's local (Unix socket) rule is peer authentication, which only lets an OS user of the
+# same name in: let the annbench role in with its password, as over TCP.
+postgres_allow_socket_password() {
+    local hba="$P_HDIR/pg_hba.conf" rule="local all $DB_USER scram-sha-256"
+    grep -qxF "$rule" "$hba" && return 0
+    { echo "# annbench: password login over the Unix socket (scripts/databases.sh)"; echo "$rule"; cat "$hba"; } >"$hba.tmp"
+    chown --reference="$hba" "$hba.tmp"
+    chmod 600 "$hba.tmp"
+    mv "$hba.tmp" "$hba"
+    postgres_psql -d postgres -c "SELECT pg_reload_conf()" >/dev/null || die "could not reload PostgreSQL's pg_hba.conf"
 }
 
 postgres_down() {

@@ -83,6 +83,20 @@ impl ServerUrl {
         &self.url
     }
 
+    /// How the driver reaches the server: `unix socket` when the URL names one (MariaDB's
+    /// `?socket=PATH`, a PostgreSQL host that is a percent-encoded directory), else `tcp`.
+    /// Recorded with results: the transport changes latency and client CPU.
+    pub fn transport(&self) -> &'static str {
+        let unix = match self.kind {
+            ServerKind::MariaDb => self.url.query_pairs().any(|(k, _)| k == "socket"),
+            ServerKind::Postgres => self
+                .url
+                .host_str()
+                .is_some_and(|h| percent_decode(h).starts_with('/')),
+        };
+        if unix { "unix socket" } else { "tcp" }
+    }
+
     /// The URL with the password replaced by `***`.
     pub fn redacted(&self) -> String {
         let mut u = self.url.clone();
@@ -236,5 +250,29 @@ mod tests {
         assert_eq!(u.database(), "my db");
         assert_eq!(u.password().as_deref(), Some("a@b:c"));
         assert_eq!(percent_decode("100%"), "100%");
+    }
+
+    #[test]
+    fn transport_follows_the_url() {
+        let t = |kind, text| ServerUrl::parse(kind, text).unwrap().transport();
+        assert_eq!(
+            t(ServerKind::MariaDb, "mysql://u:p@127.0.0.1:3306/db"),
+            "tcp"
+        );
+        assert_eq!(
+            t(
+                ServerKind::MariaDb,
+                "mysql://u:p@localhost/db?socket=%2Frun%2Fm.sock"
+            ),
+            "unix socket"
+        );
+        assert_eq!(t(ServerKind::Postgres, "postgres://u:p@h:5432/db"), "tcp");
+        assert_eq!(
+            t(
+                ServerKind::Postgres,
+                "postgres://u:p@%2Frun%2Fpostgresql:5432/db"
+            ),
+            "unix socket"
+        );
     }
 }

@@ -251,7 +251,10 @@ impl Backend for MariaDb {
     }
 
     fn server_info(&mut self) -> Result<ServerInfo> {
-        build::server_info(&mut self.conn)
+        let mut info = build::server_info(&mut self.conn)?;
+        info.settings
+            .insert("client_transport".into(), self.url.transport().into());
+        Ok(info)
     }
 
     fn load(&mut self, spec: &TableSpec, train: ArrayView2<'_, f32>) -> Result<LoadReport> {

@@ -172,7 +172,10 @@ impl Backend for PgVector {
     }
 
     fn server_info(&mut self) -> Result<ServerInfo> {
-        build::server_info(&mut self.client)
+        let mut info = build::server_info(&mut self.client)?;
+        info.settings
+            .insert("client_transport".into(), self.url.transport().into());
+        Ok(info)
     }
 
     fn load(&mut self, spec: &TableSpec, train: ArrayView2<'_, f32>) -> Result<LoadReport> {

@@ -1,0 +1,106 @@
+//! Both backends over the servers' Unix sockets (the `ANNBENCH_*_SOCKET_URL`s that
+//! scripts/databases.sh writes): same answers as over TCP, and the transport is recorded.
+//! They fail, never skip, without those URLs.
+
+mod backend_util;
+
+use annbench::Metric;
+use annbench::backend::{Backend, BackendOptions, TableSpec, create};
+use annbench::connect::{ServerKind, ServerUrl};
+use annbench::params::Params;
+use backend_util::{data, name};
+use serde_json::json;
+
+fn socket_url(var: &str) -> String {
+    annbench::connect::lookup(var)
+        .unwrap()
+        .unwrap_or_else(|| panic!("{var} is not set: run scripts/databases.sh up"))
+}
+
+fn options(mariadb: Option<String>, postgres: Option<String>) -> BackendOptions {
+    BackendOptions {
+        mariadb_url: mariadb,
+        postgres_url: postgres,
+        ..Default::default()
+    }
+}
+
+fn params(v: serde_json::Value) -> Params {
+    v.as_object().cloned().unwrap_or_default()
+}
+
+/// Load, build and search through `tcp`, then search the same index through `unix`: the ids
+/// must be identical query by query, and each backend must record its own transport.
+fn same_answers(algorithm: &str, tcp: BackendOptions, unix: BackendOptions, build: Params) {
+    let (train, queries) = data(800, 20);
+    let spec = TableSpec {
+        dataset: name(&format!("{algorithm}-socket")),
+        metric: Metric::Euclidean,
+        dimension: 128,
+    };
+    let mut over_tcp: Box<dyn Backend> = create(algorithm, &tcp).unwrap();
+    let mut over_unix: Box<dyn Backend> = create(algorithm, &unix).unwrap();
+    let transport =
+        |b: &mut Box<dyn Backend>| b.server_info().unwrap().settings["client_transport"].clone();
+    assert_eq!(transport(&mut over_tcp), "tcp");
+    assert_eq!(transport(&mut over_unix), "unix socket");
+
+    over_tcp.load(&spec, train.view()).unwrap();
+    over_tcp.build(&build).unwrap();
+    // The second backend finds the same data already loaded and indexed by the first.
+    let reused = over_unix.load(&spec, train.view()).unwrap();
+    assert!(reused.reused, "{reused:?}");
+    let qa = params(json!({"ef_search": 40}));
+    over_unix
+        .verify_index_used(queries.row(0).as_slice().unwrap(), 10, &qa)
+        .unwrap();
+    let (mut a, mut b) = (over_tcp.searcher().unwrap(), over_unix.searcher().unwrap());
+    a.set_query_args(&qa).unwrap();
+    b.set_query_args(&qa).unwrap();
+    let (mut ids_a, mut ids_b) = (Vec::new(), Vec::new());
+    for q in queries.outer_iter() {
+        let q = q.as_slice().unwrap();
+        a.search(q, 10, &mut ids_a).unwrap();
+        b.search(q, 10, &mut ids_b).unwrap();
+        assert_eq!(ids_a.len(), 10);
+        assert_eq!(ids_a, ids_b);
+    }
+}
+
+#[test]
+fn mariadb_over_its_unix_socket_answers_like_tcp() {
+    use mysql::prelude::Queryable;
+    let tcp = annbench::connect::mariadb_url(None).unwrap();
+    let unix = socket_url("ANNBENCH_MARIADB_SOCKET_URL");
+    // The server sees a socket client as coming from localhost, a TCP one from its address.
+    let parsed = ServerUrl::parse(ServerKind::MariaDb, &unix).unwrap();
+    let mut c = annbench::connect::connect_mariadb(&parsed).unwrap();
+    let me: String = c.query_first("SELECT USER()").unwrap().unwrap();
+    assert!(me.ends_with("@localhost"), "{me}");
+    same_answers(
+        "mariadb",
+        options(Some(tcp.expose().to_string()), None),
+        options(Some(unix), None),
+        params(json!({"M": 8})),
+    );
+}
+
+#[test]
+fn pgvector_over_its_unix_socket_answers_like_tcp() {
+    let tcp = annbench::connect::postgres_url(None).unwrap();
+    let unix = socket_url("ANNBENCH_POSTGRES_SOCKET_URL");
+    // inet_client_addr() is NULL exactly when the session came in over a Unix socket.
+    let parsed = ServerUrl::parse(ServerKind::Postgres, &unix).unwrap();
+    let mut c = annbench::connect::connect_postgres(&parsed).unwrap();
+    let addr: Option<String> = c
+        .query_one("SELECT inet_client_addr()::text", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(addr, None);
+    same_answers(
+        "pgvector",
+        options(None, Some(tcp.expose().to_string())),
+        options(None, Some(unix)),
+        params(json!({"M": 8, "ef_construction": 32})),
+    );
+}
