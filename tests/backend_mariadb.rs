@@ -6,7 +6,7 @@ mod backend_util;
 use annbench::Metric;
 use annbench::backend::{Backend, BackendOptions, TableSpec, create};
 use annbench::params::Params;
-use backend_util::{data, exact, name, recall};
+use backend_util::{assert_bad_train_is_named, data, exact, name, recall};
 use serde_json::json;
 
 fn backend() -> Box<dyn Backend> {
@@ -120,21 +120,12 @@ fn verify_fails_without_the_index_and_bad_input_is_named() {
         .to_string();
     assert!(e.contains("ef_search=20000"), "{e}");
 
-    let e = b
-        .load(
-            &spec("maria-verify", Metric::Euclidean),
-            train.slice(ndarray::s![.., ..64]),
-        )
-        .unwrap_err();
-    assert!(e.to_string().contains("64 dimensions"), "{e}");
-    let mut bad = train.clone();
-    bad[[7, 3]] = f32::NAN;
-    let e = b
-        .load(&spec("maria-verify", Metric::Euclidean), bad.view())
-        .unwrap_err();
-    assert!(
-        e.to_string().contains("row 7") && e.to_string().contains("NaN"),
-        "{e}"
+    assert_bad_train_is_named(
+        b.as_mut(),
+        &spec("maria-verify", Metric::Euclidean),
+        &train,
+        (7, 3),
+        f32::NAN,
     );
 }
 
@@ -172,4 +163,30 @@ fn a_build_over_the_timeout_is_stopped_with_a_clear_error() {
         .unwrap();
     let e = b.build(&params(json!({"M": 48}))).unwrap_err().to_string();
     assert!(e.contains("build timeout"), "{e}");
+}
+
+#[test]
+fn a_cancelled_build_is_stopped_on_the_server_and_leaves_no_index() {
+    let (train, queries) = data(4000, 1);
+    let mut b = backend();
+    b.load(&spec("maria-cancel", Metric::Euclidean), train.view())
+        .unwrap();
+    let polls = std::sync::atomic::AtomicUsize::new(0);
+    // Ctrl-C from the start: the watcher keeps sending KILL QUERY until the build returns.
+    let cancel = || {
+        polls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        true
+    };
+    let e = b
+        .build_cancellable(&params(json!({"M": 48})), &cancel)
+        .unwrap_err();
+    assert!(matches!(e, annbench::Error::Interrupted), "{e:?}");
+    assert!(polls.load(std::sync::atomic::Ordering::Relaxed) > 0);
+    let q = queries.row(0).to_vec();
+    let qa = params(json!({"ef_search": 10}));
+    let e = b.verify_index_used(&q, 10, &qa).unwrap_err().to_string();
+    assert!(e.contains("does not use the vector index"), "{e}");
+    // The session is still usable: the next build works.
+    b.build(&params(json!({"M": 4}))).unwrap();
+    b.verify_index_used(&q, 10, &qa).unwrap();
 }

@@ -185,6 +185,30 @@ fn cancelling_stops_after_the_current_point_and_keeps_what_was_measured() {
 }
 
 #[test]
+fn cancelling_during_a_build_stops_that_build_and_keeps_the_points_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = options(dir.path());
+    let rec = Recorder {
+        cancel_in_build: Some(2),
+        ..Recorder::default()
+    };
+    let (out, calls) = sweep(&opts, Script::default(), &rec);
+    assert!(matches!(out, Err(Error::Interrupted)), "{out:?}");
+    // The runner hands the cancel request to the backend's build, which stops it.
+    assert!(
+        calls.contains(&"build m=8 cancelled".to_string()),
+        "{calls:?}"
+    );
+    assert!(!calls.contains(&"build m=8".to_string()), "{calls:?}");
+    // Both points of the first build are stored; a rerun resumes from there.
+    assert_eq!(snapshot(&opts.results_dir).len(), 2);
+    let (out, calls) = sweep(&opts, Script::default(), &Recorder::default());
+    out.unwrap();
+    assert!(!calls.contains(&"build m=4".to_string()), "{calls:?}");
+    assert!(calls.contains(&"build m=8".to_string()), "{calls:?}");
+}
+
+#[test]
 fn invalid_grids_fail_before_any_backend_is_created() {
     let dir = tempfile::tempdir().unwrap();
     let mut opts = options(dir.path());

@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 __all__ = [
     "__version__",
+    "RESULT_COLUMNS",
     "AnnbenchError",
     "DatasetError",
     "ConfigError",
@@ -35,6 +36,8 @@ __all__ = [
 ]
 
 __version__: str
+#: The fixed columns of ``export_json`` rows, in order (``param_*`` columns follow).
+RESULT_COLUMNS: tuple[str, ...]
 
 class AnnbenchError(Exception):
     """Base class of every error annbench raises."""

@@ -8,29 +8,11 @@ from typing import Any
 
 import pandas as pd
 
-#: Columns of :func:`annbench.results`, in order; ``param_*`` columns follow.
-RESULT_COLUMNS: tuple[str, ...] = (
-    "dataset",
-    "count",
-    "algorithm",
-    "label",
-    "clients",
-    "name",
-    "recall",
-    "epsilon_recall",
-    "qps",
-    "qps_min",
-    "qps_max",
-    "latency_mean",
-    "latency_p50",
-    "latency_p95",
-    "latency_p99",
-    "latency_p999",
-    "build_seconds",
-    "load_seconds",
-    "index_size_bytes",
-    "table_size_bytes",
-)
+from . import _annbench
+
+#: Columns of :func:`annbench.results`, in order; ``param_*`` columns follow. They come from
+#: the Rust export (``src/report/export.rs``), the one place that defines them.
+RESULT_COLUMNS: tuple[str, ...] = _annbench.RESULT_COLUMNS
 
 #: Columns that identify one curve in a plot or one frontier: the same algorithm, run label
 #: and client count.

@@ -2,7 +2,7 @@
 //! sweep (recall 1.0 by construction) and a server-free backend for smoke tests and demos.
 //! All its work is client CPU, so the runner's client-bottleneck notice fires for it: true.
 
-use super::{Backend, BuildReport, LoadReport, Searcher, ServerInfo, TableSpec};
+use super::{Backend, BuildReport, Cancel, LoadReport, Searcher, ServerInfo, TableSpec};
 use crate::params::Params;
 use crate::{Error, Metric, Result};
 use ndarray::{Array2, ArrayView2};
@@ -83,7 +83,11 @@ impl Backend for Exact {
         })
     }
 
-    fn build(&mut self, build_args: &Params) -> Result<BuildReport> {
+    fn build_cancellable(
+        &mut self,
+        build_args: &Params,
+        _cancel: &Cancel<'_>,
+    ) -> Result<BuildReport> {
         if let Some(key) = build_args.keys().next() {
             return Err(Error::Config(format!(
                 "exact: unknown build key '{key}'; exact has none"

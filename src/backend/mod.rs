@@ -66,6 +66,9 @@ pub struct ServerInfo {
     pub settings: BTreeMap<String, String>,
 }
 
+/// Asks a running index build to stop (e.g. Ctrl-C); polled from another thread.
+pub type Cancel<'a> = dyn Fn() -> bool + Sync + 'a;
+
 /// The admin side of one database backend.
 pub trait Backend: Send {
     /// Algorithm name as used in results and configs, e.g. `mariadb`, `pgvector_halfvec`.
@@ -79,7 +82,18 @@ pub trait Backend: Send {
     fn load(&mut self, spec: &TableSpec, train: ArrayView2<'_, f32>) -> Result<LoadReport>;
 
     /// Drop any previous index and build one for `build_args`. Validates the arguments first.
-    fn build(&mut self, build_args: &Params) -> Result<BuildReport>;
+    fn build(&mut self, build_args: &Params) -> Result<BuildReport> {
+        self.build_cancellable(build_args, &|| false)
+    }
+
+    /// [`build`](Backend::build), polling `cancel` several times a second while the server
+    /// builds: once it returns true the server's statement is stopped and the result is
+    /// [`crate::Error::Interrupted`], with no index left behind.
+    fn build_cancellable(
+        &mut self,
+        build_args: &Params,
+        cancel: &Cancel<'_>,
+    ) -> Result<BuildReport>;
 
     /// Check (EXPLAIN) that a query with `query_args` uses the vector index; an error otherwise.
     fn verify_index_used(&mut self, query: &[f32], k: usize, query_args: &Params) -> Result<()>;
@@ -103,7 +117,10 @@ pub trait Searcher: Send {
 
 pub mod exact;
 pub mod mariadb;
+pub mod parallel;
 pub mod pgvector;
+pub mod prepared;
+pub mod query_args;
 pub mod table;
 
 /// How to reach the servers, and backend options that are not grid parameters.

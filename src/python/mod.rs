@@ -20,6 +20,11 @@ use pyo3::prelude::*;
 fn annbench_ext(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The export's fixed columns, so the Python frames cannot drift from the Rust export.
+    m.add(
+        "RESULT_COLUMNS",
+        pyo3::types::PyTuple::new(py, crate::report::export::EXPORT_COLUMNS)?,
+    )?;
     m.add("AnnbenchError", py.get_type::<errors::AnnbenchError>())?;
     m.add("DatasetError", py.get_type::<errors::DatasetError>())?;
     m.add("ConfigError", py.get_type::<errors::ConfigError>())?;

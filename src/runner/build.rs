@@ -64,7 +64,7 @@ pub(super) fn run_build(
             algorithm: ctx.algorithm,
             build_args: &build.build_args,
         });
-        let report = backend.build(&build.build_args)?;
+        let report = backend.build_cancellable(&build.build_args, &|| ctx.progress.cancelled())?;
         ctx.progress.on_event(&Event::BuildFinished {
             algorithm: ctx.algorithm,
             build_args: &build.build_args,

@@ -101,3 +101,21 @@ pub fn recall(
 pub fn name(test: &str) -> String {
     format!("test-{test}")
 }
+
+/// Loading `train` cut to 64 dimensions, then with `value` at `cell`, must both fail before
+/// anything is sent, with errors that name the dimension, and the row and the bad value.
+pub fn assert_bad_train_is_named(
+    b: &mut dyn annbench::backend::Backend,
+    spec: &annbench::backend::TableSpec,
+    train: &Array2<f32>,
+    cell: (usize, usize),
+    value: f32,
+) {
+    let e = b.load(spec, train.slice(s![.., ..64])).unwrap_err();
+    assert!(e.to_string().contains("64 dimensions"), "{e}");
+    let mut bad = train.clone();
+    bad[[cell.0, cell.1]] = value;
+    let e = b.load(spec, bad.view()).unwrap_err().to_string();
+    let row = format!("row {}", cell.0);
+    assert!(e.contains(&row) && e.contains(&value.to_string()), "{e}");
+}

@@ -4,7 +4,9 @@
 
 #![allow(dead_code)]
 
-use annbench::backend::{Backend, BuildReport, LoadReport, Searcher, ServerInfo, TableSpec};
+use annbench::backend::{
+    Backend, BuildReport, Cancel, LoadReport, Searcher, ServerInfo, TableSpec,
+};
 use annbench::dataset::Dataset;
 use annbench::params::{Params, describe};
 use annbench::runner::{Event, Progress};
@@ -126,8 +128,18 @@ impl Backend for Fake {
             method: "fake".into(),
         })
     }
-    fn build(&mut self, build_args: &Params) -> Result<BuildReport> {
+    fn build_cancellable(
+        &mut self,
+        build_args: &Params,
+        cancel: &Cancel<'_>,
+    ) -> Result<BuildReport> {
         let mut log = self.log.lock().unwrap();
+        // A real backend stops the server's statement when asked; this one stops at once.
+        if cancel() {
+            log.calls
+                .push(format!("build {} cancelled", describe(build_args)));
+            return Err(Error::Interrupted);
+        }
         log.calls.push(format!("build {}", describe(build_args)));
         log.first_searcher = log.searches.len();
         Ok(BuildReport {
@@ -212,6 +224,8 @@ impl Searcher for FakeSearcher {
 pub struct Recorder {
     pub events: Mutex<Vec<String>>,
     pub cancel_after: Option<usize>,
+    /// Cancel once the n-th build has started (a Ctrl-C during that build).
+    pub cancel_in_build: Option<usize>,
 }
 
 impl Progress for Recorder {
@@ -234,14 +248,15 @@ impl Progress for Recorder {
         self.events.lock().unwrap().push(s);
     }
     fn cancelled(&self) -> bool {
-        self.cancel_after.is_some_and(|n| {
+        let count = |prefix: &str| {
             self.events
                 .lock()
                 .unwrap()
                 .iter()
-                .filter(|e| e.starts_with("point"))
+                .filter(|e| e.starts_with(prefix))
                 .count()
-                >= n
-        })
+        };
+        self.cancel_after.is_some_and(|n| count("point") >= n)
+            || self.cancel_in_build.is_some_and(|n| count("build ") >= n)
     }
 }

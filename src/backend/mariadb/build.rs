@@ -2,12 +2,14 @@
 
 use super::search::{query_args_sql, query_sql, vector_bytes};
 use super::{Engine, INDEX_NAME, MariaDb, distance_name, sql_err};
-use crate::backend::{BuildReport, ServerInfo};
+use crate::backend::{BuildReport, Cancel, ServerInfo};
+use crate::connect::{ServerUrl, connect_mariadb};
 use crate::params::Params;
 use crate::{Error, Result};
 use mysql::Conn;
 use mysql::prelude::Queryable;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 /// Server variables recorded with every result.
 const SETTINGS: &[&str] = &[
@@ -86,7 +88,7 @@ pub(super) fn server_info(conn: &mut Conn) -> Result<ServerInfo> {
     })
 }
 
-pub(super) fn build(b: &mut MariaDb, args: &Params) -> Result<BuildReport> {
+pub(super) fn build(b: &mut MariaDb, args: &Params, cancel: &Cancel<'_>) -> Result<BuildReport> {
     let args = parse_build_args(args)?;
     let l = b.loaded()?.clone();
     let mut notices = Vec::new();
@@ -145,16 +147,20 @@ pub(super) fn build(b: &mut MariaDb, args: &Params) -> Result<BuildReport> {
         distance_name(l.spec.metric)
     );
     let t0 = Instant::now();
-    b.conn
-        .query_drop(&sql)
-        .map_err(|e| match (&e, b.build_timeout) {
-            (mysql::Error::MySqlError(m), Some(t)) if m.code == 1969 => Error::Backend(format!(
-                "mariadb: the index build (M={}) took longer than the build timeout of {:?} and \
+    let (result, stopped) = stoppable(&b.url, b.conn.connection_id(), cancel, || {
+        b.conn.query_drop(&sql)
+    });
+    if stopped && result.is_err() {
+        return Err(Error::Interrupted);
+    }
+    result.map_err(|e| match (&e, b.build_timeout) {
+        (mysql::Error::MySqlError(m), Some(t)) if m.code == 1969 => Error::Backend(format!(
+            "mariadb: the index build (M={}) took longer than the build timeout of {:?} and \
              was stopped; raise --timeout or choose a smaller M",
-                args.m, t
-            )),
-            _ => sql_err(e, "building the vector index"),
-        })?;
+            args.m, t
+        )),
+        _ => sql_err(e, "building the vector index"),
+    })?;
     let seconds = t0.elapsed().as_secs_f64();
     if b.conn.warnings() > 0 {
         let w: Vec<(String, u32, String)> = b
@@ -173,6 +179,43 @@ pub(super) fn build(b: &mut MariaDb, args: &Params) -> Result<BuildReport> {
         notices,
     })
 }
+
+/// Run `statement` (on the connection with id `conn_id`) while a watcher thread polls
+/// `cancel`; once it is true the watcher sends `KILL QUERY` from a connection of its own,
+/// again on each poll until the statement returns (a kill that lands before the server
+/// started the statement does nothing). Returns the result and whether a kill was sent.
+fn stoppable<T>(
+    url: &ServerUrl,
+    conn_id: u32,
+    cancel: &Cancel<'_>,
+    statement: impl FnOnce() -> T,
+) -> (T, bool) {
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let watcher = s.spawn(|| {
+            let mut killer: Option<Conn> = None;
+            let mut sent = false;
+            while !done.load(Ordering::Relaxed) {
+                if cancel() {
+                    if killer.is_none() {
+                        killer = connect_mariadb(url).ok();
+                    }
+                    if let Some(k) = killer.as_mut() {
+                        sent |= k.query_drop(format!("KILL QUERY {conn_id}")).is_ok();
+                    }
+                }
+                std::thread::sleep(CANCEL_POLL);
+            }
+            sent
+        });
+        let r = statement();
+        done.store(true, Ordering::Relaxed);
+        (r, watcher.join().unwrap_or(false))
+    })
+}
+
+/// How often a running build polls for a cancel request.
+const CANCEL_POLL: Duration = Duration::from_millis(100);
 
 /// Observed on MariaDB 11.8.9: the first index search after `ADD VECTOR INDEX` can return a
 /// worse answer than every later one, even with a high ef_search (the second identical query

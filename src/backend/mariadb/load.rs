@@ -6,6 +6,7 @@
 //! methods; [`LoadMethod::default`] is the fastest measured (see `docs/bench-backends.md`).
 
 use super::sql_err;
+use crate::backend::parallel::on_each_connection;
 use crate::connect::{ServerUrl, connect_mariadb};
 use crate::{Error, Result};
 use mysql::prelude::Queryable;
@@ -76,34 +77,17 @@ pub fn load_rows(
         conns.push(c);
     }
     let start = Instant::now();
-    std::thread::scope(|s| {
-        let handles: Vec<_> = conns
-            .into_iter()
-            .map(|mut conn| {
-                let next = &next;
-                s.spawn(move || -> Result<()> {
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= n_chunks {
-                            return Ok(());
-                        }
-                        let lo = i * chunk_rows;
-                        let hi = (lo + chunk_rows).min(train.nrows());
-                        load_chunk(&mut conn, table, train, lo, hi, method)?;
-                    }
-                })
-            })
-            .collect();
-        let mut first_err = None;
-        for h in handles {
-            let r = h
-                .join()
-                .unwrap_or_else(|_| Err(Error::Backend("a load thread panicked".into())));
-            if let (Err(e), None) = (r, &first_err) {
-                first_err = Some(e);
+    // Connections take the next chunk until none is left, so a slow one does not hold the rest.
+    on_each_connection(conns, |_, mut conn| {
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= n_chunks {
+                return Ok(());
             }
+            let lo = i * chunk_rows;
+            let hi = (lo + chunk_rows).min(train.nrows());
+            load_chunk(&mut conn, table, train, lo, hi, method)?;
         }
-        first_err.map_or(Ok(()), Err)
     })?;
     Ok(start.elapsed().as_secs_f64())
 }

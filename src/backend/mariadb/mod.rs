@@ -8,8 +8,11 @@ pub mod search;
 
 pub use load::LoadMethod;
 
+use super::prepared::PreparedFor;
 use super::table::{check_ident, check_train, fingerprint_hex, table_name};
-use super::{Backend, BackendOptions, BuildReport, LoadReport, Searcher, ServerInfo, TableSpec};
+use super::{
+    Backend, BackendOptions, BuildReport, Cancel, LoadReport, Searcher, ServerInfo, TableSpec,
+};
 use crate::connect::{ServerUrl, connect_mariadb, mariadb_url};
 use crate::params::Params;
 use crate::{Error, Metric, Result};
@@ -286,8 +289,12 @@ impl Backend for MariaDb {
         Ok(report)
     }
 
-    fn build(&mut self, build_args: &Params) -> Result<BuildReport> {
-        build::build(self, build_args)
+    fn build_cancellable(
+        &mut self,
+        build_args: &Params,
+        cancel: &Cancel<'_>,
+    ) -> Result<BuildReport> {
+        build::build(self, build_args, cancel)
     }
 
     fn verify_index_used(&mut self, query: &[f32], k: usize, query_args: &Params) -> Result<()> {
@@ -302,7 +309,7 @@ impl Backend for MariaDb {
             table: qt,
             metric: l.spec.metric,
             dimension: l.spec.dimension,
-            stmt: None,
+            stmt: PreparedFor::new(),
         }))
     }
 

@@ -4,6 +4,8 @@
 
 use super::sql_err;
 use crate::backend::Searcher;
+use crate::backend::prepared::PreparedFor;
+use crate::backend::query_args::ef_search;
 use crate::params::Params;
 use crate::{Error, Metric, Result};
 use mysql::prelude::Queryable;
@@ -23,32 +25,11 @@ pub fn query_sql(table: &str, metric: Metric, k: usize) -> String {
 
 /// The `SET` statement for `query_args` after validating them (`ef_search`, 1..=10000).
 pub fn query_args_sql(query_args: &Params) -> Result<String> {
-    let mut sets = Vec::new();
-    for (key, value) in query_args {
-        match key.as_str() {
-            "ef_search" => {
-                let ef = value
-                    .as_i64()
-                    .filter(|v| EF_SEARCH.contains(v))
-                    .ok_or_else(|| {
-                        Error::Config(format!(
-                            "mariadb query arg ef_search={value}: expected an integer in 1..=10000"
-                        ))
-                    })?;
-                sets.push(format!("mhnsw_ef_search = {ef}"));
-            }
-            other => {
-                return Err(Error::Config(format!(
-                    "mariadb has no query arg '{other}': the only one is ef_search"
-                )));
-            }
-        }
-    }
-    Ok(if sets.is_empty() {
-        String::new()
-    } else {
-        format!("SET SESSION {}", sets.join(", "))
-    })
+    Ok(
+        ef_search("mariadb", query_args, EF_SEARCH)?.map_or(String::new(), |ef| {
+            format!("SET SESSION mhnsw_ef_search = {ef}")
+        }),
+    )
 }
 
 /// The query vector as the bytes of a MariaDB `VECTOR`.
@@ -66,7 +47,7 @@ pub struct MariaSearcher {
     pub(super) table: String,
     pub(super) metric: Metric,
     pub(super) dimension: usize,
-    pub(super) stmt: Option<(usize, Statement)>,
+    pub(super) stmt: PreparedFor<Statement>,
 }
 
 impl Searcher for MariaSearcher {
@@ -83,17 +64,11 @@ impl Searcher for MariaSearcher {
     fn search(&mut self, query: &[f32], k: usize, ids: &mut Vec<i64>) -> Result<()> {
         ids.clear();
         crate::backend::table::check_query(query, self.dimension)?;
-        let stmt = match &self.stmt {
-            Some((sk, s)) if *sk == k => s.clone(),
-            _ => {
-                let s = self
-                    .conn
-                    .prep(query_sql(&self.table, self.metric, k))
-                    .map_err(|e| sql_err(e, "preparing the query"))?;
-                self.stmt = Some((k, s.clone()));
-                s
-            }
-        };
+        let (conn, table, metric) = (&mut self.conn, &self.table, self.metric);
+        let stmt = self.stmt.get(k, |k| {
+            conn.prep(query_sql(table, metric, k))
+                .map_err(|e| sql_err(e, "preparing the query"))
+        })?;
         let rows = self
             .conn
             .exec_iter(&stmt, (vector_bytes(query),))

@@ -3,7 +3,7 @@
 
 use super::search::{VecParam, query_args_sql, query_sql};
 use super::{PgVector, Variant, pg_err};
-use crate::backend::{BuildPhase, BuildReport, ServerInfo};
+use crate::backend::{BuildPhase, BuildReport, Cancel, ServerInfo};
 use crate::params::Params;
 use crate::{Error, Metric, Result};
 use postgres::Client;
@@ -132,7 +132,7 @@ fn opclass(variant: Variant, metric: Metric, d: usize) -> String {
     }
 }
 
-pub(super) fn build(b: &mut PgVector, args: &Params) -> Result<BuildReport> {
+pub(super) fn build(b: &mut PgVector, args: &Params, cancel: &Cancel<'_>) -> Result<BuildReport> {
     let args = parse_build_args(args)?;
     let l = b.loaded()?.clone();
     let d = l.spec.dimension;
@@ -183,13 +183,13 @@ pub(super) fn build(b: &mut PgVector, args: &Params) -> Result<BuildReport> {
     );
     let done = AtomicBool::new(false);
     let (result, seconds, samples) = std::thread::scope(|s| {
-        let poller = s.spawn(|| poll_phases(&mut watcher, pid, &done));
+        let poller = s.spawn(|| poll_phases(&mut watcher, pid, &done, cancel));
         let t0 = Instant::now();
         let r = b.client.batch_execute(&sql);
         let seconds = t0.elapsed().as_secs_f64();
         done.store(true, Ordering::Relaxed);
-        let samples = poller.join().unwrap_or_default();
-        (r, seconds, (t0, samples))
+        let (samples, stopped) = poller.join().unwrap_or_default();
+        (r, seconds, (t0, samples, stopped))
     });
     let notices = b.drain_notices();
     if b.build_timeout.is_some() {
@@ -198,6 +198,9 @@ pub(super) fn build(b: &mut PgVector, args: &Params) -> Result<BuildReport> {
         if result.is_ok() {
             reset?;
         }
+    }
+    if samples.2 && result.is_err() {
+        return Err(Error::Interrupted);
     }
     let timed_out = result
         .as_ref()
@@ -231,14 +234,25 @@ pub(super) fn build(b: &mut PgVector, args: &Params) -> Result<BuildReport> {
     })
 }
 
-/// Sample the build's phase until `done`; returns (first time seen, phase) per change.
-fn poll_phases(c: &mut Client, pid: i32, done: &AtomicBool) -> Vec<(Instant, String)> {
+/// Sample the build's phase until `done`; returns (first time seen, phase) per change, and
+/// whether the build was cancelled: once `cancel` is true, `pg_cancel_backend` is sent on each
+/// poll until the statement returns (one sent before the statement started does nothing).
+fn poll_phases(
+    c: &mut Client,
+    pid: i32,
+    done: &AtomicBool,
+    cancel: &Cancel<'_>,
+) -> (Vec<(Instant, String)>, bool) {
     let mut seen: Vec<(Instant, String)> = Vec::new();
+    let mut stopped = false;
     let Ok(stmt) = c.prepare("SELECT phase FROM pg_stat_progress_create_index WHERE pid = $1")
     else {
-        return seen;
+        return (seen, stopped);
     };
     while !done.load(Ordering::Relaxed) {
+        if cancel() {
+            stopped |= c.execute("SELECT pg_cancel_backend($1)", &[&pid]).is_ok();
+        }
         if let Ok(Some(row)) = c.query_opt(&stmt, &[&pid]) {
             let phase: String = row.get(0);
             if seen.last().is_none_or(|(_, p)| *p != phase) {
@@ -247,7 +261,7 @@ fn poll_phases(c: &mut Client, pid: i32, done: &AtomicBool) -> Vec<(Instant, Str
         }
         std::thread::sleep(POLL);
     }
-    seen
+    (seen, stopped)
 }
 
 /// Durations of the sampled phases: each lasts until the next one is first seen, the last

@@ -4,6 +4,7 @@
 
 use super::pg_err;
 use super::search::VecParam;
+use crate::backend::parallel::on_each_connection;
 use crate::connect::{ServerUrl, connect_postgres};
 use crate::{Error, Result};
 use ndarray::ArrayView2;
@@ -52,26 +53,10 @@ pub fn load_rows(
     }
     let per = train.nrows().div_ceil(n);
     let start = Instant::now();
-    std::thread::scope(|s| {
-        let handles: Vec<_> = clients
-            .into_iter()
-            .enumerate()
-            .map(|(i, mut c)| {
-                let lo = (i * per).min(train.nrows());
-                let hi = ((i + 1) * per).min(train.nrows());
-                s.spawn(move || load_slice(&mut c, table, train, lo, hi, method))
-            })
-            .collect();
-        let mut first_err = None;
-        for h in handles {
-            let r = h
-                .join()
-                .unwrap_or_else(|_| Err(Error::Backend("a load thread panicked".into())));
-            if let (Err(e), None) = (r, &first_err) {
-                first_err = Some(e);
-            }
-        }
-        first_err.map_or(Ok(()), Err)
+    on_each_connection(clients, |i, mut c| {
+        let lo = (i * per).min(train.nrows());
+        let hi = ((i + 1) * per).min(train.nrows());
+        load_slice(&mut c, table, train, lo, hi, method)
     })?;
     Ok(start.elapsed().as_secs_f64())
 }

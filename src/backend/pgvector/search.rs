@@ -2,8 +2,10 @@
 
 use super::{Variant, pg_err};
 use crate::backend::Searcher;
+use crate::backend::prepared::PreparedFor;
+use crate::backend::query_args::ef_search;
 use crate::params::Params;
-use crate::{Error, Metric, Result};
+use crate::{Metric, Result};
 use bytes::BufMut;
 use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use postgres::{Client, Statement};
@@ -65,28 +67,8 @@ pub fn query_sql(table: &str, variant: Variant, metric: Metric, d: usize, k: usi
 
 /// The `SET` statement for `query_args` after validating them (`ef_search`, 1..=1000).
 pub fn query_args_sql(query_args: &Params) -> Result<String> {
-    let mut sql = String::new();
-    for (key, value) in query_args {
-        match key.as_str() {
-            "ef_search" => {
-                let ef = value
-                    .as_i64()
-                    .filter(|v| EF_SEARCH.contains(v))
-                    .ok_or_else(|| {
-                        Error::Config(format!(
-                            "pgvector query arg ef_search={value}: expected an integer in 1..=1000"
-                        ))
-                    })?;
-                sql = format!("SET hnsw.ef_search = {ef}");
-            }
-            other => {
-                return Err(Error::Config(format!(
-                    "pgvector has no query arg '{other}': the only one is ef_search"
-                )));
-            }
-        }
-    }
-    Ok(sql)
+    Ok(ef_search("pgvector", query_args, EF_SEARCH)?
+        .map_or(String::new(), |ef| format!("SET hnsw.ef_search = {ef}")))
 }
 
 /// One PostgreSQL query connection.
@@ -96,7 +78,7 @@ pub struct PgSearcher {
     pub(super) variant: Variant,
     pub(super) metric: Metric,
     pub(super) dimension: usize,
-    pub(super) stmt: Option<(usize, Statement)>,
+    pub(super) stmt: PreparedFor<Statement>,
 }
 
 impl Searcher for PgSearcher {
@@ -113,18 +95,13 @@ impl Searcher for PgSearcher {
     fn search(&mut self, query: &[f32], k: usize, ids: &mut Vec<i64>) -> Result<()> {
         ids.clear();
         crate::backend::table::check_query(query, self.dimension)?;
-        let stmt = match &self.stmt {
-            Some((sk, s)) if *sk == k => s.clone(),
-            _ => {
-                let sql = query_sql(&self.table, self.variant, self.metric, self.dimension, k);
-                let s = self
-                    .client
-                    .prepare(&sql)
-                    .map_err(|e| pg_err(e, "preparing the query"))?;
-                self.stmt = Some((k, s.clone()));
-                s
-            }
-        };
+        let client = &mut self.client;
+        let sql = |k| query_sql(&self.table, self.variant, self.metric, self.dimension, k);
+        let stmt = self.stmt.get(k, |k| {
+            client
+                .prepare(&sql(k))
+                .map_err(|e| pg_err(e, "preparing the query"))
+        })?;
         let rows = self
             .client
             .query(&stmt, &[&VecParam(query)])
