@@ -37,7 +37,16 @@ fn exact_search(algorithm: &str, metric: Metric, test: &str) {
     let mut b = backend(algorithm);
     let load = b.load(&spec(test, metric), train.view()).unwrap();
     assert_eq!(load.rows, 1500);
-    assert!(load.table_size_bytes.unwrap_or(0) > 1500 * 512, "{load:?}");
+    // At least the vector payload: 128 values of 4 bytes, or of 2 in a halfvec column.
+    let value_bytes = if algorithm == "pgvector_halfvec_column" {
+        2
+    } else {
+        4
+    };
+    assert!(
+        load.table_size_bytes.unwrap_or(0) > 1500 * 128 * value_bytes,
+        "{load:?}"
+    );
     let built = b
         .build(&params(json!({"M": 16, "ef_construction": 64})))
         .unwrap();
@@ -117,6 +126,38 @@ fn verify_fails_without_the_index_and_bad_input_is_named() {
         &train,
         (5, 9),
         f32::INFINITY,
+    );
+}
+
+#[test]
+fn halfvec_column_euclidean_recall_is_exact() {
+    exact_search("pgvector_halfvec_column", Metric::Euclidean, "pg-hcol-l2");
+}
+
+#[test]
+fn halfvec_column_angular_recall_is_exact() {
+    exact_search("pgvector_halfvec_column", Metric::Angular, "pg-hcol-cos");
+}
+
+#[test]
+fn a_halfvec_column_table_is_its_own_half_size_table_and_refuses_float16_overflow() {
+    let (train, _) = data(1000, 0);
+    let spec = spec("pg-hcol-size", Metric::Euclidean);
+    let full = backend("pgvector").load(&spec, train.view()).unwrap();
+    let mut hb = backend("pgvector_halfvec_column");
+    let half = hb.load(&spec, train.view()).unwrap();
+    // Not the float32 table: a halfvec table of its own, 2 bytes per value.
+    let (f, h) = (
+        full.table_size_bytes.unwrap(),
+        half.table_size_bytes.unwrap(),
+    );
+    assert!(h * 4 < f * 3, "halfvec table {h} bytes vs vector table {f}");
+    let mut big = train.clone();
+    big[[17, 2]] = 70000.0;
+    let e = hb.load(&spec, big.view()).unwrap_err().to_string();
+    assert!(
+        e.contains("row 17") && e.contains("70000") && e.contains("float16"),
+        "{e}"
     );
 }
 

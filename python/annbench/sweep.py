@@ -42,7 +42,8 @@ def run(
     """Runs a sweep and returns one row per point of the grid (measured now, or already
     stored and skipped unless ``force``), with the columns of :func:`annbench.results`.
 
-    ``algorithms``: ``mariadb``, ``pgvector``, ``pgvector_halfvec`` (one or a list).
+    ``algorithms``: ``mariadb``, ``pgvector``, ``pgvector_halfvec``,
+    ``pgvector_halfvec_column`` (one or a list).
     ``config``: YAML grid file(s) replacing an algorithm's built-in grid. ``build`` /
     ``query`` narrow the grid like ``--build`` / ``--query``: ``{"M": [8, 16]}`` or
     ``["M=8,16"]``. ``clients``: concurrent connections, e.g. ``(1, 2, 4)``. Server URLs

@@ -145,7 +145,12 @@ pub struct BackendOptions {
 }
 
 /// Algorithms with a database backend, as named on the CLI and in `algorithms/<name>/`.
-pub const ALGORITHMS: &[&str] = &["mariadb", "pgvector", "pgvector_halfvec"];
+pub const ALGORITHMS: &[&str] = &[
+    "mariadb",
+    "pgvector",
+    "pgvector_halfvec",
+    "pgvector_halfvec_column",
+];
 
 /// Connect the backend for `algorithm`.
 pub fn create(algorithm: &str, opts: &BackendOptions) -> Result<Box<dyn Backend>> {
@@ -159,6 +164,10 @@ pub fn create(algorithm: &str, opts: &BackendOptions) -> Result<Box<dyn Backend>
         "pgvector_halfvec" => Ok(Box::new(pgvector::PgVector::connect(
             opts,
             pgvector::Variant::HalfvecIndex,
+        )?)),
+        "pgvector_halfvec_column" => Ok(Box::new(pgvector::PgVector::connect(
+            opts,
+            pgvector::Variant::HalfvecColumn,
         )?)),
         other => Err(crate::Error::Config(format!(
             "unknown algorithm '{other}': expected one of {} (or exact, the in-process reference)",

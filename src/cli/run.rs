@@ -16,7 +16,8 @@ pub struct RunArgs {
     /// Dataset name (looked up in --data-dir) or path to an ann-benchmarks HDF5 file.
     #[arg(long)]
     pub dataset: String,
-    /// Algorithm to sweep: exact, mariadb, pgvector, pgvector_halfvec (repeatable).
+    /// Algorithm to sweep: exact, mariadb, pgvector, pgvector_halfvec, pgvector_halfvec_column
+    /// (repeatable).
     #[arg(long = "algorithm", value_name = "NAME")]
     pub algorithms: Vec<String>,
     /// Grid file replacing the built-in grid of the algorithm it names (repeatable).
@@ -131,28 +132,38 @@ fn print_summary(summary: &SweepSummary, opts: &SweepOptions) {
         println!("no points");
         return;
     }
+    let rows: Vec<(&crate::results::PointResult, String, bool)> = summary
+        .points
+        .iter()
+        .map(|p| {
+            let r = &p.result;
+            let args: Vec<String> = [&r.build_args, &r.query_args]
+                .iter()
+                .filter(|a| !a.is_empty())
+                .map(|a| crate::params::describe(a))
+                .collect();
+            (r, args.join(", "), p.skipped)
+        })
+        .collect();
+    // Columns as wide as their longest entry, so long algorithm names stay aligned.
+    let wa = rows.iter().map(|r| r.0.algorithm.len()).fold(9, usize::max);
+    let wp = rows.iter().map(|r| r.1.len()).fold(10, usize::max);
     println!(
-        "\n{:<18} {:<36} {:>7} {:>8} {:>10} {:>9} {:>9} {:>9}",
+        "\n{:<wa$} {:<wp$} {:>7} {:>8} {:>10} {:>9} {:>9} {:>9}",
         "algorithm", "parameters", "clients", "recall", "QPS", "p50 ms", "p99 ms", "isecs"
     );
-    for p in &summary.points {
-        let r = &p.result;
-        let args: Vec<String> = [&r.build_args, &r.query_args]
-            .iter()
-            .filter(|a| !a.is_empty())
-            .map(|a| crate::params::describe(a))
-            .collect();
+    for (r, args, skipped) in &rows {
         println!(
-            "{:<18} {:<36} {:>7} {:>8.4} {:>10.1} {:>9.3} {:>9.3} {:>9.2}{}",
+            "{:<wa$} {:<wp$} {:>7} {:>8.4} {:>10.1} {:>9.3} {:>9.3} {:>9.2}{}",
             r.algorithm,
-            args.join(", "),
+            args,
             r.clients,
             r.metrics.recall,
             r.metrics.qps,
             r.metrics.latency_p50 * 1e3,
             r.metrics.latency_p99 * 1e3,
             r.build_seconds,
-            if p.skipped { "  (stored)" } else { "" }
+            if *skipped { "  (stored)" } else { "" }
         );
     }
     println!(

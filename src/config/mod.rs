@@ -80,6 +80,9 @@ pub fn default_config(algorithm: &str) -> Option<&'static str> {
         "mariadb" => Some(include_str!("../../algorithms/mariadb/config.yml")),
         "pgvector" => Some(include_str!("../../algorithms/pgvector/config.yml")),
         "pgvector_halfvec" => Some(include_str!("../../algorithms/pgvector_halfvec/config.yml")),
+        "pgvector_halfvec_column" => Some(include_str!(
+            "../../algorithms/pgvector_halfvec_column/config.yml"
+        )),
         "exact" => Some(include_str!("../../algorithms/exact/config.yml")),
         _ => None,
     }

@@ -45,7 +45,7 @@ const EXACT: AlgorithmRules = AlgorithmRules {
 pub fn rules_for(algorithm: &str) -> Option<AlgorithmRules> {
     match algorithm {
         "mariadb" => Some(MARIADB),
-        "pgvector" | "pgvector_halfvec" => Some(PGVECTOR),
+        "pgvector" | "pgvector_halfvec" | "pgvector_halfvec_column" => Some(PGVECTOR),
         "exact" => Some(EXACT),
         _ => None,
     }
@@ -81,7 +81,10 @@ pub fn check_value(rule: Rule, value: &Value) -> Result<Value, String> {
 
 /// Cross-key checks of one build point (e.g. pgvector's `ef_construction >= 2 * M`).
 pub fn check_build_point(algorithm: &str, point: &Params) -> Result<(), String> {
-    if matches!(algorithm, "pgvector" | "pgvector_halfvec") {
+    if matches!(
+        algorithm,
+        "pgvector" | "pgvector_halfvec" | "pgvector_halfvec_column"
+    ) {
         let m = crate::params::get_int(point, "M");
         let efc = crate::params::get_int(point, "ef_construction");
         if let (Some(m), Some(efc)) = (m, efc)

@@ -18,7 +18,7 @@ fn shipped_grids_match_the_published_comparisons() {
         .collect();
     assert_eq!(efs, [10, 20, 30, 40, 80, 120, 200, 400, 800]);
 
-    for algo in ["pgvector", "pgvector_halfvec"] {
+    for algo in ["pgvector", "pgvector_halfvec", "pgvector_halfvec_column"] {
         let g = load_grid(algo, None, &none).unwrap();
         // 2 + 3 + 6 + 7 + 7 builds, in config order (ef_construction outer, M inner).
         assert_eq!(g.builds.len(), 25, "{algo}");

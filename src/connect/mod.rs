@@ -191,6 +191,22 @@ pub fn connect_mariadb(url: &ServerUrl) -> Result<mysql::Conn> {
 
 /// Open a PostgreSQL connection with errors that name the server and the fix.
 pub fn connect_postgres(url: &ServerUrl) -> Result<postgres::Client> {
+    connect_postgres_with(url, postgres_config(url)?)
+}
+
+/// Connect with `config` (from [`postgres_config`], e.g. with a notice callback added), with
+/// the same errors as [`connect_postgres`].
+pub fn connect_postgres_with(
+    url: &ServerUrl,
+    config: postgres::Config,
+) -> Result<postgres::Client> {
+    config
+        .connect(postgres::NoTls)
+        .map_err(|e| postgres_error(url, "connecting", e))
+}
+
+/// The driver configuration of `url`, with annbench's connect timeout unless the URL sets one.
+pub fn postgres_config(url: &ServerUrl) -> Result<postgres::Config> {
     let mut config: postgres::Config =
         url.expose()
             .as_str()
@@ -204,9 +220,7 @@ pub fn connect_postgres(url: &ServerUrl) -> Result<postgres::Client> {
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(CONNECT_TIMEOUT);
     }
-    config
-        .connect(postgres::NoTls)
-        .map_err(|e| postgres_error(url, "connecting", e))
+    Ok(config)
 }
 
 /// Decode `%XX` escapes (URL user, password and path parts).

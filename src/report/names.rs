@@ -13,6 +13,7 @@ pub fn algorithm_name(algorithm: &str) -> String {
         "mariadb" => "MariaDB".to_string(),
         "pgvector" => "PGVector".to_string(),
         "pgvector_halfvec" => "PGVector_halfvec".to_string(),
+        "pgvector_halfvec_column" => "PGVector_halfvec_column".to_string(),
         "exact" => "Exact".to_string(),
         other => other.to_string(),
     }

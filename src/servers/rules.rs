@@ -110,7 +110,7 @@ pub fn postgres_warnings(s: &PostgresSettings, ram: u64) -> Vec<String> {
     }
     if !v.at_least(crate::connect::MIN_PGVECTOR_HALFVEC) {
         w.push(format!(
-            "pgvector {v} has no halfvec: the pgvector_halfvec algorithm needs pgvector 0.7 or \
+            "pgvector {v} has no halfvec: pgvector_halfvec and pgvector_halfvec_column need pgvector 0.7 or \
              newer (ALTER EXTENSION vector UPDATE after upgrading the package)"
         ));
     }

@@ -129,6 +129,7 @@ fn opclass(variant: Variant, metric: Metric, d: usize) -> String {
     match variant {
         Variant::Vector => format!("v vector_{m}_ops"),
         Variant::HalfvecIndex => format!("(v::halfvec({d})) halfvec_{m}_ops"),
+        Variant::HalfvecColumn => format!("v halfvec_{m}_ops"),
     }
 }
 
@@ -138,7 +139,7 @@ pub(super) fn build(b: &mut PgVector, args: &Params, cancel: &Cancel<'_>) -> Res
     let d = l.spec.dimension;
     let max_d = match b.variant {
         Variant::Vector => 2000,
-        Variant::HalfvecIndex => 4000,
+        Variant::HalfvecIndex | Variant::HalfvecColumn => 4000,
     };
     if d > max_d {
         return Err(Error::Config(format!(
@@ -322,10 +323,7 @@ pub(super) fn verify_index_used(
 
 impl PgVector {
     fn variant_name(&self) -> &'static str {
-        match self.variant {
-            Variant::Vector => "pgvector",
-            Variant::HalfvecIndex => "pgvector_halfvec",
-        }
+        self.variant.algorithm()
     }
 }
 

@@ -73,7 +73,7 @@ fn load_slice(
     let row = |i: usize| -> Vec<f32> { train.row(i).to_vec() };
     match method {
         LoadMethod::CopyBinary => {
-            let vtype = vector_type(c)?;
+            let vtype = column_type(c, table)?;
             let w = c
                 .copy_in(&format!(
                     "COPY {table} (id, v) FROM STDIN WITH (FORMAT BINARY)"
@@ -112,11 +112,13 @@ fn load_slice(
 }
 
 /// The server's `vector` type (an extension type: its OID differs per database).
-fn vector_type(c: &mut Client) -> Result<Type> {
+/// The type of the table's `v` column (`vector` or `halfvec`), as the server infers it for an
+/// INSERT: binary COPY needs it, and [`VecParam`] encodes f32 or f16 by it.
+fn column_type(c: &mut Client, table: &str) -> Result<Type> {
     let stmt = c
-        .prepare("SELECT $1::vector")
-        .map_err(|e| pg_err(e, "looking up the vector type"))?;
-    Ok(stmt.params()[0].clone())
+        .prepare(&format!("INSERT INTO {table} (id, v) VALUES ($1, $2)"))
+        .map_err(|e| pg_err(e, "looking up the vector column type"))?;
+    Ok(stmt.params()[1].clone())
 }
 
 fn too_many(i: usize) -> Error {

@@ -1,6 +1,8 @@
 //! pgvector HNSW backend: an `id int4 PRIMARY KEY, v vector(d) NOT NULL` table per dataset in a
-//! schema annbench owns, shared by both variants; the HNSW index is on `v` (`pgvector`) or on
-//! `v::halfvec(d)` (`pgvector_halfvec`).
+//! schema annbench owns, shared by two variants; the HNSW index is on `v` (`pgvector`) or on
+//! `v::halfvec(d)` (`pgvector_halfvec`). The third variant stores the column itself as
+//! `halfvec(d)` in a table of its own (`pgvector_halfvec_column`): half the table size, and
+//! the vectors rounded to float16 before anything is indexed.
 
 mod build;
 pub mod load;
@@ -14,7 +16,7 @@ use super::table::{check_ident, check_train, fingerprint_hex, table_name};
 use super::{
     Backend, BackendOptions, BuildReport, Cancel, LoadReport, Searcher, ServerInfo, TableSpec,
 };
-use crate::connect::{ServerUrl, postgres_url};
+use crate::connect::{ServerUrl, connect_postgres_with, postgres_config, postgres_url};
 use crate::params::Params;
 use crate::{Error, Result};
 use ndarray::ArrayView2;
@@ -34,6 +36,35 @@ pub enum Variant {
     Vector,
     /// float32 column, HNSW index on `v::halfvec(d)`.
     HalfvecIndex,
+    /// `halfvec(d)` column (rounded to float16 on load) and index.
+    HalfvecColumn,
+}
+
+impl Variant {
+    /// The algorithm name, as on the CLI and in results.
+    pub fn algorithm(self) -> &'static str {
+        match self {
+            Variant::Vector => "pgvector",
+            Variant::HalfvecIndex => "pgvector_halfvec",
+            Variant::HalfvecColumn => "pgvector_halfvec_column",
+        }
+    }
+
+    /// Prefix of the table name: the float32 table is shared by two variants.
+    fn table_prefix(self) -> &'static str {
+        match self {
+            Variant::Vector | Variant::HalfvecIndex => "vec",
+            Variant::HalfvecColumn => "hvec",
+        }
+    }
+
+    /// SQL type of the `v` column.
+    fn column_type(self, d: usize) -> String {
+        match self {
+            Variant::Vector | Variant::HalfvecIndex => format!("vector({d})"),
+            Variant::HalfvecColumn => format!("halfvec({d})"),
+        }
+    }
 }
 
 /// The dataset currently loaded.
@@ -68,20 +99,14 @@ impl PgVector {
     pub fn connect(opts: &BackendOptions, variant: Variant) -> Result<Self> {
         let url = postgres_url(opts.postgres_url.as_deref())?;
         let notices = Arc::new(Mutex::new(Vec::new()));
-        let mut config: postgres::Config = url
-            .expose()
-            .as_str()
-            .parse()
-            .map_err(|e| Error::Config(format!("bad PostgreSQL URL {url}: {e}")))?;
+        let mut config = postgres_config(&url)?;
         let sink = Arc::clone(&notices);
         config.notice_callback(move |n| {
             if let Ok(mut v) = sink.lock() {
                 v.push(format!("{}: {}", n.severity(), n.message()));
             }
         });
-        let mut client = config
-            .connect(postgres::NoTls)
-            .map_err(|e| Error::Server(format!("PostgreSQL at {url}: {e}")))?;
+        let mut client = connect_postgres_with(&url, config)?;
         let ext = client
             .query_opt(
                 "SELECT extversion FROM pg_extension WHERE extname = 'vector'",
@@ -168,10 +193,7 @@ impl PgVector {
 
 impl Backend for PgVector {
     fn name(&self) -> &str {
-        match self.variant {
-            Variant::Vector => "pgvector",
-            Variant::HalfvecIndex => "pgvector_halfvec",
-        }
+        self.variant.algorithm()
     }
 
     fn server_info(&mut self) -> Result<ServerInfo> {
@@ -183,9 +205,12 @@ impl Backend for PgVector {
 
     fn load(&mut self, spec: &TableSpec, train: ArrayView2<'_, f32>) -> Result<LoadReport> {
         check_train(train, spec.dimension, &spec.dataset)?;
+        if self.variant == Variant::HalfvecColumn {
+            check_float16_range(train, &spec.dataset)?;
+        }
         let fingerprint = fingerprint_hex(train);
         self.loaded = None;
-        let t = table_name("vec", &spec.dataset)?;
+        let t = table_name(self.variant.table_prefix(), &spec.dataset)?;
         let index = format!("{t}_hnsw");
         check_ident(&index, "index name")?;
         let table = format!("{}.{t}", self.schema);
@@ -221,9 +246,9 @@ impl Backend for PgVector {
         self.exec(
             &format!(
                 "DROP TABLE IF EXISTS {table};
-                 CREATE TABLE {table} (id int4 NOT NULL, v vector({}) NOT NULL);
+                 CREATE TABLE {table} (id int4 NOT NULL, v {} NOT NULL);
                  ALTER TABLE {table} ALTER COLUMN v SET STORAGE PLAIN;",
-                spec.dimension
+                self.variant.column_type(spec.dimension)
             ),
             "creating the table",
         )?;
@@ -346,4 +371,21 @@ pub(crate) fn create_if_missing(c: &mut Client, sql: &str) -> Result<(), postgre
         }
         r => r,
     }
+}
+
+/// Largest finite float16 magnitude; a larger value would be stored as infinity, which
+/// pgvector refuses.
+const F16_MAX: f32 = 65504.0;
+
+/// Refuse, before anything is sent, train values that float16 cannot hold.
+fn check_float16_range(train: ArrayView2<'_, f32>, dataset: &str) -> Result<()> {
+    for (i, row) in train.outer_iter().enumerate() {
+        if let Some(x) = row.iter().find(|x| x.abs() > F16_MAX) {
+            return Err(Error::Dataset(format!(
+                "{dataset}: train row {i} has the value {x}, outside the float16 range \
+                 (+-{F16_MAX}) of a halfvec column; use pgvector or pgvector_halfvec"
+            )));
+        }
+    }
+    Ok(())
 }

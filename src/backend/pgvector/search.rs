@@ -54,6 +54,8 @@ fn order_by(variant: Variant, metric: Metric, d: usize) -> String {
     match variant {
         Variant::Vector => format!("v {op} $1"),
         Variant::HalfvecIndex => format!("v::halfvec({d}) {op} $1::halfvec({d})"),
+        // The parameter's type is inferred from the column: the query goes as float16.
+        Variant::HalfvecColumn => format!("v {op} $1"),
     }
 }
 
