@@ -192,7 +192,12 @@ fn cancelling_during_a_build_stops_that_build_and_keeps_the_points_before_it() {
         cancel_in_build: Some(2),
         ..Recorder::default()
     };
-    let (out, calls) = sweep(&opts, Script::default(), &rec);
+    // Builds take 2 s unless cancelled: the request must reach the running build.
+    let script = Script {
+        build_time: Some(std::time::Duration::from_secs(2)),
+        ..Script::default()
+    };
+    let (out, calls) = sweep(&opts, script, &rec);
     assert!(matches!(out, Err(Error::Interrupted)), "{out:?}");
     // The runner hands the cancel request to the backend's build, which stops it.
     assert!(

@@ -2,7 +2,7 @@
 //! verify the plan once, and measure each missing (query point x client count).
 
 use super::point::measure_point;
-use super::progress::Event;
+use super::progress::{Event, Progress};
 use super::sweep::{Ctx, warn};
 use super::{SweepPoint, SweepSummary};
 use crate::backend::{Backend, BuildReport, Searcher};
@@ -10,6 +10,9 @@ use crate::config::BuildPoint;
 use crate::params::Params;
 use crate::results::{self, PointKey, PointResult};
 use crate::{Error, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
 
 /// One build point: skip it when all its points are stored, else build, verify the plan and
 /// measure every (query point x clients) that is missing (or all with `force`).
@@ -64,7 +67,7 @@ pub(super) fn run_build(
             algorithm: ctx.algorithm,
             build_args: &build.build_args,
         });
-        let report = backend.build_cancellable(&build.build_args, &|| ctx.progress.cancelled())?;
+        let report = build_polling_cancel(backend, &build.build_args, ctx.progress)?;
         ctx.progress.on_event(&Event::BuildFinished {
             algorithm: ctx.algorithm,
             build_args: &build.build_args,
@@ -203,5 +206,42 @@ fn run_point(
         passes: m.passes,
         metrics: m.metrics,
         environment: ctx.host.environment(&ctx.server, notices),
+    })
+}
+
+/// How often the coordinating thread asks whether to cancel while an index builds.
+const CANCEL_POLL: Duration = Duration::from_millis(50);
+
+/// Build on a helper thread while this, the coordinating thread, polls `progress.cancelled()`
+/// and relays a cancel to the backend. Progress implementations may only see Ctrl-C on this
+/// thread (Python checks signals on its main thread); the build itself blocks in the server.
+fn build_polling_cancel(
+    backend: &mut dyn Backend,
+    build_args: &Params,
+    progress: &dyn Progress,
+) -> Result<BuildReport> {
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let (tx, rx) = mpsc::channel();
+        let stop = &stop;
+        let builder = s.spawn(move || {
+            let r = backend.build_cancellable(build_args, &|| stop.load(Ordering::Relaxed));
+            let _ = tx.send(r);
+        });
+        loop {
+            match rx.recv_timeout(CANCEL_POLL) {
+                Ok(r) => return r,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if !stop.load(Ordering::Relaxed) && progress.cancelled() {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    // Joined here so the panic becomes this error instead of the scope's.
+                    let _ = builder.join();
+                    return Err(Error::Backend("the index build thread panicked".into()));
+                }
+            }
+        }
     })
 }

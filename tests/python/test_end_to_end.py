@@ -8,6 +8,8 @@ servers.env that scripts/databases.sh writes (under $ANNBENCH_CACHE_DIR or
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -122,3 +124,35 @@ def test_second_run_skips_stored_points(sweep):
     assert [f.stat().st_mtime_ns for f in files] == mtimes
     assert not [e for e in events if e["kind"] == "point_finished"]
     assert len([e for e in events if e["kind"] == "point_skipped"]) == 8
+
+
+def test_ctrl_c_during_an_index_build_cancels_it(sweep):
+    """SIGINT while the server builds: KeyboardInterrupt, the build never finishes (the
+    server's statement is cancelled), and no point of that build is stored."""
+    _, _, kwargs, root = sweep
+    events: list[dict] = []
+    timers: list[threading.Timer] = []
+
+    def on_event(event: dict) -> None:
+        events.append(event)
+        if event["kind"] == "build_started":
+            # Ctrl-C 0.3 s into a build that takes seconds (M=48, ef_construction=400).
+            timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+            timers.append(timer)
+            timer.start()
+
+    args = {
+        **kwargs,
+        "build": {"M": [48], "ef_construction": [400]},
+        "query": {"ef_search": [10]},
+        "clients": (1,),
+        "label": "ctrl-c",
+    }
+    with pytest.raises(KeyboardInterrupt):
+        annbench.run(DATASET, "pgvector", progress=on_event, **args)
+    for timer in timers:
+        timer.join()
+    kinds = [e["kind"] for e in events]
+    assert "build_started" in kinds and "build_finished" not in kinds, kinds
+    stored = annbench.results(DATASET, results=kwargs["results"], data_dir=kwargs["data_dir"])
+    assert "ctrl-c" not in set(stored["label"])

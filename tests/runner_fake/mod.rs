@@ -67,6 +67,8 @@ pub struct Script {
     pub bad_id: Option<i64>,
     /// Sleep per search.
     pub latency: Option<Duration>,
+    /// How long a build takes; it polls the cancel request meanwhile, like a real backend.
+    pub build_time: Option<Duration>,
 }
 
 pub struct Fake {
@@ -133,13 +135,21 @@ impl Backend for Fake {
         build_args: &Params,
         cancel: &Cancel<'_>,
     ) -> Result<BuildReport> {
-        let mut log = self.log.lock().unwrap();
-        // A real backend stops the server's statement when asked; this one stops at once.
-        if cancel() {
-            log.calls
-                .push(format!("build {} cancelled", describe(build_args)));
-            return Err(Error::Interrupted);
+        // A real backend stops the server's statement when asked; this one stops its wait.
+        let end = std::time::Instant::now() + self.script.build_time.unwrap_or_default();
+        loop {
+            if cancel() {
+                let mut log = self.log.lock().unwrap();
+                log.calls
+                    .push(format!("build {} cancelled", describe(build_args)));
+                return Err(Error::Interrupted);
+            }
+            if std::time::Instant::now() >= end {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
         }
+        let mut log = self.log.lock().unwrap();
         log.calls.push(format!("build {}", describe(build_args)));
         log.first_searcher = log.searches.len();
         Ok(BuildReport {
