@@ -68,6 +68,18 @@ pub fn table_name(prefix: &str, dataset: &str) -> Result<String> {
 /// Refuse a train matrix whose dimension differs from `dimension` or that holds NaN or inf,
 /// naming the first bad row.
 pub fn check_train(train: ArrayView2<'_, f32>, dimension: usize, dataset: &str) -> Result<()> {
+    check_train_within(train, dimension, dataset, f32::MAX, "")
+}
+
+/// [`check_train`] that also refuses finite values beyond +-`max_abs` (e.g. float16's range
+/// for a halfvec column), in the same single pass; `limit` names that range and the fix.
+pub fn check_train_within(
+    train: ArrayView2<'_, f32>,
+    dimension: usize,
+    dataset: &str,
+    max_abs: f32,
+    limit: &str,
+) -> Result<()> {
     if train.ncols() != dimension {
         return Err(Error::Dataset(format!(
             "dataset '{dataset}': train vectors have {} dimensions but the table spec says \
@@ -81,17 +93,25 @@ pub fn check_train(train: ArrayView2<'_, f32>, dimension: usize, dataset: &str) 
             train.nrows()
         )));
     }
+    // False for NaN and +-inf whatever `max_abs` is.
+    let ok = |x: &f32| x.abs() <= max_abs;
     let bad = train
         .outer_iter()
         .into_par_iter()
         .enumerate()
-        .find_first(|(_, row)| row.iter().any(|x| !x.is_finite()));
+        .find_first(|(_, row)| !row.iter().all(ok));
     if let Some((i, row)) = bad {
         let (j, x) = row
             .iter()
             .enumerate()
-            .find(|(_, x)| !x.is_finite())
+            .find(|(_, x)| !ok(x))
             .map_or((0, f32::NAN), |(j, x)| (j, *x));
+        if x.is_finite() {
+            return Err(Error::Dataset(format!(
+                "dataset '{dataset}': train row {i} has the value {x} at column {j}, outside {limit} \
+                 (nothing was sent to the server)"
+            )));
+        }
         return Err(Error::Dataset(format!(
             "dataset '{dataset}': train row {i} holds {x} at column {j}; vector indexes need \
              finite values, so clean the data (nothing was sent to the server)"

@@ -145,7 +145,7 @@ pub(super) fn build(b: &mut PgVector, args: &Params, cancel: &Cancel<'_>) -> Res
         return Err(Error::Config(format!(
             "{}: pgvector's HNSW index supports at most {max_d} dimensions; this dataset has \
              {d} (use pgvector_halfvec for up to 4000)",
-            b.variant_name()
+            b.variant.algorithm()
         )));
     }
     b.exec(
@@ -212,7 +212,7 @@ pub(super) fn build(b: &mut PgVector, args: &Params, cancel: &Cancel<'_>) -> Res
         return Err(Error::Backend(format!(
             "{}: the index build (M={}, ef_construction={}) took longer than the build timeout \
              of {:?} and was cancelled; raise --timeout or choose smaller parameters",
-            b.variant_name(),
+            b.variant.algorithm(),
             args.m,
             args.ef_construction,
             t
@@ -310,7 +310,7 @@ pub(super) fn verify_index_used(
         return Err(Error::Backend(format!(
             "{}: the query does not use the HNSW index {} (it would be an exact scan); plan: \
              {}; query: {q}",
-            b.variant_name(),
+            b.variant.algorithm(),
             l.index,
             plan.iter()
                 .map(|s| s.trim())
@@ -319,12 +319,6 @@ pub(super) fn verify_index_used(
         )));
     }
     Ok(())
-}
-
-impl PgVector {
-    fn variant_name(&self) -> &'static str {
-        self.variant.algorithm()
-    }
 }
 
 #[cfg(test)]

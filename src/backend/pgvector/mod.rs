@@ -12,7 +12,7 @@ pub mod search;
 pub use load::LoadMethod;
 
 use super::prepared::PreparedFor;
-use super::table::{check_ident, check_train, fingerprint_hex, table_name};
+use super::table::{check_ident, check_train, check_train_within, fingerprint_hex, table_name};
 use super::{
     Backend, BackendOptions, BuildReport, Cancel, LoadReport, Searcher, ServerInfo, TableSpec,
 };
@@ -204,9 +204,17 @@ impl Backend for PgVector {
     }
 
     fn load(&mut self, spec: &TableSpec, train: ArrayView2<'_, f32>) -> Result<LoadReport> {
-        check_train(train, spec.dimension, &spec.dataset)?;
-        if self.variant == Variant::HalfvecColumn {
-            check_float16_range(train, &spec.dataset)?;
+        match self.variant {
+            Variant::HalfvecColumn => check_train_within(
+                train,
+                spec.dimension,
+                &spec.dataset,
+                half::f16::MAX.to_f32(),
+                "the float16 range (+-65504) of a halfvec column; use pgvector or pgvector_halfvec",
+            )?,
+            Variant::Vector | Variant::HalfvecIndex => {
+                check_train(train, spec.dimension, &spec.dataset)?
+            }
         }
         let fingerprint = fingerprint_hex(train);
         self.loaded = None;
@@ -371,21 +379,4 @@ pub(crate) fn create_if_missing(c: &mut Client, sql: &str) -> Result<(), postgre
         }
         r => r,
     }
-}
-
-/// Largest finite float16 magnitude; a larger value would be stored as infinity, which
-/// pgvector refuses.
-const F16_MAX: f32 = 65504.0;
-
-/// Refuse, before anything is sent, train values that float16 cannot hold.
-fn check_float16_range(train: ArrayView2<'_, f32>, dataset: &str) -> Result<()> {
-    for (i, row) in train.outer_iter().enumerate() {
-        if let Some(x) = row.iter().find(|x| x.abs() > F16_MAX) {
-            return Err(Error::Dataset(format!(
-                "{dataset}: train row {i} has the value {x}, outside the float16 range \
-                 (+-{F16_MAX}) of a halfvec column; use pgvector or pgvector_halfvec"
-            )));
-        }
-    }
-    Ok(())
 }
