@@ -27,6 +27,7 @@ fn points() -> Vec<annbench::results::PointResult> {
     };
     let mut hostile = m(80, 0.995, 600.0, "</script><b>v3");
     hostile.environment.notices = vec!["client CPU near 100% <i>".into()];
+    hostile.environment.command = "annbench run --label '</script><b>v3'".into();
     vec![
         m(20, 0.97, 1000.0, "v1"),
         m(40, 0.99, 800.0, "v1"),
@@ -95,6 +96,9 @@ fn report_from_the_store() {
     assert_eq!(html.matches("</script>").count(), 3);
     assert!(html.contains("&lt;/script&gt;&lt;b&gt;v3") && !html.contains("<b>v3"));
     assert!(html.contains("client CPU near 100% &lt;i&gt;"));
+    assert!(html.contains(
+        "<li><code>annbench run --label &#39;&lt;/script&gt;&lt;b&gt;v3&#39;</code> (1 point)</li>"
+    ));
     for section in ["qps", "builds", "clients", "compare", "meta"] {
         assert!(
             html.contains(&format!("<section id=\"{section}\">")),

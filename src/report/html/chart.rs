@@ -64,7 +64,7 @@ pub struct Dataset {
     pub legend: bool,
     /// Drawn light: the points behind a frontier.
     pub faded: bool,
-    /// Chart.js point style: `circle`, `triangle`, `rect`...; `false`-like `none` hides points.
+    /// Chart.js point style (`circle`, `triangle`...); `none` draws the line alone.
     pub shape: &'static str,
     /// (x, y, tip): tip indexes the page's tooltip texts, -1 for none.
     pub points: Vec<(f64, f64, i64)>,

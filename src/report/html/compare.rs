@@ -85,7 +85,6 @@ fn labels_by_first_measured(points: &[PointResult]) -> Vec<String> {
 /// pairs' tooltip texts are appended to `tips`.
 pub fn ratio_chart(id: &str, cmp: &Comparison, tips: &mut Tips) -> Chart {
     let mut algorithms: Vec<&str> = cmp.rows.iter().map(|r| r.algorithm.as_str()).collect();
-    algorithms.dedup();
     algorithms.sort();
     algorithms.dedup();
     let mut datasets = Vec::new();

@@ -1,6 +1,6 @@
 //! The run-metadata view: per algorithm and label, the server version and settings, the host,
-//! the annbench version, when the points were measured, and the notices raised while
-//! measuring. Values that differ between the points of a group are all listed.
+//! the annbench version, when the points were measured, the commands that measured them and
+//! the notices raised while measuring. Values that differ between the points of a group are all listed.
 
 use super::escape::text;
 use super::{Context, Section, Tips, table};
@@ -57,6 +57,7 @@ pub fn view(ctx: &Context<'_>, _tips: &mut Tips) -> crate::Result<Option<Section
     }
     let mut html = table::to_html(&Table { columns, rows }, "meta");
     html.push_str(&details);
+    html.push_str(&commands_html(ctx.points));
     html.push_str(&notices_html(ctx.points));
     Ok(Some(Section {
         id: "meta".into(),
@@ -120,6 +121,32 @@ fn settings_html(algorithm: &str, label: Option<&str>, pts: &[&PointResult]) -> 
         ));
     }
     out.push_str("</table></details>\n");
+    out
+}
+
+/// The distinct command lines that measured the points (passwords were masked when they were
+/// recorded), with how many points each measured.
+fn commands_html(points: &[PointResult]) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for p in points.iter().filter(|p| !p.environment.command.is_empty()) {
+        match counts.iter_mut().find(|(c, _)| *c == p.environment.command) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((&p.environment.command, 1)),
+        }
+    }
+    if counts.is_empty() {
+        return String::new();
+    }
+    let mut out =
+        String::from("<h3>Commands that measured the points</h3>\n<ul class=\"commands\">\n");
+    for (c, n) in &counts {
+        out.push_str(&format!(
+            "<li><code>{}</code> ({n} point{})</li>\n",
+            text(c),
+            if *n == 1 { "" } else { "s" }
+        ));
+    }
+    out.push_str("</ul>\n");
     out
 }
 
