@@ -135,6 +135,25 @@ fn report_from_the_store() {
         assert_eq!(tip_ids, (0..9).collect::<Vec<i64>>());
     }
     assert_eq!(charts[0]["y"]["log"], true);
+    // QPS points carry a bar: the range of their passes (0.9 x QPS to QPS here); the build
+    // charts have none.
+    assert!(html.contains("the range of its timed passes"));
+    for d in charts[0]["datasets"].as_array().unwrap() {
+        for p in d["points"].as_array().unwrap() {
+            let qps = p[1].as_f64().unwrap();
+            assert_eq!(p.as_array().unwrap().len(), 5, "{p}");
+            assert!(
+                (p[3].as_f64().unwrap() - 0.9 * qps).abs() < 1e-9 && p[4] == p[1],
+                "{p}"
+            );
+        }
+    }
+    let build_points = charts[1]["datasets"][0]["points"].as_array().unwrap();
+    assert!(
+        build_points
+            .iter()
+            .all(|p| p.as_array().unwrap().len() == 3)
+    );
     // One legend entry per series: mariadb v1, v2 (1 and 4 clients), </script>v3; pgvector v1.
     let legend: Vec<&str> = charts[0]["datasets"]
         .as_array()

@@ -13,6 +13,7 @@ pub fn view(ctx: &Context<'_>, _tips: &mut Tips) -> crate::Result<Option<Section
         Axis::log("Index build seconds (log scale)"),
         false,
         |p| Some(p.build_seconds),
+        |_| None,
     );
     let (size, size_dropped) = recall_chart(
         ctx,
@@ -20,6 +21,7 @@ pub fn view(ctx: &Context<'_>, _tips: &mut Tips) -> crate::Result<Option<Section
         Axis::log("Index size (MB = 10^6 bytes, log scale)"),
         false,
         |p| p.index_size_bytes.map(|b| b as f64 / 1e6),
+        |_| None,
     );
     let mut html = String::from(
         "<p>Every query point at the build time or index size of the index it ran on. The \

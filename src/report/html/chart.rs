@@ -2,7 +2,7 @@
 //! datasets may join their points with a line; a dataset belongs to a group (a series), and
 //! a legend click shows or hides the whole group.
 
-use serde::Serialize;
+use serde::ser::{Serialize, SerializeSeq, Serializer};
 
 /// Tableau 10: distinct, colour-blind friendly hues; series take them in order.
 const PALETTE: [&str; 10] = [
@@ -16,7 +16,7 @@ pub fn colour(group: usize) -> &'static str {
 }
 
 /// One chart.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Chart {
     /// Unique in the page; the canvas is `chart-<id>`.
     pub id: String,
@@ -26,7 +26,7 @@ pub struct Chart {
 }
 
 /// An axis: its title and whether it is logarithmic.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Axis {
     pub title: String,
     pub log: bool,
@@ -49,7 +49,7 @@ impl Axis {
 }
 
 /// Points of one series, or of one part of it (its frontier, its other points).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Dataset {
     pub label: String,
     /// Datasets of one group toggle together and share a colour.
@@ -66,13 +66,49 @@ pub struct Dataset {
     pub faded: bool,
     /// Chart.js point style (`circle`, `triangle`...); `none` draws the line alone.
     pub shape: &'static str,
-    /// (x, y, tip): tip indexes the page's tooltip texts, -1 for none.
-    pub points: Vec<(f64, f64, i64)>,
+    pub points: Vec<Point>,
+}
+
+/// One point of a dataset; in the page's JSON `[x, y, tip]` or, with a bar, `[x, y, tip, low,
+/// high]`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+    /// Index of the point's tooltip text, -1 for none.
+    pub tip: i64,
+    /// A vertical bar from low to high y through the point (the figure's spread).
+    pub bar: Option<(f64, f64)>,
+}
+
+impl Point {
+    pub fn new(x: f64, y: f64, tip: i64) -> Self {
+        Point {
+            x,
+            y,
+            tip,
+            bar: None,
+        }
+    }
+}
+
+impl Serialize for Point {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(if self.bar.is_some() { 5 } else { 3 }))?;
+        seq.serialize_element(&self.x)?;
+        seq.serialize_element(&self.y)?;
+        seq.serialize_element(&self.tip)?;
+        if let Some((low, high)) = self.bar {
+            seq.serialize_element(&low)?;
+            seq.serialize_element(&high)?;
+        }
+        seq.end()
+    }
 }
 
 impl Dataset {
     /// A dataset of group `group` in its colour: a line through `points` when `line`.
-    pub fn new(label: &str, group: usize, line: bool, points: Vec<(f64, f64, i64)>) -> Self {
+    pub fn new(label: &str, group: usize, line: bool, points: Vec<Point>) -> Self {
         Dataset {
             label: label.into(),
             group,
@@ -94,20 +130,47 @@ impl Dataset {
     }
 }
 
-/// The points of `xy` that a chart can draw: finite, and positive on a log axis. Returns the
-/// kept points and how many were left out.
-pub fn drawable(
-    xy: impl IntoIterator<Item = (f64, f64, i64)>,
-    log_y: bool,
-) -> (Vec<(f64, f64, i64)>, usize) {
+/// The points that a chart can draw: finite, and positive on a log axis (a bar that is not,
+/// or that has no length, is dropped). Returns the kept points and how many were left out.
+pub fn drawable(points: impl IntoIterator<Item = Point>, log_y: bool) -> (Vec<Point>, usize) {
+    let ok = |v: f64| v.is_finite() && (!log_y || v > 0.0);
     let mut dropped = 0;
-    let kept = xy
+    let kept = points
         .into_iter()
-        .filter(|&(x, y, _)| {
-            let ok = x.is_finite() && y.is_finite() && (!log_y || y > 0.0);
-            dropped += usize::from(!ok);
-            ok
+        .filter_map(|mut p| {
+            if !(p.x.is_finite() && ok(p.y)) {
+                dropped += 1;
+                return None;
+            }
+            p.bar = p.bar.filter(|&(lo, hi)| ok(lo) && ok(hi) && lo < hi);
+            Some(p)
         })
         .collect();
     (kept, dropped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_serialise_as_short_arrays_and_bad_bars_go() {
+        let mut p = Point::new(0.5, 10.0, 3);
+        assert_eq!(serde_json::to_string(&p).unwrap(), "[0.5,10.0,3]");
+        p.bar = Some((8.0, 12.5));
+        assert_eq!(serde_json::to_string(&p).unwrap(), "[0.5,10.0,3,8.0,12.5]");
+        let flat = Point {
+            bar: Some((10.0, 10.0)),
+            ..p
+        };
+        let negative = Point {
+            bar: Some((-1.0, 12.0)),
+            ..p
+        };
+        let gone = Point::new(0.5, 0.0, 4);
+        let (kept, dropped) = drawable([p, flat, negative, gone], true);
+        assert_eq!(dropped, 1);
+        let bars: Vec<_> = kept.iter().map(|k| k.bar).collect();
+        assert_eq!(bars, [Some((8.0, 12.5)), None, None]);
+    }
 }

@@ -1,7 +1,7 @@
 //! The QPS-vs-clients view, for parameter sets measured with more than one client count: one
 //! line per parameter set, and the clients table (scaling, client CPU per connection).
 
-use super::chart::{Axis, Chart, Dataset, drawable};
+use super::chart::{Axis, Chart, Dataset, Point, drawable};
 use super::qps::dropped_note;
 use super::{Context, Section, Tips, chart_box, table};
 use crate::report::clients::{clients_rows_table, clients_table};
@@ -33,8 +33,8 @@ pub fn view(ctx: &Context<'_>, _tips: &mut Tips) -> crate::Result<Option<Section
     }))
 }
 
-/// A line's legend name and its (clients, QPS, tip) points.
-type Line = (String, Vec<(f64, f64, i64)>);
+/// A line's legend name and its (clients, QPS) points.
+type Line = (String, Vec<Point>);
 type BestByClients = BTreeMap<usize, (f64, usize)>;
 
 /// QPS against clients: without `recall`, one line per parameter set measured with more than
@@ -52,7 +52,7 @@ pub fn clients_chart(ctx: &Context<'_>, recall: Option<f64>) -> Option<(Chart, u
                 let xy = g
                     .rows
                     .iter()
-                    .map(|r| (r.clients as f64, r.qps, r.index as i64));
+                    .map(|r| Point::new(r.clients as f64, r.qps, r.index as i64));
                 (name, xy.collect())
             })
             .collect(),
@@ -105,7 +105,7 @@ fn best_at_recall_lines(ctx: &Context<'_>, recall: f64) -> Vec<Line> {
             }
             let xy = best
                 .into_iter()
-                .map(|(c, (qps, i))| (c as f64, qps, i as i64))
+                .map(|(c, (qps, i))| Point::new(c as f64, qps, i as i64))
                 .collect();
             (name, xy)
         })

@@ -3,7 +3,7 @@
 //! (same parameters, or each side's best at a recall threshold), with the pair tables and
 //! the summary statistics of `annbench compare`.
 
-use super::chart::{Axis, Chart, Dataset, colour};
+use super::chart::{Axis, Chart, Dataset, Point, colour};
 use super::escape::text;
 use super::{Context, Section, Tips, chart_box, table};
 use crate::report::compare::{Comparison, MatchKind, Matched};
@@ -109,7 +109,7 @@ pub fn ratio_chart(id: &str, cmp: &Comparison, tips: &mut Tips) -> Chart {
                         lo = lo.min(x);
                         hi = hi.max(x);
                         tips.push(pair_tip(cmp, r));
-                        points.push((x, y, tips.len() as i64 - 1));
+                        points.push(Point::new(x, y, tips.len() as i64 - 1));
                     }
                 }
             }
@@ -128,7 +128,7 @@ pub fn ratio_chart(id: &str, cmp: &Comparison, tips: &mut Tips) -> Chart {
         }
     }
     if lo.is_finite() {
-        let ends = vec![(lo, 1.0, -1), (hi, 1.0, -1)];
+        let ends = vec![Point::new(lo, 1.0, -1), Point::new(hi, 1.0, -1)];
         let mut parity = Dataset::new("parity (1.0)", 2 * algorithms.len(), true, ends);
         parity.colour = "#555555".into();
         parity.shape = "none";

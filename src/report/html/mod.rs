@@ -20,12 +20,13 @@ mod qps;
 mod table;
 mod tips;
 
-pub use chart::{Axis, Chart, Dataset};
+pub use chart::{Axis, Chart, Dataset, Point};
 pub use clients::clients_chart;
 pub use compare::ratio_chart;
 pub use frontier::frontier;
-pub use qps::recall_chart;
+pub use qps::{qps_bars, recall_chart};
 
+use crate::report::render::{Cell, Table};
 use crate::report::series::{Distinct, SeriesKey, check_one_dataset, cmp_points};
 use crate::results::PointResult;
 use std::path::Path;
@@ -72,6 +73,9 @@ pub struct Context<'a> {
     pub distinct: Distinct,
     /// Series (algorithm, label, clients) in report order; a series' colour is its position.
     pub series: Vec<SeriesKey>,
+    /// The export table of the points (row i is point i): every figure by column name,
+    /// including columns added to the export after this module was written.
+    pub export: Table,
 }
 
 /// Tooltip texts shared by all charts: a chart point refers to one by index. The first
@@ -98,7 +102,24 @@ impl<'a> Context<'a> {
             options,
             distinct: Distinct::of(points),
             series: crate::report::series::series_keys(points),
+            export: crate::report::export_table(points),
         }
+    }
+
+    /// The number in column `name` of point `i`'s export row, if the column exists and the
+    /// cell holds a number.
+    pub fn number(&self, i: usize, name: &str) -> Option<f64> {
+        let col = self.export.columns.iter().position(|c| c.name == name)?;
+        match self.export.rows.get(i)?.get(col)? {
+            Cell::Float(x) => Some(*x),
+            Cell::Int(n) => Some(*n as f64),
+            _ => None,
+        }
+    }
+
+    /// Whether the export has column `name`.
+    pub fn has(&self, name: &str) -> bool {
+        self.export.columns.iter().any(|c| c.name == name)
     }
 }
 
@@ -117,7 +138,7 @@ pub fn prepare(points: &mut [PointResult]) -> crate::Result<()> {
 pub fn html_report(mut points: Vec<PointResult>, options: &ReportOptions) -> crate::Result<String> {
     prepare(&mut points)?;
     let ctx = Context::new(&points, options);
-    let mut tips: Tips = tips::point_tips(&points);
+    let mut tips: Tips = tips::point_tips(&points, &ctx.export);
     let mut sections = Vec::new();
     for view in VIEWS {
         if let Some(section) = view(&ctx, &mut tips)? {

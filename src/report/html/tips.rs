@@ -3,8 +3,7 @@
 //! ones under their own names, so they show without a change here.
 
 use super::Tips;
-use crate::report::export::export_table;
-use crate::report::render::{Cell, Style, display_text};
+use crate::report::render::{Cell, Style, Table, display_text};
 use crate::results::PointResult;
 
 /// Export columns the grouped lines already show (the `param_*` columns are in the name).
@@ -18,8 +17,12 @@ const SHOWN: &[&str] = &[
     "recall",
     "epsilon_recall",
     "qps",
+    "qps_ci_low",
+    "qps_ci_high",
+    "qps_ci_level",
     "qps_min",
     "qps_max",
+    "passes",
     "latency_mean",
     "latency_p50",
     "latency_p95",
@@ -33,8 +36,7 @@ const SHOWN: &[&str] = &[
 
 /// The tooltip lines of each point, in the order of `points` (which must be in report order,
 /// the export table's own).
-pub fn point_tips(points: &[PointResult]) -> Tips {
-    let table = export_table(points);
+pub fn point_tips(points: &[PointResult], table: &Table) -> Tips {
     let col = |name: &str| table.columns.iter().position(|c| c.name == name);
     table
         .rows
@@ -54,16 +56,24 @@ pub fn point_tips(points: &[PointResult]) -> Tips {
                 recall(num("epsilon_recall"))
             ));
             let mut qps = format!("QPS {}", fixed(num("qps"), 1));
-            if let (Some(lo), Some(hi)) = (num("qps_min"), num("qps_max")) {
-                let n = p.metrics.qps_passes.len();
+            if let (Some(lo), Some(hi)) = (num("qps_ci_low"), num("qps_ci_high")) {
+                let level = num("qps_ci_level").unwrap_or(0.95) * 100.0;
                 qps.push_str(&format!(
-                    " (passes: {} to {}, {n} pass{})",
+                    " ({level:.0}% interval {} to {})",
                     fixed(Some(lo), 1),
-                    fixed(Some(hi), 1),
-                    if n == 1 { "" } else { "es" }
+                    fixed(Some(hi), 1)
                 ));
             }
             lines.push(qps);
+            if let (Some(lo), Some(hi)) = (num("qps_min"), num("qps_max")) {
+                let n = num("passes").map_or(p.metrics.qps_passes.len(), |n| n as usize);
+                lines.push(format!(
+                    "{n} pass{}: QPS {} to {}",
+                    if n == 1 { "" } else { "es" },
+                    fixed(Some(lo), 1),
+                    fixed(Some(hi), 1)
+                ));
+            }
             lines.push(format!(
                 "latency ms: mean {}, p50 {}, p95 {}, p99 {}, p99.9 {}",
                 ms(num("latency_mean")),
@@ -141,19 +151,21 @@ mod tests {
         p.label = Some("v2".into());
         p.clients = 4;
         p.metrics.qps_passes = vec![1000.0, 1234.56, 1100.0];
-        let tip = &point_tips(&[p])[0];
+        let pts = [p];
+        let tip = &point_tips(&pts, &crate::report::export_table(&pts))[0];
         assert_eq!(tip[0], "MariaDB(m=16, ef_search=40)");
         assert_eq!(tip[1], "recall 0.9899 (epsilon 0.9899)");
-        assert_eq!(tip[2], "QPS 1234.6 (passes: 1000.0 to 1234.6, 3 passes)");
+        assert_eq!(tip[2], "QPS 1234.6");
+        assert_eq!(tip[3], "3 passes: QPS 1000.0 to 1234.6");
         assert!(
-            tip[3].starts_with("latency ms: mean 0.810, p50 0.810"),
+            tip[4].starts_with("latency ms: mean 0.810, p50 0.810"),
             "{tip:?}"
         );
         assert_eq!(
-            tip[4],
+            tip[5],
             "index build 10.00 s, index 5.0 MB, table 8.0 MB, load 2.00 s"
         );
-        assert_eq!(tip[5], "label v2, 4 clients");
-        assert_eq!(tip.len(), 6, "{tip:?}");
+        assert_eq!(tip[6], "label v2, 4 clients");
+        assert_eq!(tip.len(), 7, "{tip:?}");
     }
 }

@@ -60,14 +60,17 @@ fn draw<DB: DrawingBackend>(
 ) -> DrawResult<DB> {
     root.fill(&WHITE)?;
     let all = || chart.datasets.iter().flat_map(|d| d.points.iter());
-    let (x0, x1) = span(all().map(|p| p.0), chart.x.log);
-    let (y0, y1) = span(all().map(|p| p.1), chart.y.log);
+    let (x0, x1) = span(all().map(|p| p.x), chart.x.log);
+    let ys = all().flat_map(|p| [Some(p.y), p.bar.map(|b| b.0), p.bar.map(|b| b.1)]);
+    let (y0, y1) = span(ys.flatten(), chart.y.log);
     let log = |lo: f64, hi: f64| (lo..hi).log_scale().with_key_points(log_ticks(lo, hi));
+    // Half the width of a bar's caps, in x units (x is recall or clients: linear).
+    let cap = (x1 - x0) * 0.003;
     match (chart.x.log, chart.y.log) {
-        (false, false) => body(root, chart, title, legend, x0..x1, y0..y1),
-        (false, true) => body(root, chart, title, legend, x0..x1, log(y0, y1)),
-        (true, false) => body(root, chart, title, legend, log(x0, x1), y0..y1),
-        (true, true) => body(root, chart, title, legend, log(x0, x1), log(y0, y1)),
+        (false, false) => body(root, chart, title, legend, cap, x0..x1, y0..y1),
+        (false, true) => body(root, chart, title, legend, cap, x0..x1, log(y0, y1)),
+        (true, false) => body(root, chart, title, legend, cap, log(x0, x1), y0..y1),
+        (true, true) => body(root, chart, title, legend, cap, log(x0, x1), log(y0, y1)),
     }
 }
 
@@ -117,6 +120,7 @@ fn body<DB, X, Y>(
     chart: &Chart,
     title: &str,
     legend: LegendAt,
+    cap: f64,
     x: X,
     y: Y,
 ) -> DrawResult<DB>
@@ -148,7 +152,17 @@ where
     for d in &chart.datasets {
         let c = hex(&d.colour);
         let colour = if d.faded { c.mix(0.35) } else { c.mix(1.0) };
-        let pts: Vec<(f64, f64)> = d.points.iter().map(|&(x, y, _)| (x, y)).collect();
+        let pts: Vec<(f64, f64)> = d.points.iter().map(|p| (p.x, p.y)).collect();
+        // Bars (the figure's spread): a vertical line with short caps.
+        let bars = d.points.iter().filter_map(|p| p.bar.map(|b| (p.x, b)));
+        for (x, (lo, hi)) in bars {
+            let style = colour.stroke_width(1);
+            cc.draw_series([
+                PathElement::new(vec![(x, lo), (x, hi)], style),
+                PathElement::new(vec![(x - cap, lo), (x + cap, lo)], style),
+                PathElement::new(vec![(x - cap, hi), (x + cap, hi)], style),
+            ])?;
+        }
         let radius = if d.faded { 3 } else { 4 };
         let mut labelled = None;
         if d.line {

@@ -5,7 +5,7 @@ mod draw;
 
 use crate::report::html::{Axis, Chart};
 use crate::report::html::{
-    Context, ReportOptions, clients_chart, prepare, ratio_chart, recall_chart,
+    Context, ReportOptions, clients_chart, prepare, qps_bars, ratio_chart, recall_chart,
 };
 use crate::results::PointResult;
 use draw::LegendAt;
@@ -59,15 +59,19 @@ fn chart(ctx: &Context<'_>, o: &PlotOptions) -> crate::Result<(Chart, String, Le
     let none =
         |what: &str, fix: &str| crate::Error::Results(format!("{what}: nothing to draw; {fix}"));
     let recall = |id: &str, y: Axis, higher, value: fn(&PointResult) -> Option<f64>| {
-        recall_chart(ctx, id, y, higher, value).0
+        recall_chart(ctx, id, y, higher, value, |_| None).0
     };
     Ok(match o.kind {
         PlotKind::QpsRecall => {
-            let mut c = recall(
+            // Bars: the figure's confidence interval (or the range of its passes).
+            let (bars, _) = qps_bars(ctx);
+            let (mut c, _) = recall_chart(
+                ctx,
                 "qps-recall",
                 Axis::log("Queries per second (1/s)"),
                 true,
                 |p| Some(p.metrics.qps),
+                bars,
             );
             if !o.raw {
                 c.datasets.retain(|d| !d.faded);

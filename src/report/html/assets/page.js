@@ -34,14 +34,41 @@
       pointRadius: d.shape === "none" ? 0 : d.faded ? 3 : 4,
       pointHoverRadius: d.shape === "none" ? 0 : 7,
       order: d.faded ? 2 : 1,
-      data: d.points.map(function (p) { return { x: p[0], y: p[1], t: p[2] }; })
+      data: d.points.map(function (p) { return { x: p[0], y: p[1], t: p[2], lo: p[3], hi: p[4] }; })
     };
   }
+
+  // A point's bar (its figure's spread): a vertical line with caps from lo to hi.
+  var bars = {
+    id: "bars",
+    afterDatasetsDraw: function (chart) {
+      var ctx = chart.ctx, y = chart.scales.y;
+      chart.data.datasets.forEach(function (d, i) {
+        if (!chart.isDatasetVisible(i)) return;
+        chart.getDatasetMeta(i).data.forEach(function (e, j) {
+          var p = d.data[j], lo, hi;
+          if (p.lo == null) return;
+          lo = y.getPixelForValue(p.lo);
+          hi = y.getPixelForValue(p.hi);
+          ctx.save();
+          ctx.strokeStyle = d.borderColor;
+          ctx.lineWidth = 1;
+          ctx.beginPath();
+          ctx.moveTo(e.x, lo); ctx.lineTo(e.x, hi);
+          ctx.moveTo(e.x - 3, lo); ctx.lineTo(e.x + 3, lo);
+          ctx.moveTo(e.x - 3, hi); ctx.lineTo(e.x + 3, hi);
+          ctx.stroke();
+          ctx.restore();
+        });
+      });
+    }
+  };
 
   data.charts.forEach(function (spec) {
     var canvas = document.getElementById("chart-" + spec.id);
     api.charts[spec.id] = new Chart(canvas, {
       type: "scatter",
+      plugins: [bars],
       data: { datasets: spec.datasets.map(dataset) },
       options: {
         animation: false,
