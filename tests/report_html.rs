@@ -187,6 +187,28 @@ fn report_from_the_store() {
         .map(|p| p[0].as_f64().unwrap())
         .collect();
     assert_eq!(recalls, [0.90, 0.96, 0.98]);
+    // v2 against the base (v3 by name): mariadb m=16 ef_search=20/40 match nothing of v3's
+    // ef_search=80 by parameters, but at recall thresholds both reach 0.95 to 0.99.
+    let cmp = &charts[5];
+    let tip_of = |p: &Value| tips[p[2].as_u64().unwrap() as usize].clone();
+    let ratio_points: Vec<&Value> = cmp["datasets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["label"] != "parity (1.0)")
+        .flat_map(|d| d["points"].as_array().unwrap())
+        .collect();
+    assert!(!ratio_points.is_empty());
+    for p in ratio_points {
+        let tip = tip_of(p);
+        assert!(
+            tip[1]
+                .as_str()
+                .unwrap()
+                .starts_with("v2 / </script><b>v3: "),
+            "{tip}"
+        );
+    }
     // The point tips carry the figures; the comparison's tips follow them.
     assert!(tips.len() > 9);
     let tip0: Vec<&str> = tips[0]

@@ -3,12 +3,13 @@
 //! (same parameters, or each side's best at a recall threshold), with the pair tables and
 //! the summary statistics of `annbench compare`.
 
-use super::chart::{Axis, Chart, Dataset, Point, colour};
+use super::chart::{Axis, Chart, Dataset, Point, colour, drawable};
 use super::escape::text;
+use super::tips::{fixed, recall};
 use super::{Context, Section, Tips, chart_box, table};
-use crate::report::compare::{Comparison, MatchKind, Matched};
-use crate::report::names::algorithm_name;
-use crate::report::{compare, render::truncate4};
+use crate::report::compare;
+use crate::report::compare::{Comparison, MatchKind};
+use crate::report::render::{Cell, Table};
 use crate::results::PointResult;
 use std::collections::BTreeMap;
 
@@ -82,45 +83,52 @@ fn labels_by_first_measured(points: &[PointResult]) -> Vec<String> {
 }
 
 /// Ratio against recall, one dataset per (algorithm, match kind), and the parity line; the
-/// pairs' tooltip texts are appended to `tips`.
+/// pairs' tooltip texts are appended to `tips`. It reads the comparison's pairs table by
+/// column name, so columns the comparison gains (a ratio's interval, a verdict) show up as a
+/// bar and in the tooltip.
 pub fn ratio_chart(id: &str, cmp: &Comparison, tips: &mut Tips) -> Chart {
-    let mut algorithms: Vec<&str> = cmp.rows.iter().map(|r| r.algorithm.as_str()).collect();
+    let table = cmp.pairs_table(None);
+    let pairs: Vec<Pair<'_>> = table
+        .rows
+        .iter()
+        .map(|row| Pair { table: &table, row })
+        .collect();
+    let mut algorithms: Vec<String> = pairs.iter().filter_map(|p| p.text("algorithm")).collect();
     algorithms.sort();
     algorithms.dedup();
     let mut datasets = Vec::new();
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for (a, algorithm) in algorithms.iter().enumerate() {
-        for (k, kind) in [MatchKind::Params, MatchKind::Recall]
-            .into_iter()
-            .enumerate()
+        for (k, (kind, x_column, what)) in [
+            ("params", "base_recall", "matched parameters"),
+            ("recall", "recall_threshold", "matched recall"),
+        ]
+        .into_iter()
+        .enumerate()
         {
             let mut points = Vec::new();
-            for r in cmp
-                .rows
-                .iter()
-                .filter(|r| r.kind == kind && r.algorithm == *algorithm)
-            {
-                let x = match kind {
-                    MatchKind::Params => r.base_recall,
-                    MatchKind::Recall => r.threshold,
-                };
-                if let (Some(x), Some(y)) = (x, r.ratio) {
+            for p in pairs.iter().filter(|p| {
+                p.text("match").as_deref() == Some(kind)
+                    && p.text("algorithm").as_deref() == Some(algorithm.as_str())
+            }) {
+                if let (Some(x), Some(y)) = (p.num(x_column), p.num("ratio")) {
                     if x.is_finite() && y.is_finite() {
                         lo = lo.min(x);
                         hi = hi.max(x);
-                        tips.push(pair_tip(cmp, r));
-                        points.push(Point::new(x, y, tips.len() as i64 - 1));
+                        tips.push(pair_tip(cmp, p));
+                        let bar = p.num("ratio_ci_low").zip(p.num("ratio_ci_high"));
+                        points.push(Point {
+                            bar,
+                            ..Point::new(x, y, tips.len() as i64 - 1)
+                        });
                     }
                 }
             }
+            let (points, _) = drawable(points, false);
             if points.is_empty() {
                 continue;
             }
-            let what = match kind {
-                MatchKind::Params => "matched parameters",
-                MatchKind::Recall => "matched recall",
-            };
-            let label = format!("{} ({what})", algorithm_name(algorithm));
+            let label = format!("{algorithm} ({what})");
             let mut d = Dataset::new(&label, 2 * a + k, false, points);
             d.colour = colour(a).into();
             d.shape = if k == 0 { "circle" } else { "triangle" };
@@ -142,39 +150,71 @@ pub fn ratio_chart(id: &str, cmp: &Comparison, tips: &mut Tips) -> Chart {
     }
 }
 
-fn pair_tip(cmp: &Comparison, r: &Matched) -> Vec<String> {
-    let side = |label: &str, name: &Option<String>, recall: Option<f64>, qps: Option<f64>| {
+/// One row of the pairs table, read by column name.
+struct Pair<'a> {
+    table: &'a Table,
+    row: &'a [Cell],
+}
+
+impl Pair<'_> {
+    fn cell(&self, name: &str) -> Option<&Cell> {
+        let i = self.table.columns.iter().position(|c| c.name == name)?;
+        self.row.get(i)
+    }
+
+    fn num(&self, name: &str) -> Option<f64> {
+        match self.cell(name)? {
+            Cell::Float(x) => Some(*x),
+            Cell::Int(n) => Some(*n as f64),
+            _ => None,
+        }
+    }
+
+    fn text(&self, name: &str) -> Option<String> {
+        match self.cell(name)? {
+            Cell::Text(s) => Some(s.clone()),
+            _ => None,
+        }
+    }
+}
+
+fn pair_tip(cmp: &Comparison, p: &Pair<'_>) -> Vec<String> {
+    let (base, me) = (&cmp.base, &cmp.me);
+    let side = |label: &str, who: &str| {
         format!(
             "{label}: {} recall {}, QPS {}",
-            name.as_deref().unwrap_or("not reached"),
-            recall.map_or("n/a".into(), |r| format!("{:.4}", truncate4(r))),
-            qps.map_or("n/a".into(), |q| format!("{q:.1}"))
+            p.text(&format!("{who}_name"))
+                .unwrap_or_else(|| "not reached".into()),
+            recall(p.num(&format!("{who}_recall"))),
+            fixed(p.num(&format!("{who}_qps")), 1)
         )
     };
-    let head = match (r.kind, r.threshold) {
-        (MatchKind::Recall, Some(t)) => {
-            format!(
-                "{}: best QPS at recall >= {t}",
-                algorithm_name(&r.algorithm)
-            )
-        }
-        _ => r.me_name.clone().unwrap_or_default(),
+    let head = match (p.text("match").as_deref(), p.num("recall_threshold")) {
+        (Some("recall"), Some(t)) => format!(
+            "{}: best QPS at recall >= {t}",
+            p.text("algorithm").unwrap_or_default()
+        ),
+        _ => p.text("me_name").unwrap_or_default(),
     };
+    let mut ratio = format!("{me} / {base}: {}", fixed(p.num("ratio"), 3));
+    if let (Some(l), Some(h)) = (p.num("ratio_ci_low"), p.num("ratio_ci_high")) {
+        let level = p.num("ratio_ci_level").unwrap_or(0.95) * 100.0;
+        ratio.push_str(&format!(
+            " ({level:.0}% interval {} to {})",
+            fixed(Some(l), 3),
+            fixed(Some(h), 3)
+        ));
+    }
+    if let Some(v) = p.text("verdict") {
+        ratio.push_str(&format!(", {v}"));
+    }
+    let clients = p.num("clients").unwrap_or(1.0) as usize;
     vec![
         head,
-        format!(
-            "{} / {}: {}",
-            cmp.me,
-            cmp.base,
-            r.ratio.map_or("n/a".into(), |x| format!("{x:.3}x"))
-        ),
-        side(&cmp.base, &r.base_name, r.base_recall, r.base_qps),
-        side(&cmp.me, &r.me_name, r.me_recall, r.me_qps),
-        format!(
-            "{} client{}",
-            r.clients,
-            if r.clients == 1 { "" } else { "s" }
-        ),
+        ratio,
+        side(base, "base"),
+        side(me, "me"),
+        format!("{clients} client{}", if clients == 1 { "" } else { "s" }),
     ]
 }
 
