@@ -3,6 +3,7 @@
 
 mod build;
 pub mod load;
+mod load_send;
 mod meta;
 pub mod search;
 
@@ -271,13 +272,8 @@ impl Backend for MariaDb {
             train.nrows(),
             &fingerprint,
             &mut |_, qt| {
-                let secs = load::load_rows(&url, qt, train, method, conns)?;
-                let label = if conns > 1 {
-                    format!("{} x{conns} connections", method.label())
-                } else {
-                    method.label().to_string()
-                };
-                Ok((secs, label))
+                let done = load::load_rows(&url, qt, train, method, conns)?;
+                Ok((done.seconds, done.method))
             },
         )?;
         self.loaded = Some(Loaded {
