@@ -4,9 +4,8 @@
 //! Each round runs every method once, in an order rotated by one per round, into a freshly
 //! created table; the table prints the median, fastest and slowest wall time per method, and
 //! the server's and the client's CPU seconds (medians), which a busy machine disturbs far less
-//! than wall time. The data is generated (seeded): `pixels` is the shape and value
-//! distribution of Fashion-MNIST (u8 intensities as float32, about half of them 0),
-//! `normal` normalised Gaussian vectors like text embeddings.
+//! than wall time. The data is generated (seeded, `support/data.rs`): `pixels` like
+//! Fashion-MNIST, `normal` like text embeddings.
 //!
 //! ```text
 //! cargo build --release --example bench_load
@@ -21,6 +20,8 @@
 //! executemany); `@N` uses N connections, `+nochecks` adds
 //! `SET SESSION unique_checks = 0, foreign_key_checks = 0` to the MariaDB sessions.
 
+#[path = "support/data.rs"]
+mod data;
 #[path = "support/measure.rs"]
 mod measure;
 
@@ -29,7 +30,6 @@ use annbench::backend::mariadb::load::load_rows_with;
 use annbench::backend::pgvector::{self, PgVector, Variant};
 use annbench::backend::{Backend, BackendOptions, TableSpec};
 use annbench::connect::{connect_mariadb, mariadb_url};
-use annbench::dataset::rng::Rng;
 use annbench::{Error, Metric, Result};
 use clap::Parser;
 use measure::{Sample, Summary};
@@ -108,30 +108,6 @@ fn parse_config(text: &str) -> Result<Config> {
     })
 }
 
-fn generate(rows: usize, dim: usize, values: &str) -> Result<Array2<f32>> {
-    let mut rng = Rng::new(20);
-    match values {
-        "pixels" => Ok(Array2::from_shape_fn((rows, dim), |_| {
-            if rng.uniform() < 0.5 {
-                0.0
-            } else {
-                (1 + rng.below(255)) as f32
-            }
-        })),
-        "normal" => {
-            let mut a = Array2::from_shape_fn((rows, dim), |_| rng.normal() as f32);
-            for mut r in a.outer_iter_mut() {
-                let n = r.dot(&r).sqrt().max(f32::MIN_POSITIVE);
-                r /= n;
-            }
-            Ok(a)
-        }
-        _ => Err(Error::Config(format!(
-            "--values {values}: use pixels or normal"
-        ))),
-    }
-}
-
 fn main() -> Result<()> {
     let args = Args::parse();
     let configs: Vec<Config> = args
@@ -139,7 +115,7 @@ fn main() -> Result<()> {
         .split(',')
         .map(parse_config)
         .collect::<Result<_>>()?;
-    let train = generate(args.rows, args.dim, &args.values)?;
+    let train = data::generate(args.rows, args.dim, &args.values, 20)?;
     let url = mariadb_url(None)?;
     let mut admin = connect_mariadb(&url)?;
     let version: String = admin

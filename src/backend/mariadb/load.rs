@@ -14,6 +14,7 @@ use crate::{Error, Result};
 use mysql::Conn;
 use mysql::prelude::Queryable;
 use ndarray::ArrayView2;
+use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
@@ -160,6 +161,34 @@ pub fn load_rows_with(
         seconds,
         method: label,
     })
+}
+
+/// MariaDB refuses a vector whose squared length overflows a float (>= f32::MAX, e.g. one
+/// value of 2^64: "Incorrect vector value", measured on 11.8). Name the row before sending
+/// anything.
+pub fn check_lengths(train: ArrayView2<'_, f32>, dataset: &str) -> Result<()> {
+    let too_long = |row: &ndarray::ArrayView1<'_, f32>| {
+        row.iter()
+            .map(|&x| f64::from(x) * f64::from(x))
+            .sum::<f64>()
+            >= f64::from(f32::MAX)
+    };
+    let bad = train
+        .outer_iter()
+        .into_par_iter()
+        .enumerate()
+        .find_first(|(_, row)| too_long(row));
+    match bad {
+        None => Ok(()),
+        Some((i, row)) => Err(Error::Dataset(format!(
+            "dataset '{dataset}': train row {i} has a squared length of {:.3e}, beyond the \
+             float range (3.4e38) that MariaDB accepts for a VECTOR; scale the vectors down \
+             (nothing was sent to the server)",
+            row.iter()
+                .map(|&x| f64::from(x) * f64::from(x))
+                .sum::<f64>()
+        ))),
+    }
 }
 
 /// The session's count of executed prepared statements (a bulk execution counts once).

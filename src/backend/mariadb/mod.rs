@@ -263,6 +263,7 @@ impl Backend for MariaDb {
 
     fn load(&mut self, spec: &TableSpec, train: ArrayView2<'_, f32>) -> Result<LoadReport> {
         check_train(train, spec.dimension, &spec.dataset)?;
+        load::check_lengths(train, &spec.dataset)?;
         let fingerprint = fingerprint_hex(train);
         self.loaded = None;
         let (url, method, conns) = (self.url.clone(), self.load_method, self.load_connections);
