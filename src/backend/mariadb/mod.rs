@@ -101,7 +101,10 @@ impl MariaDb {
                 .clone()
                 .or_else(|| std::env::var_os("ANNBENCH_MARIADB_DATADIR").map(PathBuf::from)),
             load_method: LoadMethod::default(),
-            load_connections: opts.load_connections.unwrap_or(2).max(1),
+            load_connections: opts
+                .load_connections
+                .unwrap_or(load::DEFAULT_CONNECTIONS)
+                .max(1),
             build_timeout: opts.build_timeout,
             loaded: None,
         })
