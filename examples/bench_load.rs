@@ -13,7 +13,7 @@
 //! target/release/examples/bench_load --rows 60000 --dim 784 --rounds 7 \
 //!     --reference /tmp/ref/bin/python        # venv with `pip install mariadb numpy h5py`
 //! target/release/examples/bench_load --rows 1000000 --dim 1536 --values normal --rounds 1 \
-//!     --methods bulk@2,copy@2
+//!     --methods bulk,bulk@2,copy@2
 //! ```
 //! Methods: bulk, prepared, hex, loaddata, rowbyrow (MariaDB; see `LoadMethod`), copy
 //! (PostgreSQL binary COPY), ref (scripts/bench_load_reference.py: mariadb-connector-python's
