@@ -2,6 +2,7 @@
 //! error chain. One file per subcommand group.
 
 mod datasets;
+mod merge;
 mod report;
 mod run;
 mod servers;
@@ -41,6 +42,8 @@ enum Command {
     Report(report::ReportArgs),
     /// Plot stored results as PNG or SVG (by the --output extension).
     Plot(report::PlotArgs),
+    /// Combine result stores (the shards of a sweep, runs from several nodes) into one.
+    Merge(merge::MergeArgs),
 }
 
 /// Entry point shared by the binary and the Python `annbench` command.
@@ -70,6 +73,7 @@ where
         Command::Compare(args) => report::compare(args),
         Command::Report(args) => report::report(args),
         Command::Plot(args) => report::plot(args),
+        Command::Merge(args) => merge::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

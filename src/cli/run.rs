@@ -1,6 +1,7 @@
 //! `annbench run ...`: parse into [`SweepOptions`], run the sweep with indicatif progress,
 //! print a summary table.
 
+mod dry_run;
 mod progress;
 
 use crate::backend::BackendOptions;
@@ -59,6 +60,19 @@ pub struct RunArgs {
     /// PostgreSQL URL, e.g. postgres://user:pass@127.0.0.1:5432/annbench.
     #[arg(long)]
     pub postgres: Option<String>,
+    /// MariaDB database and PostgreSQL schema that hold annbench's tables (default annbench);
+    /// sweeps that share a server pair at the same time need one each.
+    #[arg(long, env = "ANNBENCH_SCHEMA", value_name = "NAME")]
+    pub schema: Option<String>,
+    /// Run shard I of N (1 <= I <= N): a cost-balanced share of the plan's index builds, the N
+    /// shards covering the plan once. Without it: ANNBENCH_SHARD=I/N, a Slurm array task or a
+    /// Kubernetes Indexed Job pod picks the shard (docs/distributed.md); 1/1 runs everything.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// List the builds and points this run would measure (with --shard: this shard's, and how
+    /// the plan splits) and which are stored, without touching a server.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// `600`, `90s`, `10m`, `2h` -> Duration.
@@ -85,9 +99,11 @@ fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
 }
 
 impl RunArgs {
-    /// The library options these arguments stand for.
-    pub fn options(self) -> SweepOptions {
-        SweepOptions {
+    /// The library options these arguments stand for; the shard from `--shard` or the
+    /// scheduler's variables in `var`.
+    pub fn options(self, var: &dyn Fn(&str) -> Option<String>) -> Result<SweepOptions> {
+        let shard = crate::shard::detect(self.shard.as_deref(), var)?;
+        Ok(SweepOptions {
             dataset: self.dataset,
             data_dir: self.data_dir,
             algorithms: self.algorithms,
@@ -101,18 +117,27 @@ impl RunArgs {
             force: self.force,
             label: self.label,
             timeout: self.timeout,
+            shard,
             backend: BackendOptions {
                 mariadb_url: self.mariadb,
                 postgres_url: self.postgres,
+                schema: self.schema,
                 build_timeout: self.timeout,
                 ..BackendOptions::default()
             },
-        }
+        })
     }
 }
 
 pub fn run(args: RunArgs) -> Result<()> {
-    let opts = args.options();
+    let dry = args.dry_run;
+    let opts = args.options(&|name| std::env::var(name).ok())?;
+    if dry {
+        return dry_run::print(&opts);
+    }
+    if let Some(shard) = &opts.shard {
+        eprintln!("shard {shard} (from {})", shard.source);
+    }
     let progress = progress::CliProgress::new();
     let summary = runner::run_sweep(&opts, &progress);
     progress.clear();

@@ -45,6 +45,9 @@ pub struct SweepOptions {
     pub label: Option<String>,
     /// Longest one index build may take (`--timeout`).
     pub timeout: Option<Duration>,
+    /// Run only this shard's share of the plan (`--shard I/N`, Slurm and Kubernetes
+    /// variables: [`crate::shard::detect`]); `None` runs all of it.
+    pub shard: Option<crate::shard::Shard>,
     /// Server URLs.
     pub backend: BackendOptions,
 }
@@ -65,6 +68,7 @@ impl Default for SweepOptions {
             force: false,
             label: None,
             timeout: None,
+            shard: None,
             backend: BackendOptions::default(),
         }
     }
