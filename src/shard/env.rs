@@ -44,33 +44,31 @@ fn slurm(var: &dyn Fn(&str) -> Option<String>) -> Result<Option<Shard>> {
     };
     let min = int(var, "SLURM_ARRAY_TASK_MIN")?;
     let max = int(var, "SLURM_ARRAY_TASK_MAX")?;
-    let step = int(var, "SLURM_ARRAY_TASK_STEP")?.unwrap_or(1).max(1);
+    let step = int(var, "SLURM_ARRAY_TASK_STEP")?;
     let task_count = int(var, "SLURM_ARRAY_TASK_COUNT")?;
-    let mut source = vec![format!("SLURM_ARRAY_TASK_ID={id}")];
+    // Every variable that was read, for the log and for errors.
+    let source: Vec<String> = [
+        ("ID", Some(id)),
+        ("MIN", min),
+        ("MAX", max),
+        ("STEP", step),
+        ("COUNT", task_count),
+    ]
+    .iter()
+    .filter_map(|(n, v)| v.map(|v| format!("SLURM_ARRAY_TASK_{n}={v}")))
+    .collect();
+    let step = step.unwrap_or(1).max(1);
     let base = min.unwrap_or(0);
-    if let Some(m) = min {
-        source.push(format!("SLURM_ARRAY_TASK_MIN={m}"));
-    }
     let span = match (min, max) {
         (Some(lo), Some(hi)) if hi >= lo => Some((hi - lo) / step + 1),
         _ => None,
     };
-    let count = match (task_count, span) {
-        (Some(c), _) => {
-            source.push(format!("SLURM_ARRAY_TASK_COUNT={c}"));
-            c
-        }
-        (None, Some(s)) => {
-            source.push(format!("SLURM_ARRAY_TASK_MAX={}", max.unwrap_or(0)));
-            s
-        }
-        (None, None) => {
-            return Err(Error::Config(format!(
-                "SLURM_ARRAY_TASK_ID={id} is set but neither SLURM_ARRAY_TASK_COUNT nor \
-                 SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_MAX are: annbench cannot tell how many \
-                 shards there are; pass --shard I/N"
-            )));
-        }
+    let Some(count) = task_count.or(span) else {
+        return Err(Error::Config(format!(
+            "SLURM_ARRAY_TASK_ID={id} is set but neither SLURM_ARRAY_TASK_COUNT nor \
+             SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_MAX are: annbench cannot tell how many \
+             shards there are; pass --shard I/N"
+        )));
     };
     let gaps = || {
         Error::Config(format!(
@@ -192,7 +190,7 @@ mod tests {
             ])
         };
         assert_eq!([one("1"), one("2"), one("3")], [(0, 3), (1, 3), (2, 3)]);
-        // --array=10-20:5: ids 10, 15, 20.
+        // --array=10-20:5: ids 10, 15, 20 (the variables Slurm 22.05 sets).
         let step = shard(&[
             ("SLURM_ARRAY_TASK_ID", "15"),
             ("SLURM_ARRAY_TASK_COUNT", "3"),
@@ -225,7 +223,7 @@ mod tests {
 
     #[test]
     fn slurm_arrays_that_are_not_ranges_are_refused() {
-        // --array=1,3,7: three tasks spread over 1..7.
+        // --array=1,3,7: three tasks spread over 1..7 (the variables Slurm 22.05 sets).
         let e = error(&[
             ("SLURM_ARRAY_TASK_ID", "7"),
             ("SLURM_ARRAY_TASK_COUNT", "3"),
