@@ -371,7 +371,7 @@ fn merged_shards_report_whether_their_plan_is_complete() {
     let text = ok(annbench(&["merge", s(&s1), s(&s3), "--results", s(&part)]));
     assert!(
         text.contains("plan 0123456789ab (glove-25-angular/10): 2 of 3 shard(s), 2 of 3 point(s)")
-            && text.contains("no points from shard 2/3"),
+            && text.contains("none from shard 2/3"),
         "{text}"
     );
     let err = failed(annbench(&[
@@ -383,7 +383,7 @@ fn merged_shards_report_whether_their_plan_is_complete() {
         "--complete",
     ]));
     assert!(
-        err.contains("1 sharded sweep(s)") && err.contains("incomplete"),
+        err.contains("1 sharded sweep(s)") && err.contains("rerun the missing"),
         "{err}"
     );
     let text = ok(annbench(&[

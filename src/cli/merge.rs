@@ -78,7 +78,9 @@ pub fn run(args: MergeArgs) -> Result<()> {
     let incomplete = plans.iter().filter(|p| !p.complete()).count();
     if args.complete && incomplete > 0 {
         return Err(crate::Error::Results(format!(
-            "{incomplete} sharded sweep(s) in {} are incomplete (listed above)",
+            "{incomplete} sharded sweep(s) in {} are incomplete (listed above): rerun the \
+             missing or unfinished shards with the same arguments (they resume from their \
+             results directory), then merge again",
             args.results.display()
         )));
     }

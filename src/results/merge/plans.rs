@@ -24,7 +24,7 @@ impl PlanStatus {
         self.points == self.plan_points && self.seen.len() == self.shards
     }
 
-    /// `plan 3fa9c2d1e0b7 (sift/10): shards 1-3 of 3, 36 of 36 points`, and what is missing.
+    /// `plan 3fa9c2d1e0b7 (sift/10): 3 of 3 shard(s), 36 of 36 point(s)`, and what is missing.
     pub fn describe(&self) -> String {
         let missing: Vec<String> = (1..=self.shards)
             .filter(|s| !self.seen.contains(s))
@@ -40,15 +40,9 @@ impl PlanStatus {
             self.plan_points
         );
         if !missing.is_empty() {
-            text.push_str(&format!(
-                "; no points from shard {} (rerun it with the same arguments and --shard: it \
-                 resumes, then merge again)",
-                missing.join(", ")
-            ));
+            text.push_str(&format!("; none from shard {}", missing.join(", ")));
         } else if self.points < self.plan_points {
-            text.push_str(
-                "; some shards stopped early (rerun them with the same arguments: they resume)",
-            );
+            text.push_str("; some shards have not finished");
         } else if self.points > self.plan_points {
             text.push_str("; more than the plan: points measured twice are kept by host");
         }
