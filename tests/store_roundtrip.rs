@@ -24,6 +24,7 @@ fn sample_point() -> PointResult {
         query_args: params(json!({"ef_search": 40})),
         clients: 3,
         label: Some("pg17".into()),
+        dataset_fingerprint: Some("0123456789abcdef0123456789abcdef".into()),
         load_seconds: Some(1.25),
         build_seconds: 3.5,
         index_size_bytes: Some(123_456),

@@ -67,30 +67,8 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
     })
 }
 
-/// Writes `bytes` to `path` atomically (temporary file in the same directory, then rename).
+/// Writes `bytes` to `path` atomically (temporary file in the same directory, then rename),
+/// after checking there is room.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = std::fs::write(&tmp, bytes)
-        .map_err(|e| {
-            Error::io(
-                &tmp,
-                "cannot write (is the directory writable and not full?)",
-                e,
-            )
-        })
-        .and_then(|()| {
-            std::fs::rename(&tmp, path).map_err(|e| Error::io(path, "cannot create", e))
-        });
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    crate::fsutil::write_atomic(path, bytes, "the dataset")
 }

@@ -144,6 +144,7 @@ pub fn run_sweep(
         force,
         label,
         timeout,
+        keep_going: false,
         backend: BackendOptions {
             mariadb_url: mariadb,
             postgres_url: postgres,

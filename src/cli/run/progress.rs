@@ -3,6 +3,7 @@
 //! sweep to stop cleanly (a second Ctrl-C kills the process).
 
 use crate::params::describe;
+use crate::cli::out::errln;
 use crate::runner::{Event, Progress};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::sync::Mutex;
@@ -59,7 +60,7 @@ impl CliProgress {
     fn line(&self, text: String) {
         match self.bar.lock().ok().and_then(|b| b.clone()) {
             Some(pb) => pb.println(text),
-            None => eprintln!("{text}"),
+            None => errln!("{text}"),
         }
     }
 

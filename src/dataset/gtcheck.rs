@@ -1,0 +1,134 @@
+//! Ground truth read from a file is checked before it is trusted: reversed rows would report
+//! recall 1.0 for anything, zeroed distances or the other metric's distances 0.0.
+//!
+//! - Every row's distances must ascend (ties allowed).
+//! - The distances of stored neighbour ids are recomputed from the vectors (in f64) and must
+//!   match the stored ones within the rounding of an f32 computation. Every row is checked
+//!   when that costs at most [`FULL_BUDGET`] multiply-adds (small files); else evenly spaced
+//!   rows, all their neighbours, up to that budget (in parallel; about 0.1 s for any size).
+
+use super::Dataset;
+use crate::Metric;
+use ndarray::ArrayView1;
+use rayon::prelude::*;
+
+/// Multiply-adds spent on recomputing distances (rows x k x dimension).
+pub const FULL_BUDGET: usize = 1 << 27;
+/// Rows always checked when the file has them, however large it is.
+const MIN_ROWS: usize = 64;
+
+/// What was checked, for messages and tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Coverage {
+    /// Rows whose neighbour distances were recomputed.
+    pub rows: usize,
+    /// Rows in the ground truth.
+    pub of: usize,
+}
+
+/// Check `ds.ground_truth` against `ds.train`/`ds.test`; what is wrong, without the file name.
+pub fn verify(ds: &Dataset) -> Result<Coverage, String> {
+    verify_within(ds, FULL_BUDGET)
+}
+
+/// [`verify`] spending at most `budget` multiply-adds on recomputed distances (but always
+/// checking [`MIN_ROWS`] rows).
+pub fn verify_within(ds: &Dataset, budget: usize) -> Result<Coverage, String> {
+    let Some(gt) = &ds.ground_truth else {
+        return Ok(Coverage { rows: 0, of: 0 });
+    };
+    let (q, k) = gt.distances.dim();
+    for (i, row) in gt.distances.rows().into_iter().enumerate() {
+        if let Some(j) = (1..k).find(|&j| row[j] < row[j - 1] - slack(row[j - 1])) {
+            return Err(format!(
+                "ground truth row {i} is not sorted nearest first: distance {} at position {j} \
+                 comes after {}; {FIX}",
+                row[j],
+                row[j - 1]
+            ));
+        }
+    }
+    let per_row = k * ds.dimension().max(1);
+    let rows = (budget / per_row).max(MIN_ROWS).min(q);
+    let sample: Vec<usize> = (0..rows).map(|r| r * q / rows.max(1)).collect();
+    let bad = sample.par_iter().find_map_first(|&i| check_row(ds, i).err());
+    match bad {
+        Some(msg) => Err(msg),
+        None => Ok(Coverage { rows, of: q }),
+    }
+}
+
+const FIX: &str = "recompute it with `annbench datasets groundtruth FILE`";
+
+/// Rounding allowance when comparing neighbouring stored distances.
+fn slack(d: f32) -> f32 {
+    1e-6 * d.abs()
+}
+
+/// Recompute row `i`'s neighbour distances and compare.
+fn check_row(ds: &Dataset, i: usize) -> Result<(), String> {
+    let gt = ds.ground_truth.as_ref().ok_or_else(String::new)?;
+    let query = ds.test.row(i);
+    for (j, (&id, &stored)) in gt.neighbors.row(i).iter().zip(gt.distances.row(i)).enumerate() {
+        let x = ds.train.row(id as usize);
+        let exact = distance(ds.metric, query, x);
+        if !matches(ds.metric, stored, exact, query, x) {
+            let other = match ds.metric {
+                Metric::Euclidean => Metric::Angular,
+                Metric::Angular => Metric::Euclidean,
+            };
+            let hint = if matches(other, stored, distance(other, query, x), query, x) {
+                format!(" (they look like {other} distances, but the file says {})", ds.metric)
+            } else if ds.metric == Metric::Euclidean && matches(ds.metric, stored.sqrt(), exact, query, x) {
+                " (they look like squared euclidean distances)".to_string()
+            } else {
+                String::new()
+            };
+            return Err(format!(
+                "ground truth does not match the vectors: query {i}, neighbour {j} (train id \
+                 {id}) is stored at distance {stored} but its {} distance is {exact:.6}{hint}; \
+                 {FIX}",
+                ds.metric
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Exact distance in f64.
+fn distance(metric: Metric, q: ArrayView1<f32>, x: ArrayView1<f32>) -> f64 {
+    let (mut dot, mut nq, mut nx, mut sq) = (0f64, 0f64, 0f64, 0f64);
+    for (&a, &b) in q.iter().zip(x.iter()) {
+        let (a, b) = (f64::from(a), f64::from(b));
+        dot += a * b;
+        nq += a * a;
+        nx += b * b;
+        sq += (a - b) * (a - b);
+    }
+    match metric {
+        Metric::Euclidean => sq.sqrt(),
+        Metric::Angular if nq == 0.0 || nx == 0.0 => 1.0,
+        Metric::Angular => 1.0 - dot / (nq.sqrt() * nx.sqrt()),
+    }
+}
+
+/// Whether a stored distance agrees with the exact one, allowing the error of a float32
+/// computation (ann-benchmarks computes euclidean ground truth as |q|^2 - 2 q.x + |x|^2 in
+/// float32, which loses precision to the norms, so compare squares against them).
+fn matches(metric: Metric, stored: f32, exact: f64, q: ArrayView1<f32>, x: ArrayView1<f32>) -> bool {
+    let s = f64::from(stored);
+    if !s.is_finite() {
+        return false;
+    }
+    match metric {
+        Metric::Euclidean => {
+            let norms: f64 = q.iter().chain(x.iter()).map(|&v| f64::from(v).powi(2)).sum();
+            (s * s - exact * exact).abs() <= 1e-4 * norms + 1e-6 * exact * exact + 1e-12
+        }
+        Metric::Angular => (s - exact).abs() <= 2e-3,
+    }
+}
+
+#[cfg(test)]
+#[path = "gtcheck_tests.rs"]
+mod tests;
