@@ -227,6 +227,7 @@ fn any_knows(algorithms: &[String], key: &str, query: bool) -> bool {
 /// Everything that can be checked without a server fails before any server work.
 pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSummary> {
     let grids = plan(opts)?;
+    preflight::check_servers(opts, &grids)?;
     let path = crate::dataset::resolve(&opts.dataset, &opts.data_dir)?;
     let info = crate::dataset::info(&path)?;
     preflight::check(opts, &grids, &info.name, info.test)?;

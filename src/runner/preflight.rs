@@ -46,3 +46,16 @@ pub(super) fn check(opts: &SweepOptions, grids: &[Grid], dataset: &str, queries:
     let point = queries * (opts.count * 12 + 8) + (32 << 10);
     crate::fsutil::ensure_space(&opts.results_dir, point as u64, "results")
 }
+
+/// Resolve and parse the URL of every server the grids need (no connection yet), so a missing
+/// or malformed URL fails before the dataset is read.
+pub(super) fn check_servers(opts: &SweepOptions, grids: &[Grid]) -> Result<()> {
+    let uses = |prefix: &str| grids.iter().any(|g| g.algorithm.starts_with(prefix));
+    if uses("mariadb") {
+        crate::connect::mariadb_url(opts.backend.mariadb_url.as_deref())?;
+    }
+    if uses("pgvector") {
+        crate::connect::postgres_url(opts.backend.postgres_url.as_deref())?;
+    }
+    Ok(())
+}
