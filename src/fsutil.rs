@@ -105,7 +105,10 @@ pub fn check_writable_dir(dir: &Path, flag: &str) -> Result<()> {
         )));
     }
     std::fs::create_dir_all(dir).map_err(|e| Error::Io {
-        context: format!("{flag} {}: cannot create the directory ({fix})", dir.display()),
+        context: format!(
+            "{flag} {}: cannot create the directory ({fix})",
+            dir.display()
+        ),
         source: e,
     })?;
     let probe = dir.join(format!(".annbench-write-test-{}", std::process::id()));
@@ -149,8 +152,16 @@ mod tests {
         check_writable_dir(&dir.path().join("a/b"), "--results").unwrap();
         let file = dir.path().join("file");
         std::fs::write(&file, b"x").unwrap();
-        let err = check_writable_dir(&file, "--results").unwrap_err().to_string();
-        assert!(err.contains("--results") && err.contains("not a directory"), "{err}");
-        assert_eq!(std::fs::read_dir(dir.path().join("a/b")).unwrap().count(), 0);
+        let err = check_writable_dir(&file, "--results")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--results") && err.contains("not a directory"),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("a/b")).unwrap().count(),
+            0
+        );
     }
 }

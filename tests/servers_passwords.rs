@@ -70,7 +70,13 @@ fn malformed_urls_on_every_path_hide_the_password() {
     let mut cases = 0;
     for (kind, scheme, flag, var, algo) in [
         ("m", "mysql", "--mariadb", "ANNBENCH_MARIADB_URL", "mariadb"),
-        ("p", "postgres", "--postgres", "ANNBENCH_POSTGRES_URL", "pgvector"),
+        (
+            "p",
+            "postgres",
+            "--postgres",
+            "ANNBENCH_POSTGRES_URL",
+            "pgvector",
+        ),
     ] {
         for url in malformed(scheme, port) {
             let run_args = |with_flag: bool| {

@@ -199,6 +199,7 @@ fn write(ds: &dataset::Dataset, output: Option<PathBuf>, data_dir: &Path) -> Res
     let path = match output {
         Some(p) => p,
         None => {
+            dataset::datadir::check_name(&ds.name)?;
             dataset::datadir::ensure_dir(data_dir)?;
             data_dir.join(format!("{}.hdf5", ds.name))
         }
@@ -220,7 +221,12 @@ fn write(ds: &dataset::Dataset, output: Option<PathBuf>, data_dir: &Path) -> Res
 fn list(data_dir: &Path) -> Result<()> {
     outln!(
         "{:<30} {:>5} {:<9} {:>10} {:>7}  {:<9} local",
-        "name", "dim", "metric", "train", "test", "source"
+        "name",
+        "dim",
+        "metric",
+        "train",
+        "test",
+        "source"
     );
     for e in registry::all() {
         let local = data_dir.join(e.file_name());
@@ -236,7 +242,12 @@ fn list(data_dir: &Path) -> Result<()> {
         };
         outln!(
             "{:<30} {:>5} {:<9} {:>10} {:>7}  {:<9} {here}",
-            e.name, e.dimension, e.metric, e.train, e.test, source
+            e.name,
+            e.dimension,
+            e.metric,
+            e.train,
+            e.test,
+            source
         );
     }
     Ok(())

@@ -176,7 +176,14 @@ fn print_points(summary: &SweepSummary, opts: &SweepOptions) {
     let wp = rows.iter().map(|r| r.1.len()).fold(10, usize::max);
     outln!(
         "\n{:<wa$} {:<wp$} {:>7} {:>8} {:>10} {:>9} {:>9} {:>9}",
-        "algorithm", "parameters", "clients", "recall", "QPS", "p50 ms", "p99 ms", "isecs"
+        "algorithm",
+        "parameters",
+        "clients",
+        "recall",
+        "QPS",
+        "p50 ms",
+        "p99 ms",
+        "isecs"
     );
     for (r, args, skipped) in &rows {
         outln!(

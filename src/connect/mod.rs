@@ -138,7 +138,9 @@ impl ServerUrl {
         if u.password().is_some() {
             let _ = u.set_password(Some("***"));
         }
-        if u.query_pairs().any(|(k, _)| k.eq_ignore_ascii_case("password")) {
+        if u.query_pairs()
+            .any(|(k, _)| k.eq_ignore_ascii_case("password"))
+        {
             let pairs: Vec<(String, String)> = u
                 .query_pairs()
                 .map(|(k, v)| {
@@ -308,9 +310,16 @@ mod tests {
                     Ok(u) => format!("{u} {u:?}"),
                     Err(e) => e.to_string(),
                 };
-                assert!(!shown.contains(pw) && !shown.contains("9pw"), "{text}: {shown}");
+                assert!(
+                    !shown.contains(pw) && !shown.contains("9pw"),
+                    "{text}: {shown}"
+                );
             }
-            assert!(!redact_text(text).contains("Zq9"), "{text}: {}", redact_text(text));
+            assert!(
+                !redact_text(text).contains("Zq9"),
+                "{text}: {}",
+                redact_text(text)
+            );
         }
         let e = ServerUrl::parse(ServerKind::Postgres, "postgres://u:a/b@h/db").unwrap_err();
         assert!(e.to_string().contains("%2F"), "{e}");
@@ -322,9 +331,15 @@ mod tests {
 
     #[test]
     fn driver_messages_are_tidied() {
-        let long = format!("Incorrect vector value: '{}' for column `v`", "\\x00".repeat(500));
+        let long = format!(
+            "Incorrect vector value: '{}' for column `v`",
+            "\\x00".repeat(500)
+        );
         let t = errors::tidy(&long);
-        assert!(t.len() < 120 && t.contains("(2000 characters)") && t.ends_with("column `v`"), "{t}");
+        assert!(
+            t.len() < 120 && t.contains("(2000 characters)") && t.ends_with("column `v`"),
+            "{t}"
+        );
         assert_eq!(errors::tidy("a\nb 'short'"), "a\\x0Ab 'short'");
     }
 

@@ -178,6 +178,7 @@ pub fn read_servers_env(path: &std::path::Path, key: &str) -> Result<Option<Stri
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(path, "cannot read server URLs from", e)),
     };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     Ok(text.lines().find_map(|line| {
         let line = line.trim();
         let line = line.strip_prefix("export ").unwrap_or(line);

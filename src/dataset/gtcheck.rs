@@ -51,7 +51,9 @@ pub fn verify_within(ds: &Dataset, budget: usize) -> Result<Coverage, String> {
     let per_row = k * ds.dimension().max(1);
     let rows = (budget / per_row).max(MIN_ROWS).min(q);
     let sample: Vec<usize> = (0..rows).map(|r| r * q / rows.max(1)).collect();
-    let bad = sample.par_iter().find_map_first(|&i| check_row(ds, i).err());
+    let bad = sample
+        .par_iter()
+        .find_map_first(|&i| check_row(ds, i).err());
     match bad {
         Some(msg) => Err(msg),
         None => Ok(Coverage { rows, of: q }),
@@ -69,7 +71,13 @@ fn slack(d: f32) -> f32 {
 fn check_row(ds: &Dataset, i: usize) -> Result<(), String> {
     let gt = ds.ground_truth.as_ref().ok_or_else(String::new)?;
     let query = ds.test.row(i);
-    for (j, (&id, &stored)) in gt.neighbors.row(i).iter().zip(gt.distances.row(i)).enumerate() {
+    for (j, (&id, &stored)) in gt
+        .neighbors
+        .row(i)
+        .iter()
+        .zip(gt.distances.row(i))
+        .enumerate()
+    {
         let x = ds.train.row(id as usize);
         let exact = distance(ds.metric, query, x);
         if !matches(ds.metric, stored, exact, query, x) {
@@ -78,8 +86,13 @@ fn check_row(ds: &Dataset, i: usize) -> Result<(), String> {
                 Metric::Angular => Metric::Euclidean,
             };
             let hint = if matches(other, stored, distance(other, query, x), query, x) {
-                format!(" (they look like {other} distances, but the file says {})", ds.metric)
-            } else if ds.metric == Metric::Euclidean && matches(ds.metric, stored.sqrt(), exact, query, x) {
+                format!(
+                    " (they look like {other} distances, but the file says {})",
+                    ds.metric
+                )
+            } else if ds.metric == Metric::Euclidean
+                && matches(ds.metric, stored.sqrt(), exact, query, x)
+            {
                 " (they look like squared euclidean distances)".to_string()
             } else {
                 String::new()
@@ -115,14 +128,24 @@ fn distance(metric: Metric, q: ArrayView1<f32>, x: ArrayView1<f32>) -> f64 {
 /// Whether a stored distance agrees with the exact one, allowing the error of a float32
 /// computation (ann-benchmarks computes euclidean ground truth as |q|^2 - 2 q.x + |x|^2 in
 /// float32, which loses precision to the norms, so compare squares against them).
-fn matches(metric: Metric, stored: f32, exact: f64, q: ArrayView1<f32>, x: ArrayView1<f32>) -> bool {
+fn matches(
+    metric: Metric,
+    stored: f32,
+    exact: f64,
+    q: ArrayView1<f32>,
+    x: ArrayView1<f32>,
+) -> bool {
     let s = f64::from(stored);
     if !s.is_finite() {
         return false;
     }
     match metric {
         Metric::Euclidean => {
-            let norms: f64 = q.iter().chain(x.iter()).map(|&v| f64::from(v).powi(2)).sum();
+            let norms: f64 = q
+                .iter()
+                .chain(x.iter())
+                .map(|&v| f64::from(v).powi(2))
+                .sum();
             (s * s - exact * exact).abs() <= 1e-4 * norms + 1e-6 * exact * exact + 1e-12
         }
         Metric::Angular => (s - exact).abs() <= 2e-3,

@@ -1,8 +1,8 @@
 //! Each way ground truth can be wrong is refused; exact ground truth passes.
 
 use super::*;
-use crate::dataset::{GroundTruth, groundtruth};
 use crate::dataset::rng::Rng;
+use crate::dataset::{GroundTruth, groundtruth};
 use ndarray::{Array2, s};
 
 fn data(metric: Metric, n: usize, q: usize, d: usize) -> Dataset {
@@ -40,7 +40,10 @@ fn reversed_rows_are_refused() {
     gt.neighbors.row_mut(5).assign(&ids);
     gt.distances.row_mut(5).assign(&dist);
     let e = err(&ds);
-    assert!(e.contains("row 5 is not sorted") && e.contains("datasets groundtruth"), "{e}");
+    assert!(
+        e.contains("row 5 is not sorted") && e.contains("datasets groundtruth"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -48,7 +51,10 @@ fn zeroed_distances_are_refused() {
     let mut ds = data(Metric::Angular, 500, 40, 16);
     ds.ground_truth.as_mut().unwrap().distances.fill(0.0);
     let e = err(&ds);
-    assert!(e.contains("query 0, neighbour 0") && e.contains("does not match"), "{e}");
+    assert!(
+        e.contains("query 0, neighbour 0") && e.contains("does not match"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -68,7 +74,11 @@ fn the_other_metric_and_squared_distances_are_named() {
     assert!(e.contains("look like angular distances"), "{e}");
 
     let mut ds = data(Metric::Euclidean, 500, 40, 16);
-    ds.ground_truth.as_mut().unwrap().distances.mapv_inplace(|d| d * d);
+    ds.ground_truth
+        .as_mut()
+        .unwrap()
+        .distances
+        .mapv_inplace(|d| d * d);
     assert!(err(&ds).contains("squared euclidean"), "{}", err(&ds));
 
     let mut ds = data(Metric::Angular, 500, 40, 16);
@@ -81,7 +91,13 @@ fn the_other_metric_and_squared_distances_are_named() {
 fn large_files_are_sampled_within_the_budget() {
     let mut ds = data(Metric::Euclidean, 300, 1000, 16);
     let budget = 100 * 10 * 16;
-    assert_eq!(verify_within(&ds, budget), Ok(Coverage { rows: 100, of: 1000 }));
+    assert_eq!(
+        verify_within(&ds, budget),
+        Ok(Coverage {
+            rows: 100,
+            of: 1000
+        })
+    );
     // The first row is always among the sampled ones.
     ds.ground_truth
         .as_mut()

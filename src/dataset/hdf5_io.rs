@@ -270,7 +270,10 @@ pub fn save(ds: &Dataset, path: &Path) -> Result<()> {
         std::process::id()
     ));
     // HDF5 reports a full disk as a long low-level error: check first, with a clear one.
-    let gt = ds.ground_truth.as_ref().map_or(0, |g| g.neighbors.len() * 8);
+    let gt = ds
+        .ground_truth
+        .as_ref()
+        .map_or(0, |g| g.neighbors.len() * 8);
     let bytes = (ds.train.len() + ds.test.len()) * 4 + gt;
     crate::fsutil::ensure_space(&dir, bytes as u64, "the dataset")?;
     let written = write_file(ds, &tmp);

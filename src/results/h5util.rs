@@ -93,7 +93,8 @@ pub fn file_image(fill: impl FnOnce(&hdf5::File) -> hdf5::Result<()>) -> hdf5::R
     hdf5::sync::sync(|| {
         // SAFETY: `id` is the open file above; the first call sizes the buffer the second fills.
         let len = unsafe { hdf5_sys::h5f::H5Fget_file_image(id, std::ptr::null_mut(), 0) };
-        let len = usize::try_from(len).map_err(|_| hdf5::Error::from("cannot size the file image"))?;
+        let len =
+            usize::try_from(len).map_err(|_| hdf5::Error::from("cannot size the file image"))?;
         let mut buf = vec![0u8; len];
         let got = unsafe { hdf5_sys::h5f::H5Fget_file_image(id, buf.as_mut_ptr().cast(), len) };
         if usize::try_from(got).ok() != Some(len) {

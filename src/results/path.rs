@@ -84,7 +84,9 @@ fn encode_label(label: &str) -> String {
 /// A parameter value: like a label but `_` is encoded too, so a value cannot be mistaken for
 /// a key boundary (`key_value_key_value`).
 fn encode_value(value: &str) -> String {
-    encode(value, |_, c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-'))
+    encode(value, |_, c| {
+        c.is_ascii_alphanumeric() || matches!(c, '.' | '-')
+    })
 }
 
 /// A dataset name as a directory: only what a directory name cannot hold or would hide is

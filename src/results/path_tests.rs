@@ -52,7 +52,10 @@ fn distinct_labels_get_distinct_files() {
         Some("_label_x"),
         Some("x"),
     ];
-    let names: Vec<String> = labels.iter().map(|l| point_name(&key(&b, &q, *l))).collect();
+    let names: Vec<String> = labels
+        .iter()
+        .map(|l| point_name(&key(&b, &q, *l)))
+        .collect();
     for (i, a) in names.iter().enumerate() {
         assert!(!a.contains('/') && !a.contains(' '), "{a}");
         for (j, other) in names.iter().enumerate().skip(i + 1) {
@@ -81,7 +84,10 @@ fn parameter_names_never_contain_the_label_marker() {
 #[test]
 fn dataset_directories_encode_only_what_cannot_be_a_name() {
     let r = Path::new("r");
-    assert_eq!(dataset_dir(r, "glove-25-angular").unwrap(), r.join("glove-25-angular"));
+    assert_eq!(
+        dataset_dir(r, "glove-25-angular").unwrap(),
+        r.join("glove-25-angular")
+    );
     assert_eq!(dataset_dir(r, "my set").unwrap(), r.join("my set"));
     assert_eq!(dataset_dir(r, "a\\b").unwrap(), r.join("a%5Cb"));
     assert_eq!(dataset_dir(r, "../x").unwrap(), r.join("%2E.%2Fx"));

@@ -70,9 +70,8 @@ pub fn write_point(results_dir: &Path, point: &PointResult) -> Result<PathBuf> {
     let dir = path.parent().unwrap_or(results_dir);
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::io(dir, "cannot create results directory", e))?;
-    let bytes = file_image(|file| fill(file, point)).map_err(|e| {
-        Error::Results(format!("cannot encode the result {}: {e}", path.display()))
-    })?;
+    let bytes = file_image(|file| fill(file, point))
+        .map_err(|e| Error::Results(format!("cannot encode the result {}: {e}", path.display())))?;
     crate::fsutil::write_atomic(&path, &bytes, "a result file")?;
     Ok(path)
 }

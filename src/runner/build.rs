@@ -168,7 +168,11 @@ fn measure_build(
                 warn(
                     ctx.progress,
                     summary,
-                    format!("cannot remove {}, now replaced by {}: {e}", old.display(), written.display()),
+                    format!(
+                        "cannot remove {}, now replaced by {}: {e}",
+                        old.display(),
+                        written.display()
+                    ),
                 );
             }
         }

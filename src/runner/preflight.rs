@@ -9,7 +9,12 @@ use crate::{Error, Result};
 
 /// Check the label, every point's file name, and that `--results` is a writable directory
 /// with room for at least one point of `queries` queries.
-pub(super) fn check(opts: &SweepOptions, grids: &[Grid], dataset: &str, queries: usize) -> Result<()> {
+pub(super) fn check(
+    opts: &SweepOptions,
+    grids: &[Grid],
+    dataset: &str,
+    queries: usize,
+) -> Result<()> {
     if let Some(label) = &opts.label {
         if label.trim().is_empty() {
             return Err(Error::Config(

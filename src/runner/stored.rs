@@ -58,7 +58,11 @@ pub(super) fn lookup(
                 )));
             }
             Err(e) => {
-                warn(ctx.progress, summary, format!("{e}; measuring this point again"));
+                warn(
+                    ctx.progress,
+                    summary,
+                    format!("{e}; measuring this point again"),
+                );
                 None
             }
         }
@@ -96,18 +100,26 @@ pub(super) fn explain(ctx: &Ctx<'_>, summary: &mut SweepSummary, build: &str, wh
     let n = |w: Why| whys.iter().filter(|&&x| x == w).count();
     let (other, old) = (n(Why::OtherData), n(Why::NoFingerprint));
     if other > 0 {
-        warn(ctx.progress, summary, format!(
-            "{}({build}): {other} stored point(s) were measured on different data under the \
+        warn(
+            ctx.progress,
+            summary,
+            format!(
+                "{}({build}): {other} stored point(s) were measured on different data under the \
              name '{}' (the dataset fingerprint differs); measuring them again",
-            ctx.algorithm, ctx.data.name
-        ));
+                ctx.algorithm, ctx.data.name
+            ),
+        );
     }
     if old > 0 {
-        warn(ctx.progress, summary, format!(
-            "{}({build}): {old} stored point(s) were written by an earlier annbench that \
+        warn(
+            ctx.progress,
+            summary,
+            format!(
+                "{}({build}): {old} stored point(s) were written by an earlier annbench that \
              recorded no dataset fingerprint, so they cannot be matched to this data; measuring \
              them again",
-            ctx.algorithm
-        ));
+                ctx.algorithm
+            ),
+        );
     }
 }

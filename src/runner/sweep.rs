@@ -2,12 +2,12 @@
 
 use super::progress::{Event, Progress};
 use super::{Failure, SweepOptions, SweepSummary, data};
-use crate::{Error, Result};
 use crate::backend::{Backend, LoadReport, ServerInfo, TableSpec};
 use crate::config::Grid;
-use crate::params::Params;
 use crate::dataset::Dataset;
+use crate::params::Params;
 use crate::results::env::Host;
+use crate::{Error, Result};
 use ndarray::{CowArray, Ix2};
 
 /// Shared, read-only state of one algorithm's sweep.
@@ -42,7 +42,12 @@ impl Ctx<'_> {
     }
 
     /// Record `failure` and go on (`Ok`) with `--keep-going`; else, or when interrupted, `Err`.
-    pub(super) fn fail(&self, summary: &mut SweepSummary, failure: Failure, err: Error) -> Result<()> {
+    pub(super) fn fail(
+        &self,
+        summary: &mut SweepSummary,
+        failure: Failure,
+        err: Error,
+    ) -> Result<()> {
         fail(self.opts, self.progress, summary, failure, err)
     }
 }

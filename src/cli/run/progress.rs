@@ -2,8 +2,8 @@
 //! build, a bar over the queries of each point, one line per finished point. Ctrl-C asks the
 //! sweep to stop cleanly (a second Ctrl-C kills the process).
 
-use crate::params::describe;
 use crate::cli::out::errln;
+use crate::params::describe;
 use crate::runner::{Event, Progress};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::sync::Mutex;
