@@ -47,15 +47,34 @@ pub(super) fn lookup(
     let current = if path.exists() {
         match results::read_point(path) {
             Ok(p) if p.key().same_point(key) => Some(p),
-            Ok(p) => {
-                return Err(Error::Results(format!(
-                    "{} holds the point of label {:?}, clients {}, not this one (label {:?}); \
-                     move it out of the result store (is the file system case-insensitive?)",
-                    path.display(),
-                    p.label,
-                    p.clients,
-                    key.label
-                )));
+            // Another point's file under this name: earlier versions squeezed `v1 a` to this
+            // point's `v1_a`. Move it to its own name, if free, so both points keep a file.
+            Ok(other) => {
+                let own = results::point_path(&ctx.opts.results_dir, &other.key())?;
+                if own.as_path() == path || own.exists() {
+                    return Err(Error::Results(format!(
+                        "{} holds the point of label {:?}, clients {}, not this one (label \
+                         {:?}); move it out of the result store (is the file system \
+                         case-insensitive?)",
+                        path.display(),
+                        other.label,
+                        other.clients,
+                        key.label
+                    )));
+                }
+                std::fs::rename(path, &own)
+                    .map_err(|e| Error::io(path, "cannot move to its own name", e))?;
+                warn(
+                    ctx.progress,
+                    summary,
+                    format!(
+                        "moved {} (label {:?}, named by an earlier annbench) to {}",
+                        path.display(),
+                        other.label,
+                        own.display()
+                    ),
+                );
+                None
             }
             Err(e) => {
                 warn(
