@@ -226,6 +226,7 @@ fn any_knows(algorithms: &[String], key: &str, query: bool) -> bool {
 /// compute exact ground truth if needed, then sweep every algorithm with its database backend.
 /// Everything that can be checked without a server fails before any server work.
 pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSummary> {
+    let opts = &without_repeats(opts);
     let grids = plan(opts)?;
     preflight::check_servers(opts, &grids)?;
     let path = crate::dataset::resolve(&opts.dataset, &opts.data_dir)?;
@@ -248,7 +249,27 @@ pub fn run_sweep_with(
     progress: &dyn Progress,
     factory: &dyn Fn(&str) -> Result<Box<dyn Backend>>,
 ) -> Result<SweepSummary> {
+    let opts = &without_repeats(opts);
     let grids = plan(opts)?;
     preflight::check(opts, &grids, &dataset.name, dataset.test.nrows())?;
     sweep::run(dataset, &grids, opts, progress, factory)
+}
+
+/// `opts` with repeated client counts and algorithms listed once (`--clients 1,1` is one
+/// measurement per point, not two of the same point).
+fn without_repeats(opts: &SweepOptions) -> SweepOptions {
+    fn dedup<T: PartialEq + Clone>(v: &[T]) -> Vec<T> {
+        let mut out: Vec<T> = Vec::with_capacity(v.len());
+        for x in v {
+            if !out.contains(x) {
+                out.push(x.clone());
+            }
+        }
+        out
+    }
+    SweepOptions {
+        clients: dedup(&opts.clients),
+        algorithms: dedup(&opts.algorithms),
+        ..opts.clone()
+    }
 }
