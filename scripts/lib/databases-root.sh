@@ -167,12 +167,18 @@ host_path() {
 }
 
 # Where data dirs live inside the environment. Host mode as root uses /var/lib/annbench (the
-# service users cannot enter a cache under /root); as a normal user, the cache itself.
+# service users cannot enter a cache under /root), with a directory per cache dir other than
+# the default, so checkouts with their own ANNBENCH_CACHE_DIR get their own servers (and
+# passwords); as a normal user, the cache itself.
 data_base() {
     if [ "$1" = root ]; then
         echo /var/lib/annbench
     elif is_root; then
-        echo "${ANNBENCH_DATA_DIR:-/var/lib/annbench}"
+        local base=/var/lib/annbench
+        if [ "$CACHE" != "${HOME:-/root}/.cache/annbench" ]; then
+            base="$base/cache-$(printf '%s' "$CACHE" | cksum | cut -d' ' -f1)"
+        fi
+        echo "${ANNBENCH_DATA_DIR:-$base}"
     else
         echo "${ANNBENCH_DATA_DIR:-$CACHE/data}"
     fi
