@@ -166,19 +166,14 @@ host_path() {
     if [ "$1" = root ]; then echo "$ROOT$2"; else echo "$2"; fi
 }
 
-# Where data dirs live inside the environment. Host mode as root uses /var/lib/annbench (the
-# service users cannot enter a cache under /root), with a directory per cache dir other than
-# the default, so checkouts with their own ANNBENCH_CACHE_DIR get their own servers (and
-# passwords); as a normal user, the cache itself.
+# Where data dirs live inside the environment. Host mode as root uses a directory under
+# /var/lib/annbench named after the cache (the service users cannot enter a cache under /root,
+# and each cache dir has servers of its own); as a normal user, the cache itself.
 data_base() {
     if [ "$1" = root ]; then
         echo /var/lib/annbench
     elif is_root; then
-        local base=/var/lib/annbench
-        if [ "$CACHE" != "${HOME:-/root}/.cache/annbench" ]; then
-            base="$base/cache-$(printf '%s' "$CACHE" | cksum | cut -d' ' -f1)"
-        fi
-        echo "${ANNBENCH_DATA_DIR:-$base}"
+        echo "${ANNBENCH_DATA_DIR:-/var/lib/annbench/$(printf '%s' "$CACHE" | sha256sum | cut -c1-12)}"
     else
         echo "${ANNBENCH_DATA_DIR:-$CACHE/data}"
     fi
