@@ -51,15 +51,15 @@ fn a_closed_pipe_ends_output_quietly() {
             ],
             true,
         ),
-        (
-            vec!["table", "--dataset", "sift-5k-128-euclidean"],
-            false,
-        ),
+        (vec!["table", "--dataset", "sift-5k-128-euclidean"], false),
     ] {
         let out = run(&args, d, both);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
-        assert!(!err.contains("panicked") && !err.contains("error"), "{args:?}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("error"),
+            "{args:?}: {err}"
+        );
     }
     // The run went on to store its point although nobody read its output.
     let stored = d.join("results/sift-5k-128-euclidean/10/exact");

@@ -204,5 +204,8 @@ fn mariadb_errors_read_as_text_not_bytes_or_rust_debug() {
     for debug in ["CodecError", "IoError", "DriverError", " { "] {
         assert!(!msg.contains(debug), "{msg}");
     }
-    assert!(msg.contains("lost the connection") && msg.contains("querying"), "{msg}");
+    assert!(
+        msg.contains("lost the connection") && msg.contains("querying"),
+        "{msg}"
+    );
 }

@@ -60,7 +60,7 @@ pub(super) fn run_build(
                 }
             };
             let (stored, supersedes) = match found {
-                Stored::Reuse(p) => (Some(p), None),
+                Stored::Reuse(p) => (Some(*p), None),
                 Stored::Measure { supersedes, why } => {
                     whys.extend(why);
                     (None, supersedes)

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 /// What to do with one point.
 pub(super) enum Stored {
     /// Stored for this data: report it, do not measure.
-    Reuse(PointResult),
+    Reuse(Box<PointResult>),
     /// Measure it; after writing, remove `supersedes` (the same point under its old file name).
     Measure {
         supersedes: Option<PathBuf>,
@@ -102,7 +102,7 @@ pub(super) fn lookup(
         });
     };
     Ok(match point.dataset_fingerprint.as_deref() {
-        Some(f) if f == ctx.fingerprint => Stored::Reuse(point),
+        Some(f) if f == ctx.fingerprint => Stored::Reuse(Box::new(point)),
         Some(_) => Stored::Measure {
             supersedes,
             why: Some(Why::OtherData),
