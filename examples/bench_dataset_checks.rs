@@ -21,7 +21,13 @@ fn arg(n: usize, default: usize) -> usize {
 }
 
 fn main() {
-    let (n, d, q, k, runs) = (arg(1, 100_000), arg(2, 768), arg(3, 10_000), arg(4, 100), arg(5, 3));
+    let (n, d, q, k, runs) = (
+        arg(1, 100_000),
+        arg(2, 768),
+        arg(3, 10_000),
+        arg(4, 100),
+        arg(5, 3),
+    );
     let mut rng = Rng::new(42);
     let train = Array2::from_shape_simple_fn((n, d), || rng.normal() as f32);
     let test = Array2::from_shape_simple_fn((q, d), || rng.normal() as f32);
@@ -35,7 +41,12 @@ fn main() {
             let q = test.row(i).to_vec();
             let mut v: Vec<(f32, i32)> = row
                 .iter()
-                .map(|&id| (Metric::Euclidean.distance(&train.row(id as usize).to_vec(), &q), id))
+                .map(|&id| {
+                    (
+                        Metric::Euclidean.distance(&train.row(id as usize).to_vec(), &q),
+                        id,
+                    )
+                })
                 .collect();
             v.sort_by(|a, b| a.0.total_cmp(&b.0));
             v
