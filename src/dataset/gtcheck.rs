@@ -69,11 +69,31 @@ fn slack(d: f32) -> f32 {
 /// Recompute row `i`'s neighbour distances and compare.
 fn check_row(ds: &Dataset, i: usize) -> Result<(), String> {
     let gt = ds.ground_truth.as_ref().ok_or_else(String::new)?;
-    let query = ds.test.row(i);
-    let query = query.as_slice().ok_or_else(String::new)?;
-    for (j, (&id, &stored)) in gt.neighbors.row(i).iter().zip(gt.distances.row(i)).enumerate() {
-        let x = ds.train.row(id as usize);
-        let s = Sums::of(query, x.as_slice().ok_or_else(String::new)?);
+    let row = |m: &ndarray::Array2<f32>, r: usize| -> Vec<f32> { m.row(r).to_vec() };
+    let q_owned;
+    let query: &[f32] = match ds.test.row(i).to_slice() {
+        Some(s) => s,
+        None => {
+            q_owned = row(&ds.test, i);
+            &q_owned
+        }
+    };
+    for (j, (&id, &stored)) in gt
+        .neighbors
+        .row(i)
+        .iter()
+        .zip(gt.distances.row(i))
+        .enumerate()
+    {
+        let x_owned;
+        let x: &[f32] = match ds.train.row(id as usize).to_slice() {
+            Some(s) => s,
+            None => {
+                x_owned = row(&ds.train, id as usize);
+                &x_owned
+            }
+        };
+        let s = Sums::of(query, x);
         if s.matches(ds.metric, stored) {
             continue;
         }
@@ -82,7 +102,10 @@ fn check_row(ds: &Dataset, i: usize) -> Result<(), String> {
             Metric::Angular => Metric::Euclidean,
         };
         let hint = if s.matches(other, stored) {
-            format!(" (they look like {other} distances, but the file says {})", ds.metric)
+            format!(
+                " (they look like {other} distances, but the file says {})",
+                ds.metric
+            )
         } else if ds.metric == Metric::Euclidean && s.matches(ds.metric, stored.max(0.0).sqrt()) {
             " (they look like squared euclidean distances)".to_string()
         } else {

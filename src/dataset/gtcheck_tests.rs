@@ -107,3 +107,25 @@ fn large_files_are_sampled_within_the_budget() {
         .mapv_inplace(|d| d + 50.0);
     assert!(verify_within(&ds, budget).is_err());
 }
+
+#[test]
+fn column_major_arrays_are_checked_too() {
+    let mut ds = data(Metric::Angular, 200, 20, 8);
+    ds.train = ds
+        .train
+        .t()
+        .as_standard_layout()
+        .into_owned()
+        .reversed_axes();
+    ds.test = ds
+        .test
+        .t()
+        .as_standard_layout()
+        .into_owned()
+        .reversed_axes();
+    assert!(
+        ds.train.as_slice().is_none(),
+        "the test needs a non-contiguous row"
+    );
+    assert_eq!(verify(&ds), Ok(Coverage { rows: 20, of: 20 }));
+}
