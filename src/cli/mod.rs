@@ -38,6 +38,11 @@ enum Command {
     Export(report::ExportArgs),
     /// Relative QPS of one labelled run against another.
     Compare(report::CompareArgs),
+    /// Write a self-contained HTML report (interactive charts, tables, metadata) that opens
+    /// offline.
+    Report(report::ReportArgs),
+    /// Plot stored results as PNG or SVG (by the --output extension).
+    Plot(report::PlotArgs),
 }
 
 /// Entry point shared by the binary and the Python `annbench` command.
@@ -65,6 +70,8 @@ where
         Command::Table(args) => report::table(args),
         Command::Export(args) => report::export(args),
         Command::Compare(args) => report::compare(args),
+        Command::Report(args) => report::report(args),
+        Command::Plot(args) => report::plot(args),
     };
     // A write error on standard output other than a closed pipe fails the command.
     let result = result.and_then(|()| match out::finish() {
