@@ -1,6 +1,7 @@
 //! `annbench merge DIR...`: combine result stores into one, then say whether each sharded plan
 //! in it is complete.
 
+use super::out::{errln, outln};
 use crate::Result;
 use crate::results::merge::{self, OnConflict};
 use clap::Args;
@@ -34,7 +35,7 @@ fn parse_rule(text: &str) -> std::result::Result<OnConflict, String> {
 pub fn run(args: MergeArgs) -> Result<()> {
     let plan = merge::plan(&args.sources, &args.results, args.on_conflict)?;
     for dir in &plan.empty {
-        eprintln!("warning: {} holds no result files", dir.display());
+        errln!("warning: {} holds no result files", dir.display());
     }
     let relabelled = plan.copies.iter().filter(|c| c.label.is_some()).count();
     let replaced = plan.copies.iter().filter(|c| c.replaces).count();
@@ -67,13 +68,13 @@ pub fn run(args: MergeArgs) -> Result<()> {
     if plan.superseded > 0 {
         parts.push(format!("{} older measurement(s) left out", plan.superseded));
     }
-    println!("{}", parts.join(", "));
+    outln!("{}", parts.join(", "));
     for c in plan.copies.iter().filter(|c| c.label.is_some()) {
-        println!("  {} -> {}", c.from.display(), c.to.display());
+        outln!("  {} -> {}", c.from.display(), c.to.display());
     }
     let plans = merge::plans(&files)?;
     for p in &plans {
-        println!("{}", p.describe());
+        outln!("{}", p.describe());
     }
     let incomplete = plans.iter().filter(|p| !p.complete()).count();
     if args.complete && incomplete > 0 {

@@ -2,6 +2,7 @@
 //! sharded), which of them are stored, and how the plan splits over the shards. Reads the grid
 //! files and the result store; opens no dataset and touches no server.
 
+use crate::cli::out::outln;
 use crate::params::describe;
 use crate::results::{PointKey, point_path};
 use crate::runner::{self, SweepOptions};
@@ -30,7 +31,7 @@ pub fn print(opts: &SweepOptions) -> Result<()> {
     let a = shard::assign(&grids, shards, &name, opts.count, label, &opts.clients);
     let algorithms: Vec<&str> = grids.iter().map(|g| g.algorithm.as_str()).collect();
     let clients: Vec<String> = opts.clients.iter().map(usize::to_string).collect();
-    println!(
+    outln!(
         "plan {}: {name}, k={}{}, clients {}: {} build(s), {} point(s) of {}",
         a.digest,
         opts.count,
@@ -44,7 +45,7 @@ pub fn print(opts: &SweepOptions) -> Result<()> {
         None => None,
         Some(s) => {
             print_shares(&a, s.index);
-            println!("this is shard {s} (from {})", s.source);
+            outln!("this is shard {s} (from {})", s.source);
             Some(s.index)
         }
     };
@@ -56,7 +57,7 @@ fn print_shares(a: &Assignment, mine: usize) {
     let total = a.total_cost().max(f64::MIN_POSITIVE);
     for s in 0..a.shards {
         let share = a.share(s);
-        println!(
+        outln!(
             "  shard {}/{}: {} build(s), {} point(s), {:.1}% of the estimated build cost{}",
             s + 1,
             a.shards,
@@ -135,7 +136,7 @@ fn print_builds(
     };
     let w: Vec<usize> = (0..head.len()).map(width).collect();
     let line = |r: [&str; 6]| {
-        println!(
+        outln!(
             "{:<w0$}  {:<w1$}  {:>w2$}  {:>w3$}  {:>w4$}  {}",
             r[0],
             r[1],
@@ -150,13 +151,13 @@ fn print_builds(
             w4 = w[4]
         )
     };
-    println!();
+    outln!();
     line(head);
     for r in &rows {
         line([&r[0], &r[1], &r[2], &r[3], &r[4], &r[5]]);
     }
     let clients: Vec<String> = opts.clients.iter().map(usize::to_string).collect();
-    println!(
+    outln!(
         "\n{} build(s), {points} point(s) (query points x clients {}): {} to measure, {stored} \
          stored in {}",
         rows.len(),
@@ -164,9 +165,7 @@ fn print_builds(
         points - stored,
         opts.results_dir.display()
     );
-    println!(
-        "cost: share of the plan's estimated build cost (~: no estimate, weighs as the median)"
-    );
+    outln!("cost: share of the plan's estimated build cost (~: no estimate, weighs as the median)");
     Ok(())
 }
 
