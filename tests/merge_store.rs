@@ -395,3 +395,36 @@ fn merged_shards_report_whether_their_plan_is_complete() {
     ]));
     assert!(text.contains("3 of 3 shard(s), 3 of 3 point(s)"), "{text}");
 }
+
+/// A merge whose store has no room: refused before the first copy, with the sizes and the fix;
+/// nothing (no temp file either) is left in the store. The store is a 64 KiB tmpfs.
+#[test]
+fn a_merge_into_a_full_disk_is_refused_before_it_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, out) = (dir.path().join("a"), dir.path().join("out"));
+    std::fs::create_dir(&out).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs", s(&out)])
+        .output()
+        .map(|o| o.status.success());
+    if mounted.ok() != Some(true) {
+        eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+        return;
+    }
+    let unmount = || {
+        Command::new("umount").args(["-l", s(&out)]).output().ok();
+    };
+    for ef in 1..=40 {
+        write_point(&a, &measured(ef, "n1", "2026-01-01T00:00:00Z", 100.0)).unwrap();
+    }
+    let result = annbench(&["merge", s(&a), "--results", s(&out)]);
+    let left = files(&out);
+    unmount();
+    let err = failed(result);
+    assert!(
+        err.contains("cannot write 40 point file(s)")
+            && err.contains("free some space or choose another directory"),
+        "{err}"
+    );
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -340,6 +340,15 @@ fn refusal(conflicts: &[String], rule: OnConflict) -> Error {
 /// Carry out `plan` on `store`: every copy (whole files), then the removals.
 pub fn apply(plan: &MergePlan, store: &Path) -> Result<()> {
     std::fs::create_dir_all(store).map_err(|e| Error::io(store, "cannot create directory", e))?;
+    // A full disk is found before the first copy, not half-way through the merge.
+    let bytes: u64 = plan
+        .copies
+        .iter()
+        .filter_map(|c| std::fs::metadata(&c.from).ok())
+        .map(|m| m.len())
+        .sum();
+    let what = format!("{} point file(s)", plan.copies.len());
+    crate::fsutil::ensure_space(store, bytes, &what)?;
     for c in &plan.copies {
         copy::copy_point(&c.from, &store.join(&c.to), c.label.as_deref())?;
     }
