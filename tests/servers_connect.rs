@@ -3,9 +3,10 @@
 
 mod servers_support;
 
-use annbench::connect::{
-    check_mariadb_version, connect_mariadb, connect_postgres, ensure_pgvector,
+use annbench::backend::mariadb::server::{
+    check_version as check_mariadb_version, connect as connect_mariadb,
 };
+use annbench::backend::postgres::server::{connect as connect_postgres, ensure_pgvector};
 use servers_support::*;
 
 #[test]
@@ -152,7 +153,8 @@ fn conn_args_passwords_with_special_characters_connect() {
 
 #[test]
 fn server_info_for_result_files() {
-    use annbench::servers::{mariadb_server_info, postgres_server_info};
+    use annbench::backend::mariadb::server::server_info as mariadb_server_info;
+    use annbench::backend::postgres::server::server_info as postgres_server_info;
     let url = mariadb();
     let info = mariadb_server_info(&mut connect_mariadb(&url).unwrap(), &url).unwrap();
     assert!(info.version.starts_with("MariaDB 11."), "{}", info.version);

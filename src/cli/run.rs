@@ -4,6 +4,7 @@
 mod progress;
 
 use crate::backend::BackendOptions;
+use crate::connect::ServerKind;
 use crate::runner::{self, SweepOptions, SweepSummary};
 use crate::{Error, Result};
 use clap::Args;
@@ -16,9 +17,7 @@ pub struct RunArgs {
     /// Dataset name (looked up in --data-dir) or path to an ann-benchmarks HDF5 file.
     #[arg(long)]
     pub dataset: String,
-    /// Algorithm to sweep: exact, mariadb, pgvector, pgvector_halfvec, pgvector_halfvec_column
-    /// (repeatable).
-    #[arg(long = "algorithm", value_name = "NAME")]
+    #[arg(long = "algorithm", value_name = "NAME", help = algorithm_help())]
     pub algorithms: Vec<String>,
     /// Grid file replacing the built-in grid of the algorithm it names (repeatable).
     #[arg(long = "config", value_name = "FILE")]
@@ -59,6 +58,14 @@ pub struct RunArgs {
     /// PostgreSQL URL, e.g. postgres://user:pass@127.0.0.1:5432/annbench.
     #[arg(long)]
     pub postgres: Option<String>,
+}
+
+/// `--algorithm`'s help, listing the registered algorithms.
+fn algorithm_help() -> String {
+    format!(
+        "Algorithm to sweep (repeatable): {}; `annbench algorithms` describes each",
+        crate::backend::algorithm_names()
+    )
 }
 
 /// `600`, `90s`, `10m`, `2h` -> Duration.
@@ -102,11 +109,13 @@ impl RunArgs {
             label: self.label,
             timeout: self.timeout,
             backend: BackendOptions {
-                mariadb_url: self.mariadb,
-                postgres_url: self.postgres,
                 build_timeout: self.timeout,
                 ..BackendOptions::default()
-            },
+            }
+            .with_urls([
+                (ServerKind::MariaDb, self.mariadb),
+                (ServerKind::Postgres, self.postgres),
+            ]),
         }
     }
 }

@@ -8,6 +8,7 @@
 
 use super::errors::IntoPyResult;
 use crate::backend::BackendOptions;
+use crate::connect::ServerKind;
 use crate::report::{export_table, render};
 use crate::runner::{self, Event, Progress, SweepOptions};
 use pyo3::prelude::*;
@@ -144,11 +145,10 @@ pub fn run_sweep(
         force,
         label,
         timeout,
-        backend: BackendOptions {
-            mariadb_url: mariadb,
-            postgres_url: postgres,
-            ..BackendOptions::default()
-        },
+        backend: BackendOptions::default().with_urls([
+            (ServerKind::MariaDb, mariadb),
+            (ServerKind::Postgres, postgres),
+        ]),
     };
     let progress = PyProgress::new(callback);
     let outcome = py.detach(|| {

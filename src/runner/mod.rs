@@ -96,7 +96,8 @@ impl SweepSummary {
 }
 
 /// Check the options and expand every algorithm's grid: all of it fails before anything runs.
-pub fn plan(opts: &SweepOptions) -> Result<Vec<Grid>> {
+/// `auto` grid values resolve against `rows` train rows when given.
+pub fn plan(opts: &SweepOptions, rows: Option<usize>) -> Result<Vec<Grid>> {
     if opts.count == 0 || opts.runs == 0 {
         return Err(Error::Config(
             "--count and --runs must be at least 1".into(),
@@ -134,8 +135,8 @@ pub fn plan(opts: &SweepOptions) -> Result<Vec<Grid>> {
     }
     if algorithms.is_empty() {
         return Err(Error::Config(format!(
-            "no algorithm: pass --algorithm (exact, {}) or --config FILE",
-            crate::backend::ALGORITHMS.join(", ")
+            "no algorithm: pass --algorithm ({}) or --config FILE",
+            crate::backend::algorithm_names()
         )));
     }
     for (algo, path) in &files {
@@ -165,16 +166,13 @@ pub fn plan(opts: &SweepOptions) -> Result<Vec<Grid>> {
                 build: own(&overrides.build, false),
                 query: own(&overrides.query, true),
             };
-            config::load_grid(algo, file, &mine)
+            config::load_grid(algo, file, &mine, rows)
         })
         .collect()
 }
 
 fn knows(algo: &str, key: &str, query: bool) -> bool {
-    config::rules_of(algo).is_some_and(|r| {
-        let keys = if query { r.query } else { r.build };
-        keys.iter().any(|(k, _)| k.eq_ignore_ascii_case(key))
-    })
+    config::knows_key(algo, key, query)
 }
 
 fn any_knows(algorithms: &[String], key: &str, query: bool) -> bool {
@@ -184,8 +182,10 @@ fn any_knows(algorithms: &[String], key: &str, query: bool) -> bool {
 /// Run a sweep: resolve the dataset, compute exact ground truth if needed, then sweep every
 /// algorithm with its database backend.
 pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSummary> {
-    let grids = plan(opts)?;
+    // Every option and grid error before the dataset is read; then `auto` values resolve.
+    plan(opts, None)?;
     let dataset = data::open(&opts.dataset, &opts.data_dir)?;
+    let grids = plan(opts, Some(dataset.train.nrows()))?;
     let backend_opts = BackendOptions {
         build_timeout: opts.timeout,
         ..opts.backend.clone()
@@ -202,6 +202,6 @@ pub fn run_sweep_with(
     progress: &dyn Progress,
     factory: &dyn Fn(&str) -> Result<Box<dyn Backend>>,
 ) -> Result<SweepSummary> {
-    let grids = plan(opts)?;
+    let grids = plan(opts, Some(dataset.train.nrows()))?;
     sweep::run(dataset, &grids, opts, progress, factory)
 }

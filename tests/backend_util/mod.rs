@@ -119,3 +119,36 @@ pub fn assert_bad_train_is_named(
     let row = format!("row {}", cell.0);
     assert!(e.contains(&row) && e.contains(&value.to_string()), "{e}");
 }
+
+/// The first `n` train and `q` test rows of a bundled dataset (`datasets/<name>.hdf5`), and
+/// its metric.
+pub fn bundled(name: &str, n: usize, q: usize) -> (Array2<f32>, Array2<f32>, Metric) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("datasets")
+        .join(format!("{name}.hdf5"));
+    let d = annbench::dataset::hdf5_io::open_head(&path, n, q)
+        .unwrap_or_else(|e| panic!("bundled dataset {name}: {e}"));
+    (d.train, d.test, d.metric)
+}
+
+/// Mean ann-benchmarks recall of `searcher` over `queries` (after one untimed warm-up pass,
+/// as the runner does).
+pub fn mean_recall(
+    s: &mut dyn annbench::backend::Searcher,
+    metric: Metric,
+    train: ArrayView2<f32>,
+    queries: ArrayView2<f32>,
+    k: usize,
+) -> f64 {
+    let truth = exact(metric, train, queries, k);
+    let mut ids = Vec::new();
+    for q in queries.outer_iter() {
+        s.search(q.as_slice().unwrap(), k, &mut ids).unwrap();
+    }
+    let mut sum = 0.0;
+    for (q, t) in queries.outer_iter().zip(&truth) {
+        s.search(q.as_slice().unwrap(), k, &mut ids).unwrap();
+        sum += recall(metric, train, q.as_slice().unwrap(), &ids, t);
+    }
+    sum / truth.len() as f64
+}

@@ -2,10 +2,11 @@
 //! benchmark baseline only, one INSERT per row). With several connections each copies one
 //! contiguous slice of rows.
 
-use super::pg_err;
+use super::errors::pg_err;
 use super::search::VecParam;
+use super::server::connect;
 use crate::backend::parallel::on_each_connection;
-use crate::connect::{ServerUrl, connect_postgres};
+use crate::connect::ServerUrl;
 use crate::{Error, Result};
 use ndarray::ArrayView2;
 use postgres::Client;
@@ -45,7 +46,7 @@ pub fn load_rows(
     let n = connections.max(1).min(train.nrows());
     let mut clients = Vec::with_capacity(n);
     for _ in 0..n {
-        let mut c = connect_postgres(url)?;
+        let mut c = connect(url)?;
         // Each slice commits on its own; no need to wait for the WAL flush per statement.
         c.batch_execute("SET synchronous_commit = off")
             .map_err(|e| pg_err(e, "preparing the load session"))?;

@@ -1,0 +1,153 @@
+//! The index build of any pgvector algorithm (timeout, Ctrl-C, phases from
+//! `pg_stat_progress_create_index`, the server's notices, the index size) and the plan check.
+
+use super::errors::{is_cancelled, pg_err};
+use super::search::VecParam;
+use super::server::connect;
+use super::{Loaded, PgBackend};
+use crate::backend::sql::SqlConn;
+use crate::backend::sql::watch::{self, Watch};
+use crate::backend::{BuildReport, Cancel};
+use crate::params::Params;
+use crate::{Error, Result};
+use postgres::{Client, Statement};
+
+/// Stops a build with `pg_cancel_backend` and samples its phase, from a connection of its own.
+struct PgWatch {
+    client: Client,
+    pid: i32,
+    progress: Option<Statement>,
+}
+
+impl Watch for PgWatch {
+    fn stop(&mut self) -> bool {
+        self.client
+            .execute("SELECT pg_cancel_backend($1)", &[&self.pid])
+            .is_ok()
+    }
+
+    fn phase(&mut self) -> Option<String> {
+        let stmt = self.progress.as_ref()?;
+        let row = self.client.query_opt(stmt, &[&self.pid]).ok()??;
+        row.try_get(0).ok()
+    }
+}
+
+pub(super) fn build(
+    b: &mut PgBackend,
+    params: &Params,
+    cancel: &Cancel<'_>,
+) -> Result<BuildReport> {
+    let l = b.loaded()?.clone();
+    let algo = b.index.algorithm();
+    let args = algo.build_args(params, l.rows)?;
+    let target = b.target(&l);
+    let c = &mut b.client;
+    c.run(
+        &format!("DROP INDEX IF EXISTS {}.{}", b.schema, l.index),
+        "dropping the previous index",
+    )?;
+    match args.text("maintenance_work_mem") {
+        Some(m) => c.run(
+            &format!("SET maintenance_work_mem = '{m}'"),
+            "setting memory",
+        )?,
+        None => c.run("RESET maintenance_work_mem", "resetting memory")?,
+    }
+    let pid: i32 = c
+        .query_one("SELECT pg_backend_pid()", &[])
+        .map_err(|e| pg_err(e, "reading the backend pid"))?
+        .get(0);
+    let mut watcher = connect(&b.url)?;
+    let progress = watcher
+        .prepare("SELECT phase FROM pg_stat_progress_create_index WHERE pid = $1")
+        .ok();
+    // Set last so that the timeout bounds CREATE INDEX alone, never the set-up queries above.
+    match b.build_timeout {
+        Some(t) => c.run(
+            &format!("SET statement_timeout = {}", t.as_millis().max(1)),
+            "setting the build timeout",
+        )?,
+        None => c.run("RESET statement_timeout", "resetting the build timeout")?,
+    }
+    b.drain_notices();
+    let sql = format!(
+        "CREATE INDEX {} ON {} USING {}",
+        l.index,
+        target.table,
+        b.index.using(&target, &args)?
+    );
+    let w = watch::run(
+        PgWatch {
+            client: watcher,
+            pid,
+            progress,
+        },
+        cancel,
+        || b.client.batch_execute(&sql),
+    );
+    let notices = b.drain_notices();
+    if b.build_timeout.is_some() {
+        // Reset on every outcome but a lost connection, whose own error is the one to report.
+        let reset = b
+            .client
+            .run("RESET statement_timeout", "resetting the build timeout");
+        if w.result.is_ok() {
+            reset?;
+        }
+    }
+    let (seconds, phases) = (w.seconds, w.phases.clone());
+    w.build_result(algo.name, params, b.build_timeout, is_cancelled, |e| {
+        pg_err(e, "building the index")
+    })?;
+    let size: i64 = b
+        .client
+        .query_one(
+            &format!("SELECT pg_relation_size('{}.{}')", b.schema, l.index),
+            &[],
+        )
+        .map_err(|e| pg_err(e, "reading the index size"))?
+        .get(0);
+    Ok(BuildReport {
+        seconds,
+        index_size_bytes: size as u64,
+        phases,
+        notices,
+    })
+}
+
+pub(super) fn verify_index_used(
+    b: &mut PgBackend,
+    query: &[f32],
+    k: usize,
+    params: &Params,
+) -> Result<()> {
+    let l: Loaded = b.loaded()?.clone();
+    let algo = b.index.algorithm();
+    let args = algo.query_args(params)?;
+    let target = b.target(&l);
+    let set = b.index.settings(&target, &args)?;
+    if !set.is_empty() {
+        b.client.run(&set, "setting query args")?;
+    }
+    let q = b.index.query(&target, k, &args);
+    let rows = b
+        .client
+        .query(&format!("EXPLAIN {q}"), &[&VecParam(query)])
+        .map_err(|e| pg_err(e, "running EXPLAIN"))?;
+    let plan: Vec<String> = rows.iter().map(|r| r.get::<_, String>(0)).collect();
+    let wanted = format!("Index Scan using {} ", l.index);
+    if !plan.iter().any(|line| line.contains(&wanted)) {
+        return Err(Error::Backend(format!(
+            "{}: the query does not use the vector index {} (it would be an exact scan); plan: \
+             {}; query: {q}",
+            algo.name,
+            l.index,
+            plan.iter()
+                .map(|s| s.trim())
+                .collect::<Vec<_>>()
+                .join(" | ")
+        )));
+    }
+    Ok(())
+}
