@@ -12,14 +12,11 @@ use annbench::Metric;
 use annbench::backend::spec::Algorithm;
 use annbench::backend::{ALGORITHMS, Backend, BackendOptions, TableSpec};
 use annbench::params::{Params, parse};
-use backend_util::{assert_bad_train_is_named, bundled, mean_recall, name};
+use backend_util::{HIGH_EF_RECALL, assert_bad_train_is_named, bundled, name, searcher_recall};
 use ndarray::Array2;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-
-/// Mean recall@10 every algorithm reaches at its declared thorough query point on 1500 rows.
-const MIN_RECALL: f64 = 0.9;
 
 /// Run `scenario` for every algorithm with a database; report every failure, not the first.
 fn for_each(scenario: impl Fn(&'static Algorithm)) {
@@ -53,7 +50,9 @@ fn spec(test: &str, metric: Metric, dimension: usize) -> TableSpec {
     }
 }
 
-/// GloVe rows under both metrics: centred data, which every index type is meant for (SIFT's
+/// Mean recall at each algorithm's declared thorough query point (ef_search at its maximum,
+/// every IVF list, ...) must pass [`HIGH_EF_RECALL`] on 1500 rows: the indexes are
+/// approximate, so exact ids are not promised. GloVe rows under both metrics: centred data, which every index type is meant for (SIFT's
 /// non-negative values give binary quantization many identical bit codes, too many for
 /// pgvector's HNSW to reach them all).
 #[test]
@@ -86,8 +85,8 @@ fn recall_reaches_the_bound_at_thorough_settings() {
                 .unwrap();
             let mut s = b.searcher().unwrap();
             s.set_query_args(&qa).unwrap();
-            let r = mean_recall(s.as_mut(), metric, train.view(), queries.view(), 10);
-            assert!(r >= MIN_RECALL, "{} on {set}: recall {r}", a.name);
+            let r = searcher_recall(s.as_mut(), metric, train.view(), queries.view(), 10);
+            assert!(r >= HIGH_EF_RECALL, "{} on {set}: recall {r}", a.name);
             b.drop_index().unwrap();
         }
     });
@@ -154,11 +153,27 @@ fn timeout_and_cancel_stop_the_build_on_the_server_and_the_table_stays_usable() 
             build_timeout: Some(Duration::from_millis(1)),
             ..Default::default()
         };
+        // A limit shorter than any build is always over by the time the build runs, on any
+        // machine; twice, so that the first stop left the session and table usable.
         let mut b = connect(a, &opts);
         b.load(&spec, train.view()).unwrap();
-        let e = b.build(&p(a.contract.slow_build)).unwrap_err();
+        for _ in 0..2 {
+            let e = b.build(&p(a.contract.slow_build)).unwrap_err();
+            assert!(
+                matches!(e, annbench::Error::Backend(_)),
+                "{}: {e:?}",
+                a.name
+            );
+            let e = e.to_string();
+            assert!(
+                e.contains("build timeout of 1ms") && e.contains("raise --timeout"),
+                "{}: {e}",
+                a.name
+            );
+        }
+        let e = b.verify_index_used(&q, 10, &qa).unwrap_err().to_string();
         assert!(
-            matches!(e, annbench::Error::Backend(_)) && e.to_string().contains("build timeout"),
+            e.contains("does not use the vector index"),
             "{}: {e}",
             a.name
         );

@@ -1,38 +1,18 @@
 //! MariaDB index build (under the shared watch: timeout, Ctrl-C), its size, the cache check,
 //! the plan check.
 
-use super::errors::{is_timeout, sql_err};
+use super::errors::sql_err;
 use super::search::{query_sql, settings_sql, vector_bytes};
-use super::server::connect;
+use super::stop::KillWhenCopying;
 use super::{ALGORITHM, Engine, INDEX_NAME, MariaDb, distance_name};
-use crate::backend::sql::SqlConn;
-use crate::backend::sql::watch::{self, Watch};
+use crate::backend::sql::watch;
+use crate::backend::sql::{SqlConn, count_rows};
 use crate::backend::{BuildReport, Cancel};
-use crate::connect::ServerUrl;
 use crate::params::Params;
 use crate::{Error, Result};
 use mysql::Conn;
 use mysql::prelude::Queryable;
 use std::time::Instant;
-
-/// Stops a build with `KILL QUERY` from a connection of its own, opened on the first request.
-struct Kill<'a> {
-    url: &'a ServerUrl,
-    conn_id: u32,
-    killer: Option<Conn>,
-}
-
-impl Watch for Kill<'_> {
-    fn stop(&mut self) -> bool {
-        if self.killer.is_none() {
-            self.killer = connect(self.url).ok();
-        }
-        let sql = format!("KILL QUERY {}", self.conn_id);
-        self.killer
-            .as_mut()
-            .is_some_and(|k| k.query_drop(sql).is_ok())
-    }
-}
 
 pub(super) fn build(b: &mut MariaDb, params: &Params, cancel: &Cancel<'_>) -> Result<BuildReport> {
     let l = b.loaded()?.clone();
@@ -84,26 +64,26 @@ pub(super) fn build(b: &mut MariaDb, params: &Params, cancel: &Cancel<'_>) -> Re
         &format!("DROP INDEX IF EXISTS {INDEX_NAME} ON {qt}"),
         "dropping the previous vector index",
     )?;
-    let limit = b.build_timeout.map_or(String::new(), |t| {
-        format!(
-            "SET STATEMENT max_statement_time = {:.3} FOR ",
-            t.as_secs_f64()
-        )
-    });
     let sql = format!(
-        "{limit}ALTER TABLE {qt} ADD VECTOR INDEX {INDEX_NAME} (v) M={m} DISTANCE={}",
+        "ALTER TABLE {qt} ADD VECTOR INDEX {INDEX_NAME} (v) M={m} DISTANCE={}",
         distance_name(l.spec.metric)
     );
-    let kill = Kill {
+    // The client enforces the time limit, not max_statement_time (see `stop`).
+    let kill = KillWhenCopying {
         url: &b.url,
         conn_id: b.conn.connection_id(),
         killer: None,
     };
-    let w = watch::run(kill, cancel, || b.conn.query_drop(&sql));
+    let w = watch::run(kill, cancel, b.build_timeout, || b.conn.query_drop(&sql));
     let seconds = w.seconds;
-    w.build_result(ALGORITHM.name, params, b.build_timeout, is_timeout, |e| {
-        sql_err(e, "building the vector index")
-    })?;
+    w.finish(
+        ALGORITHM.name,
+        params,
+        b.build_timeout,
+        |_| false,
+        |e| sql_err(e, "building the vector index"),
+        || recover_table(b, &qt),
+    )?;
     if b.conn.warnings() > 0 {
         let w: Vec<(String, u32, String)> = b
             .conn
@@ -120,6 +100,22 @@ pub(super) fn build(b: &mut MariaDb, params: &Params, cancel: &Cancel<'_>) -> Re
         phases: Vec::new(),
         notices,
     })
+}
+
+/// After a stopped build: remove whatever it left (an index that completed after the stop)
+/// and check that the table still holds its rows. A table MariaDB left damaged is dropped with
+/// its metadata, so that the next load recreates it instead of reusing it.
+fn recover_table(b: &mut MariaDb, qt: &str) -> Result<()> {
+    let l = b.loaded()?.clone();
+    let dropped = b.conn.run(
+        &format!("DROP INDEX IF EXISTS {INDEX_NAME} ON {qt}"),
+        "dropping the stopped build's index",
+    );
+    let table = b.table(l.engine, &l.spec.dataset)?;
+    if dropped.is_err() || count_rows(&mut b.conn, &table).ok() != Some(l.rows as u64) {
+        b.drop_tables(&l.spec.dataset)?;
+    }
+    Ok(())
 }
 
 /// Observed on MariaDB 11.8.9: the first index search after `ADD VECTOR INDEX` can return a

@@ -92,11 +92,6 @@ pub fn sql_err(e: mysql::Error, what: &str) -> Error {
     }
 }
 
-/// Whether `e` is `max_statement_time` stopping a statement (ER_STATEMENT_TIMEOUT).
-pub fn is_timeout(e: &mysql::Error) -> bool {
-    matches!(e, mysql::Error::MySqlError(m) if m.code == 1969)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

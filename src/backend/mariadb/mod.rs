@@ -10,6 +10,7 @@ pub mod errors;
 pub mod load;
 pub mod search;
 pub mod server;
+mod stop;
 
 pub use errors::sql_err;
 pub use load::LoadMethod;
@@ -68,7 +69,7 @@ pub static ALGORITHM: Algorithm = Algorithm {
     create: |o| Ok(Box::new(MariaDb::connect(o)?)),
     contract: Contract {
         build: "M=8",
-        thorough_query: "ef_search=400",
+        thorough_query: "ef_search=1000",
         slow_build: "M=48",
     },
 };
@@ -127,7 +128,7 @@ pub struct MariaDb {
     pub load_method: LoadMethod,
     /// Connections used by [`Backend::load`].
     pub load_connections: usize,
-    /// Longest one index build may take (`max_statement_time` on the build statement).
+    /// Longest one index build may take (enforced by the client, see [`stop`]).
     pub build_timeout: Option<std::time::Duration>,
     loaded: Option<Loaded>,
 }

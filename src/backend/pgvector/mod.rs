@@ -37,7 +37,7 @@ pub const EF_CONSTRUCTION_RULE: Rule = Rule::AtLeast {
 const BUILD: &[Param] = &[M, EF_CONSTRUCTION, MAINTENANCE_WORK_MEM];
 const CONTRACT: Contract = Contract {
     build: "M=8, ef_construction=32",
-    thorough_query: "ef_search=400",
+    thorough_query: "ef_search=1000",
     slow_build: "M=48, ef_construction=400",
 };
 

@@ -20,10 +20,10 @@ struct PgWatch {
 }
 
 impl Watch for PgWatch {
-    fn stop(&mut self) -> bool {
-        self.client
-            .execute("SELECT pg_cancel_backend($1)", &[&self.pid])
-            .is_ok()
+    fn stop(&mut self) {
+        let _ = self
+            .client
+            .execute("SELECT pg_cancel_backend($1)", &[&self.pid]);
     }
 
     fn phase(&mut self) -> Option<String> {
@@ -77,6 +77,7 @@ pub(super) fn build(
         target.table,
         b.index.using(&target, &args)?
     );
+    // PostgreSQL enforces the limit itself (statement_timeout), so the watcher has no deadline.
     let w = watch::run(
         PgWatch {
             client: watcher,
@@ -84,6 +85,7 @@ pub(super) fn build(
             progress,
         },
         cancel,
+        None,
         || b.client.batch_execute(&sql),
     );
     let notices = b.drain_notices();
@@ -97,9 +99,19 @@ pub(super) fn build(
         }
     }
     let (seconds, phases) = (w.seconds, w.phases.clone());
-    w.build_result(algo.name, params, b.build_timeout, is_cancelled, |e| {
-        pg_err(e, "building the index")
-    })?;
+    let drop_index = format!("DROP INDEX IF EXISTS {}.{}", b.schema, l.index);
+    w.finish(
+        algo.name,
+        params,
+        b.build_timeout,
+        is_cancelled,
+        |e| pg_err(e, "building the index"),
+        // A build that completed as it was stopped leaves its index; nothing else is left.
+        || {
+            b.client
+                .run(&drop_index, "dropping the stopped build's index")
+        },
+    )?;
     let size: i64 = b
         .client
         .query_one(
