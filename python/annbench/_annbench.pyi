@@ -33,6 +33,7 @@ __all__ = [
     "build_json",
     "clients_json",
     "run_sweep",
+    "algorithms_json",
 ]
 
 __version__: str
@@ -157,3 +158,4 @@ def run_sweep(
     timeout: float | None,
     callback: Callable[[dict[str, Any]], object] | None,
 ) -> str: ...
+def algorithms_json() -> str: ...

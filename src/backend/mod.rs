@@ -1,9 +1,16 @@
-//! One small trait per role, one file per database. Build arguments are set once per index;
-//! query arguments many times per index (ann-benchmarks' split).
+//! The backends: one small trait per role, a registry of algorithms, one vertical per database
+//! and one folder per algorithm. Build arguments are set once per index; query arguments many
+//! times per index (ann-benchmarks' split).
 //!
 //! - [`Backend`] owns the admin connection: load the table once, (re)build the index per
 //!   build point, verify the query plan, report sizes and server settings.
 //! - [`Searcher`] is one query connection; the runner opens one per client thread.
+//! - [`ALGORITHMS`] lists every algorithm's [`Algorithm`] declaration ([`spec`]); [`args`]
+//!   checks parameters against it, for config validation and backends alike.
+//! - Databases: [`mariadb`] (with its one algorithm, MHNSW) and [`postgres`] (shared by the
+//!   pgvector algorithms: [`pgvector`], [`pgvector_ivfflat`], [`pgvector_binary`]); each has
+//!   its [`Database`] entry for `servers check` and result files. [`sql`] is the machinery
+//!   both SQL databases share.
 
 use crate::params::Params;
 use crate::{Metric, Result};
@@ -64,6 +71,16 @@ pub struct ServerInfo {
     pub version: String,
     /// e.g. `mhnsw_max_cache_size`, `shared_buffers`, `maintenance_work_mem`.
     pub settings: BTreeMap<String, String>,
+}
+
+impl ServerInfo {
+    /// This info with how the client reaches the server (`tcp`, `unix socket`): the transport
+    /// changes latency and client CPU, so every result records it.
+    pub fn with_transport(mut self, url: &ServerUrl) -> Self {
+        self.settings
+            .insert("client_transport".into(), url.transport().into());
+        self
+    }
 }
 
 /// Asks a running index build to stop (e.g. Ctrl-C); polled from another thread.
@@ -252,6 +269,11 @@ impl BackendOptions {
     /// The URL of the `kind` server: the explicit one, else resolved.
     pub fn url(&self, kind: ServerKind) -> Result<ServerUrl> {
         crate::connect::server_url(kind, self.urls.get(&kind).map(String::as_str))
+    }
+
+    /// Connections used to load a table (default 2).
+    pub fn load_connections(&self) -> usize {
+        self.load_connections.unwrap_or(2).max(1)
     }
 
     /// The schema (MariaDB: database) annbench keeps its tables in, checked.

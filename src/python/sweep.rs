@@ -99,6 +99,14 @@ impl Progress for PyProgress {
     }
 }
 
+/// Every registered algorithm with its parameters, ranges, rules and server, as JSON (what
+/// `annbench algorithms --format json` prints).
+#[pyfunction]
+pub fn algorithms_json() -> PyResult<String> {
+    serde_json::to_string(&crate::backend::describe::algorithms())
+        .map_err(|e| super::errors::to_py(crate::Error::Results(format!("cannot write JSON: {e}"))))
+}
+
 /// Runs a sweep (the options of `annbench run`) and returns the JSON export rows of every
 /// point of the grid, measured now or already stored.
 #[pyfunction]

@@ -15,6 +15,7 @@ mod stop;
 pub use errors::sql_err;
 pub use load::LoadMethod;
 
+use super::parallel::method_label;
 use super::prepared::PreparedFor;
 use super::server::Database;
 use super::spec::{Algorithm, Contract, Param};
@@ -156,7 +157,7 @@ impl MariaDb {
             db,
             datadir,
             load_method: LoadMethod::default(),
-            load_connections: opts.load_connections.unwrap_or(2).max(1),
+            load_connections: opts.load_connections(),
             build_timeout: opts.build_timeout,
             loaded: None,
         })
@@ -269,10 +270,7 @@ impl Backend for MariaDb {
     }
 
     fn server_info(&mut self) -> Result<ServerInfo> {
-        let mut info = server::server_info(&mut self.conn, &self.url)?;
-        info.settings
-            .insert("client_transport".into(), self.url.transport().into());
-        Ok(info)
+        Ok(server::server_info(&mut self.conn, &self.url)?.with_transport(&self.url))
     }
 
     fn load(&mut self, spec: &TableSpec, train: ArrayView2<'_, f32>) -> Result<LoadReport> {
@@ -288,12 +286,7 @@ impl Backend for MariaDb {
             &fingerprint,
             &mut |_, qt| {
                 let secs = load::load_rows(&url, qt, train, method, conns)?;
-                let label = if conns > 1 {
-                    format!("{} x{conns} connections", method.label())
-                } else {
-                    method.label().to_string()
-                };
-                Ok((secs, label))
+                Ok((secs, method_label(method.label(), conns)))
             },
         )?;
         self.loaded = Some(Loaded {

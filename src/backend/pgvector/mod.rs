@@ -41,51 +41,62 @@ const CONTRACT: Contract = Contract {
     slow_build: "M=48, ef_construction=400",
 };
 
-pub static VECTOR: Algorithm = Algorithm {
-    name: "pgvector",
-    display: "PGVector",
-    summary: "pgvector HNSW index on a float32 vector column",
-    database: Some(&DATABASE),
-    min_version: (0, 5),
-    build: BUILD,
-    query: &[EF_SEARCH],
-    rules: &[EF_CONSTRUCTION_RULE],
-    max_dimension: 2000,
-    grid: include_str!("../../../algorithms/pgvector/config.yml"),
-    create: |o| connect(o, &Hnsw(Variant::Vector)),
-    contract: CONTRACT,
-};
+/// One HNSW variant's declaration: all three take the same parameters and rules.
+const fn hnsw(
+    name: &'static str,
+    display: &'static str,
+    summary: &'static str,
+    min_version: (u32, u32),
+    max_dimension: usize,
+    grid: &'static str,
+    create: fn(&BackendOptions) -> Result<Box<dyn Backend>>,
+) -> Algorithm {
+    Algorithm {
+        name,
+        display,
+        summary,
+        database: Some(&DATABASE),
+        min_version,
+        build: BUILD,
+        query: &[EF_SEARCH],
+        rules: &[EF_CONSTRUCTION_RULE],
+        max_dimension,
+        grid,
+        create,
+        contract: CONTRACT,
+    }
+}
 
-pub static HALFVEC: Algorithm = Algorithm {
-    name: "pgvector_halfvec",
-    display: "PGVector_halfvec",
-    summary: "pgvector HNSW index on v::halfvec(d) over the float32 column (a float16 index)",
-    database: Some(&DATABASE),
-    min_version: (0, 7),
-    build: BUILD,
-    query: &[EF_SEARCH],
-    rules: &[EF_CONSTRUCTION_RULE],
-    max_dimension: 4000,
-    grid: include_str!("../../../algorithms/pgvector_halfvec/config.yml"),
-    create: |o| connect(o, &Hnsw(Variant::HalfvecIndex)),
-    contract: CONTRACT,
-};
+pub static VECTOR: Algorithm = hnsw(
+    "pgvector",
+    "PGVector",
+    "pgvector HNSW index on a float32 vector column",
+    (0, 5),
+    2000,
+    include_str!("../../../algorithms/pgvector/config.yml"),
+    |o| connect(o, &Hnsw(Variant::Vector)),
+);
 
-pub static HALFVEC_COLUMN: Algorithm = Algorithm {
-    name: "pgvector_halfvec_column",
-    display: "PGVector_halfvec_column",
-    summary: "pgvector HNSW index on a halfvec(d) column: half the table size, vectors and \
-              queries rounded to float16, values beyond +-65504 refused",
-    database: Some(&DATABASE),
-    min_version: (0, 7),
-    build: BUILD,
-    query: &[EF_SEARCH],
-    rules: &[EF_CONSTRUCTION_RULE],
-    max_dimension: 4000,
-    grid: include_str!("../../../algorithms/pgvector_halfvec_column/config.yml"),
-    create: |o| connect(o, &Hnsw(Variant::HalfvecColumn)),
-    contract: CONTRACT,
-};
+pub static HALFVEC: Algorithm = hnsw(
+    "pgvector_halfvec",
+    "PGVector_halfvec",
+    "pgvector HNSW index on v::halfvec(d) over the float32 column (a float16 index)",
+    (0, 7),
+    4000,
+    include_str!("../../../algorithms/pgvector_halfvec/config.yml"),
+    |o| connect(o, &Hnsw(Variant::HalfvecIndex)),
+);
+
+pub static HALFVEC_COLUMN: Algorithm = hnsw(
+    "pgvector_halfvec_column",
+    "PGVector_halfvec_column",
+    "pgvector HNSW index on a halfvec(d) column: half the table size, vectors and queries \
+     rounded to float16, values beyond +-65504 refused",
+    (0, 7),
+    4000,
+    include_str!("../../../algorithms/pgvector_halfvec_column/config.yml"),
+    |o| connect(o, &Hnsw(Variant::HalfvecColumn)),
+);
 
 fn connect(opts: &BackendOptions, index: &'static Hnsw) -> Result<Box<dyn Backend>> {
     Ok(Box::new(PgBackend::connect(opts, index)?))
@@ -171,7 +182,6 @@ impl PgIndex for Hnsw {
 mod tests {
     use super::*;
     use crate::Metric;
-    use serde_json::json;
 
     fn target(metric: Metric) -> Target {
         Target {
@@ -193,10 +203,8 @@ mod tests {
 
     #[test]
     fn build_args_follow_the_declaration() {
-        let p = |v: serde_json::Value| v.as_object().cloned().unwrap_or_default();
-        let a = VECTOR
-            .build_args(&p(json!({"m": 16, "ef_construction": 64})), 1000)
-            .unwrap();
+        let p = |text| crate::params::parse(text).unwrap();
+        let a = VECTOR.build_args(&p("m=16, ef_construction=64"), 1000).unwrap();
         let using = Hnsw(Variant::HalfvecIndex)
             .using(&target(Metric::Euclidean), &a)
             .unwrap();
@@ -205,18 +213,18 @@ mod tests {
             "hnsw ((v::halfvec(3)) halfvec_l2_ops) WITH (m = 16, ef_construction = 64)"
         );
         let e = VECTOR
-            .build_args(&p(json!({"M": 16, "ef_construction": 31})), 1000)
+            .build_args(&p("M=16, ef_construction=31"), 1000)
             .unwrap_err();
         assert!(e.to_string().contains("at least 2*M (32)"), "{e}");
         let a = VECTOR
-            .build_args(&p(json!({"M": 8, "ef_construction": 32, "maintenance_work_mem": "64MB"})), 1)
+            .build_args(&p("M=8, ef_construction=32, maintenance_work_mem=64MB"), 1)
             .unwrap();
         assert_eq!(a.text("maintenance_work_mem"), Some("64MB"));
-        let q = VECTOR.query_args(&p(json!({"ef_search": 40}))).unwrap();
+        let q = VECTOR.query_args(&p("ef_search=40")).unwrap();
         assert_eq!(
             Hnsw(Variant::Vector).settings(&target(Metric::Euclidean), &q).unwrap(),
             "SET hnsw.ef_search = 40"
         );
-        assert!(VECTOR.query_args(&p(json!({"ef_search": 1001}))).is_err());
+        assert!(VECTOR.query_args(&p("ef_search=1001")).is_err());
     }
 }

@@ -94,11 +94,7 @@ impl PgIndex for Binary {
 mod tests {
     use super::*;
     use crate::Metric;
-    use serde_json::json;
-
-    fn p(v: serde_json::Value) -> crate::params::Params {
-        v.as_object().cloned().unwrap_or_default()
-    }
+    use crate::params::parse;
 
     #[test]
     fn candidates_are_reranked_by_the_exact_distance() {
@@ -108,7 +104,7 @@ mod tests {
             dimension: 4,
             pgvector: crate::backend::Version::parse("0.8.0").unwrap(),
         };
-        let q = ALGORITHM.query_args(&p(json!({"candidates": 40}))).unwrap();
+        let q = ALGORITHM.query_args(&parse("candidates=40").unwrap()).unwrap();
         assert_eq!(
             Binary.query(&t, 10, &q),
             "SELECT id FROM (SELECT id, v FROM annbench.vec_t ORDER BY binary_quantize(v)::bit(4) \
@@ -117,9 +113,9 @@ mod tests {
         );
         assert_eq!(Binary.settings(&t, &q).unwrap(), "SET hnsw.ef_search = 40");
         let e = ALGORITHM
-            .query_args(&p(json!({"candidates": 80, "ef_search": 40})))
+            .query_args(&parse("candidates=80, ef_search=40").unwrap())
             .unwrap_err();
         assert!(e.to_string().contains("ef_search (40) must be at least candidates (80)"), "{e}");
-        assert!(ALGORITHM.query_args(&p(json!({"ef_search": 40}))).is_err());
+        assert!(ALGORITHM.query_args(&parse("ef_search=40").unwrap()).is_err());
     }
 }

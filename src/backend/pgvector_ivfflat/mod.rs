@@ -103,11 +103,7 @@ mod tests {
     use super::*;
     use crate::Metric;
     use crate::backend::Version;
-    use serde_json::json;
-
-    fn p(v: serde_json::Value) -> crate::params::Params {
-        v.as_object().cloned().unwrap_or_default()
-    }
+    use crate::params::parse;
 
     fn target(pgvector: &str) -> Target {
         Target {
@@ -120,7 +116,10 @@ mod tests {
 
     #[test]
     fn lists_auto_follows_pgvectors_guidance() {
-        let at = |rows, v| ALGORITHM.build_args(&p(json!({"lists": v})), rows).unwrap();
+        let at = |rows, v| {
+            let point = parse(&format!("lists={v}")).unwrap();
+            ALGORITHM.build_args(&point, rows).unwrap()
+        };
         assert_eq!(at(500, "auto").int("lists"), Some(1));
         assert_eq!(at(200_000, "auto").int("lists"), Some(200));
         assert_eq!(at(200_000, "auto*2").int("lists"), Some(400));
@@ -134,7 +133,7 @@ mod tests {
 
     #[test]
     fn settings_reset_what_a_point_leaves_out_and_respect_the_server() {
-        let q = ALGORITHM.query_args(&p(json!({"probes": 8}))).unwrap();
+        let q = ALGORITHM.query_args(&parse("probes=8").unwrap()).unwrap();
         assert_eq!(
             IvfFlat.settings(&target("0.8.0"), &q).unwrap(),
             "SET ivfflat.probes = 8; RESET ivfflat.iterative_scan"
@@ -143,9 +142,8 @@ mod tests {
             IvfFlat.settings(&target("0.7.4"), &q).unwrap(),
             "SET ivfflat.probes = 8"
         );
-        let q = ALGORITHM
-            .query_args(&p(json!({"probes": 8, "iterative_scan": "Relaxed_Order"})))
-            .unwrap();
+        let scan = parse("probes=8, iterative_scan=Relaxed_Order").unwrap();
+        let q = ALGORITHM.query_args(&scan).unwrap();
         assert!(IvfFlat.settings(&target("0.8.0"), &q).unwrap().ends_with("= relaxed_order"));
         let e = IvfFlat.settings(&target("0.7.4"), &q).unwrap_err();
         assert!(e.to_string().contains("came in 0.8.0"), "{e}");

@@ -17,6 +17,7 @@ pub mod server;
 pub use index::{Column, PgIndex, Target};
 pub use load::LoadMethod;
 
+use super::parallel::method_label;
 use super::prepared::PreparedFor;
 use super::server::{Database, Version};
 use super::spec::Param;
@@ -114,7 +115,7 @@ impl PgBackend {
             pgvector,
             notices,
             load_method: LoadMethod::default(),
-            load_connections: opts.load_connections.unwrap_or(2).max(1),
+            load_connections: opts.load_connections(),
             build_timeout: opts.build_timeout,
             loaded: None,
         })
@@ -192,10 +193,7 @@ impl Backend for PgBackend {
     }
 
     fn server_info(&mut self) -> Result<ServerInfo> {
-        let mut info = server::server_info(&mut self.client, &self.url)?;
-        info.settings
-            .insert("client_transport".into(), self.url.transport().into());
-        Ok(info)
+        Ok(server::server_info(&mut self.client, &self.url)?.with_transport(&self.url))
     }
 
     fn load(&mut self, spec: &TableSpec, train: ArrayView2<'_, f32>) -> Result<LoadReport> {
@@ -233,11 +231,7 @@ impl Backend for PgBackend {
                 "adding the primary key",
             )?;
             c.run(&format!("VACUUM (ANALYZE) {qt}"), "vacuuming the table")?;
-            let label = if conns > 1 {
-                format!("{} x{conns} connections", method.label())
-            } else {
-                method.label().to_string()
-            };
+            let label = method_label(method.label(), conns);
             Ok((copy + t0.elapsed().as_secs_f64(), label))
         })?;
         self.drain_notices();
