@@ -254,3 +254,19 @@ fn query_rules_drop_points_an_override_makes_invalid() {
         .to_string();
     assert!(err.contains("candidates=50, ef_search=40"), "{err}");
 }
+
+#[test]
+fn a_grid_takes_every_key_the_backend_takes() {
+    // Config validation and the backends read one declaration: a key the backend accepts is
+    // never refused by the config (maintenance_work_mem once was).
+    let text = "algorithm: pgvector\ngroups:\n  - build: {M: 8, ef_construction: 32, maintenance_work_mem: 64MB}\n";
+    let g = parse_grid(text, "m.yml", &Overrides::default(), None).unwrap();
+    let point = &g.builds[0].build_args;
+    let algo = crate::backend::algorithm("pgvector").unwrap();
+    assert!(algo.build_args(point, 100).is_ok(), "{point:?}");
+    let text = "algorithm: pgvector\ngroups:\n  - build: {M: 8, ef_construction: 32, maintenance_work_mem: lots}\n";
+    let err = parse_grid(text, "m.yml", &Overrides::default(), None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("memory size"), "{err}");
+}
