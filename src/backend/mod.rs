@@ -221,7 +221,8 @@ pub fn check_dimension(algorithm: &Algorithm, dimension: usize) -> Result<()> {
         format!("; {} take(s) it", others.join(", "))
     };
     Err(crate::Error::Config(format!(
-        "{}: its index takes at most {} dimensions; this dataset has {dimension}{hint}          (nothing was sent to the server)",
+        "{}: its index takes at most {} dimensions; this dataset has {dimension}{hint} \
+         (nothing was sent to the server)",
         algorithm.name, algorithm.max_dimension
     )))
 }
