@@ -45,6 +45,7 @@ mariadb_write_cnf() {
         echo "max_connections=${ANNBENCH_MAX_CONNECTIONS:-300}"
         echo "innodb_buffer_pool_size=${ANNBENCH_INNODB_BUFFER_POOL_SIZE:-${q}M}"
         echo "innodb_log_file_size=${ANNBENCH_INNODB_LOG_FILE_SIZE:-1G}"
+        echo "innodb_log_buffer_size=${ANNBENCH_INNODB_LOG_BUFFER_SIZE:-16M}"
         if [ "$M_PORT_VAR" = MARIADB_PORT ]; then
             # The 16 MiB default makes big graphs thrash (the cache is reset when full).
             echo "mhnsw_max_cache_size=${ANNBENCH_MHNSW_MAX_CACHE_SIZE:-${q}M}"

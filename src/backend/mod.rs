@@ -236,8 +236,8 @@ pub struct BackendOptions {
     /// Database (MariaDB) / schema (PostgreSQL) annbench owns and keeps its tables in;
     /// default `annbench`.
     pub schema: Option<String>,
-    /// Connections used to load the table (default 2: it won on both servers in the idle release
-    /// run of `docs/bench-backends.md`).
+    /// Connections used to load the table (default: MariaDB 1, PostgreSQL 2, the faster in
+    /// `docs/bench-backends.md`).
     pub load_connections: Option<usize>,
     /// A server's data directory as seen from this machine; MariaDB needs it only for the
     /// index size of MyISAM tables (default: its `@@datadir`, or `ANNBENCH_MARIADB_DATADIR`).
@@ -272,9 +272,9 @@ impl BackendOptions {
         crate::connect::server_url(kind, self.urls.get(&kind).map(String::as_str))
     }
 
-    /// Connections used to load a table (default 2).
-    pub fn load_connections(&self) -> usize {
-        self.load_connections.unwrap_or(2).max(1)
+    /// Connections used to load a table: the option, else the database's `default`.
+    pub fn load_connections_or(&self, default: usize) -> usize {
+        self.load_connections.unwrap_or(default).max(1)
     }
 
     /// The schema (MariaDB: database) annbench keeps its tables in, checked.

@@ -8,6 +8,7 @@ mod check;
 mod conn;
 pub mod errors;
 pub mod load;
+mod load_send;
 pub mod search;
 pub mod server;
 mod stop;
@@ -15,7 +16,6 @@ mod stop;
 pub use errors::sql_err;
 pub use load::LoadMethod;
 
-use super::parallel::method_label;
 use super::prepared::PreparedFor;
 use super::server::Database;
 use super::spec::{Algorithm, Contract, Param};
@@ -157,7 +157,7 @@ impl MariaDb {
             db,
             datadir,
             load_method: LoadMethod::default(),
-            load_connections: opts.load_connections(),
+            load_connections: opts.load_connections_or(load::DEFAULT_CONNECTIONS),
             build_timeout: opts.build_timeout,
             loaded: None,
         })
@@ -276,6 +276,7 @@ impl Backend for MariaDb {
     fn load(&mut self, spec: &TableSpec, train: ArrayView2<'_, f32>) -> Result<LoadReport> {
         super::check_dimension(&ALGORITHM, spec.dimension)?;
         check_train(train, spec.dimension, &spec.dataset)?;
+        load::check_lengths(train, &spec.dataset)?;
         let fingerprint = fingerprint_hex(train);
         self.loaded = None;
         let (url, method, conns) = (self.url.clone(), self.load_method, self.load_connections);
@@ -285,8 +286,8 @@ impl Backend for MariaDb {
             train.nrows(),
             &fingerprint,
             &mut |_, qt| {
-                let secs = load::load_rows(&url, qt, train, method, conns)?;
-                Ok((secs, method_label(method.label(), conns)))
+                let done = load::load_rows(&url, qt, train, method, conns)?;
+                Ok((done.seconds, done.method))
             },
         )?;
         self.loaded = Some(Loaded {

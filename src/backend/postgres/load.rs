@@ -14,6 +14,10 @@ use postgres::binary_copy::BinaryCopyInWriter;
 use postgres::types::Type;
 use std::time::Instant;
 
+/// Connections a load uses unless told otherwise: 2 loaded faster than 1 in
+/// `docs/bench-backends.md`.
+pub const DEFAULT_CONNECTIONS: usize = 2;
+
 /// How rows are sent to PostgreSQL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LoadMethod {

@@ -115,7 +115,7 @@ impl PgBackend {
             pgvector,
             notices,
             load_method: LoadMethod::default(),
-            load_connections: opts.load_connections(),
+            load_connections: opts.load_connections_or(load::DEFAULT_CONNECTIONS),
             build_timeout: opts.build_timeout,
             loaded: None,
         })
