@@ -242,8 +242,8 @@ pub struct BackendOptions {
     /// A server's data directory as seen from this machine; MariaDB needs it only for the
     /// index size of MyISAM tables (default: its `@@datadir`, or `ANNBENCH_MARIADB_DATADIR`).
     pub data_dirs: BTreeMap<ServerKind, PathBuf>,
-    /// `--timeout`: the longest one index build may take; backends apply it as a statement
-    /// timeout on the build. `None`: no limit.
+    /// `--timeout`: the longest one index build may take; the build watcher stops a build that
+    /// passes it, and such a build is never measured ([`sql::watch`]). `None`: no limit.
     pub build_timeout: Option<std::time::Duration>,
 }
 

@@ -80,7 +80,6 @@ pub(super) fn build(b: &mut MariaDb, params: &Params, cancel: &Cancel<'_>) -> Re
         ALGORITHM.name,
         params,
         b.build_timeout,
-        |_| false,
         |e| sql_err(e, "building the vector index"),
         || recover_table(b, &qt),
     )?;

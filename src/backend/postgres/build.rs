@@ -1,7 +1,7 @@
 //! The index build of any pgvector algorithm (timeout, Ctrl-C, phases from
 //! `pg_stat_progress_create_index`, the server's notices, the index size) and the plan check.
 
-use super::errors::{is_cancelled, pg_err};
+use super::errors::pg_err;
 use super::search::VecParam;
 use super::server::connect;
 use super::{Loaded, PgBackend};
@@ -62,14 +62,6 @@ pub(super) fn build(
     let progress = watcher
         .prepare("SELECT phase FROM pg_stat_progress_create_index WHERE pid = $1")
         .ok();
-    // Set last so that the timeout bounds CREATE INDEX alone, never the set-up queries above.
-    match b.build_timeout {
-        Some(t) => c.run(
-            &format!("SET statement_timeout = {}", t.as_millis().max(1)),
-            "setting the build timeout",
-        )?,
-        None => c.run("RESET statement_timeout", "resetting the build timeout")?,
-    }
     b.drain_notices();
     let sql = format!(
         "CREATE INDEX {} ON {} USING {}",
@@ -77,7 +69,9 @@ pub(super) fn build(
         target.table,
         b.index.using(&target, &args)?
     );
-    // PostgreSQL enforces the limit itself (statement_timeout), so the watcher has no deadline.
+    // The watcher enforces the time limit with pg_cancel_backend, as for Ctrl-C: a session
+    // statement_timeout would also bound the statements after the build, and resetting it is
+    // itself a statement that the timeout can cancel on a busy machine.
     let w = watch::run(
         PgWatch {
             client: watcher,
@@ -85,26 +79,16 @@ pub(super) fn build(
             progress,
         },
         cancel,
-        None,
+        b.build_timeout,
         || b.client.batch_execute(&sql),
     );
     let notices = b.drain_notices();
-    if b.build_timeout.is_some() {
-        // Reset on every outcome but a lost connection, whose own error is the one to report.
-        let reset = b
-            .client
-            .run("RESET statement_timeout", "resetting the build timeout");
-        if w.result.is_ok() {
-            reset?;
-        }
-    }
     let (seconds, phases) = (w.seconds, w.phases.clone());
     let drop_index = format!("DROP INDEX IF EXISTS {}.{}", b.schema, l.index);
     w.finish(
         algo.name,
         params,
         b.build_timeout,
-        is_cancelled,
         |e| pg_err(e, "building the index"),
         // A build that completed as it was stopped leaves its index; nothing else is left.
         || {

@@ -95,8 +95,3 @@ pub fn is_duplicate(e: &postgres::Error) -> bool {
     e.code()
         .is_some_and(|c| matches!(c.code(), "23505" | "42P06" | "42P07" | "42710"))
 }
-
-/// Whether `e` is a statement cancelled by `statement_timeout` (or a cancel request).
-pub fn is_cancelled(e: &postgres::Error) -> bool {
-    e.code().is_some_and(|c| c.code() == "57014")
-}

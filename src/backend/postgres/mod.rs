@@ -79,7 +79,7 @@ pub struct PgBackend {
     pub load_method: LoadMethod,
     /// Connections used by [`Backend::load`].
     pub load_connections: usize,
-    /// Longest one index build may take (`statement_timeout` on the build statement).
+    /// Longest one index build may take (enforced by the build watcher).
     pub build_timeout: Option<std::time::Duration>,
     loaded: Option<Loaded>,
 }
