@@ -203,6 +203,22 @@ pub fn databases() -> Vec<&'static Database> {
     out
 }
 
+/// The server settings the parameters of the algorithms on `kind` servers set, each once, in
+/// registry order (recorded with results next to the database's own list).
+pub fn parameter_settings(kind: ServerKind) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    let params = ALGORITHMS
+        .iter()
+        .filter(|a| a.database.is_some_and(|d| d.kind == kind))
+        .flat_map(|a| a.build.iter().chain(a.query));
+    for name in params.filter_map(|p| p.setting) {
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
+}
+
 /// Refuse a dimension above what `algorithm`'s table and index take, naming the registered
 /// algorithms on the same server that take it.
 pub fn check_dimension(algorithm: &Algorithm, dimension: usize) -> Result<()> {

@@ -67,6 +67,9 @@ pub struct Param {
     pub help: &'static str,
     /// How `auto` values derive from the number of rows, where the parameter accepts them.
     pub auto: Option<Auto>,
+    /// The server setting the parameter sets per session (e.g. `hnsw.ef_search`): the
+    /// database records its global value with every result.
+    pub setting: Option<&'static str>,
 }
 
 /// The values a parameter takes.
@@ -118,6 +121,7 @@ impl Param {
             need: Need::Required,
             help,
             auto: None,
+            setting: None,
         }
     }
 
@@ -133,6 +137,7 @@ impl Param {
             need: Need::Required,
             help,
             auto: None,
+            setting: None,
         }
     }
 
@@ -144,6 +149,7 @@ impl Param {
             need: Need::Required,
             help,
             auto: None,
+            setting: None,
         }
     }
 
@@ -151,6 +157,14 @@ impl Param {
     pub const fn optional(self, when_absent: &'static str) -> Param {
         Param {
             need: Need::Optional(when_absent),
+            ..self
+        }
+    }
+
+    /// This parameter, applied as the server setting `name`.
+    pub const fn sets(self, name: &'static str) -> Param {
+        Param {
+            setting: Some(name),
             ..self
         }
     }

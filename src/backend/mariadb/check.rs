@@ -3,7 +3,7 @@
 //! set.
 
 use super::errors::mariadb_error;
-use super::server::{self, SETTINGS};
+use super::server;
 use crate::backend::server::{CheckReport, MIB, floor, human_bytes, recommended, short};
 use crate::connect::ServerUrl;
 use crate::{Error, Result};
@@ -26,9 +26,9 @@ pub fn check(url: &ServerUrl, report: &mut CheckReport, ram: u64) -> Result<()> 
     let info = server::server_info(&mut conn, url)?;
     let get = |name: &str| info.settings.get(name).map(String::as_str);
     let bytes = |name: &str| get(name).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    for name in SETTINGS {
+    for name in server::settings() {
         if let Some(v) = get(name) {
-            let shown = match *name {
+            let shown = match name {
                 "mhnsw_max_cache_size" | "innodb_buffer_pool_size" | "key_buffer_size" => {
                     human_bytes(bytes(name))
                 }

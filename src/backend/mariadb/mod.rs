@@ -61,7 +61,8 @@ pub static ALGORITHM: Algorithm = Algorithm {
         10_000,
         "candidate list size per query (mhnsw_ef_search)",
     )
-    .optional("the server's mhnsw_ef_search")],
+    .optional("the server's mhnsw_ef_search")
+    .sets(search::EF_SEARCH_SETTING)],
     rules: &[],
     // VECTOR(16383) is the type's limit, but with the INT id the row would pass the 65535
     // bytes MariaDB allows a row.

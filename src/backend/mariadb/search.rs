@@ -21,13 +21,14 @@ pub fn query_sql(table: &str, metric: Metric, k: usize) -> String {
     format!("SELECT id FROM {table} ORDER BY {f}(v, CAST(? AS BINARY)) LIMIT {k}")
 }
 
+/// The server setting of the `ef_search` query arg.
+pub const EF_SEARCH_SETTING: &str = "mhnsw_ef_search";
+
 /// The session setting of checked query args: `ef_search`, or the server's default when a
 /// point leaves it out (nothing carries over from the previous point).
 pub fn settings_sql(args: &Args) -> String {
-    match args.int("ef_search") {
-        Some(ef) => format!("SET SESSION mhnsw_ef_search = {ef}"),
-        None => "SET SESSION mhnsw_ef_search = DEFAULT".into(),
-    }
+    let value = args.int("ef_search").map_or("DEFAULT".into(), |ef| ef.to_string());
+    format!("SET SESSION {EF_SEARCH_SETTING} = {value}")
 }
 
 /// The query vector as the bytes of a MariaDB `VECTOR`.

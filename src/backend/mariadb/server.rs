@@ -5,18 +5,18 @@
 use super::errors::mariadb_error;
 use crate::backend::ServerInfo;
 use crate::backend::server::Version;
-use crate::connect::{CONNECT_TIMEOUT, ServerUrl};
+use crate::connect::{CONNECT_TIMEOUT, ServerKind, ServerUrl};
 use crate::{Error, Result};
 use mysql::prelude::Queryable;
 
 /// The first MariaDB with the VECTOR type and MHNSW index.
 pub const MIN_MARIADB: (u32, u32) = (11, 7);
 
-/// Server variables recorded with every result and shown by `servers check`, in this order.
+/// Server variables recorded with every result and shown by `servers check`, in this order,
+/// followed by those the algorithms' parameters set ([`crate::backend::parameter_settings`]).
 pub const SETTINGS: &[&str] = &[
     "mhnsw_max_cache_size",
     "innodb_buffer_pool_size",
-    "mhnsw_ef_search",
     "mhnsw_default_m",
     "key_buffer_size",
     "local_infile",
@@ -99,9 +99,16 @@ pub fn server_info_at(url: &ServerUrl) -> Result<ServerInfo> {
     server_info(&mut connect(url)?, url)
 }
 
-/// `SHOW GLOBAL VARIABLES` for [`SETTINGS`], as `(name, value)`.
+/// [`SETTINGS`], then the ones the algorithms' parameters set.
+pub fn settings() -> Vec<&'static str> {
+    let mut all = SETTINGS.to_vec();
+    all.extend(crate::backend::parameter_settings(ServerKind::MariaDb));
+    all
+}
+
+/// `SHOW GLOBAL VARIABLES` for [`settings`], as `(name, value)`.
 fn read_variables(conn: &mut mysql::Conn, url: &ServerUrl) -> Result<Vec<(String, String)>> {
-    let list = SETTINGS
+    let list = settings()
         .iter()
         .map(|n| format!("'{n}'"))
         .collect::<Vec<_>>()

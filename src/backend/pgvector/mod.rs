@@ -26,7 +26,10 @@ pub const EF_SEARCH: Param = Param::int(
     1000,
     "candidate list size per query (hnsw.ef_search)",
 )
-.optional("the server's hnsw.ef_search");
+.optional("the server's hnsw.ef_search")
+.sets(EF_SEARCH_SETTING);
+/// The session setting of [`EF_SEARCH`].
+pub const EF_SEARCH_SETTING: &str = "hnsw.ef_search";
 /// pgvector refuses a build with `ef_construction < 2 * m`.
 pub const EF_CONSTRUCTION_RULE: Rule = Rule::AtLeast {
     key: "ef_construction",
@@ -159,7 +162,7 @@ impl PgIndex for Hnsw {
 
     fn settings(&self, _: &Target, args: &Args) -> Result<String> {
         let ef = args.int("ef_search").map(|v| v.to_string());
-        Ok(set_or_reset("hnsw.ef_search", ef))
+        Ok(set_or_reset(EF_SEARCH_SETTING, ef))
     }
 
     fn query(&self, t: &Target, k: usize, _: &Args) -> String {

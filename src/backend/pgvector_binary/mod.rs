@@ -3,7 +3,7 @@
 //! `pgvector`. A query takes the `candidates` nearest rows by Hamming distance through the
 //! index, then re-ranks them by the exact distance in SQL and keeps the `k` nearest.
 
-use super::pgvector::{EF_CONSTRUCTION, EF_CONSTRUCTION_RULE, M};
+use super::pgvector::{EF_CONSTRUCTION, EF_CONSTRUCTION_RULE, EF_SEARCH_SETTING, M};
 use super::postgres::index::{PgIndex, Target, distance_op, set_or_reset};
 use super::postgres::{DATABASE, MAINTENANCE_WORK_MEM, PgBackend};
 use super::spec::{Algorithm, Contract, Param, Rule};
@@ -31,7 +31,8 @@ pub static ALGORITHM: Algorithm = Algorithm {
             1000,
             "candidate list size of the bit index (hnsw.ef_search)",
         )
-        .optional("candidates"),
+        .optional("candidates")
+        .sets(EF_SEARCH_SETTING),
     ],
     rules: &[
         EF_CONSTRUCTION_RULE,
@@ -74,7 +75,7 @@ impl PgIndex for Binary {
 
     fn settings(&self, _: &Target, args: &Args) -> Result<String> {
         let ef = args.int("ef_search").or(args.int("candidates"));
-        Ok(set_or_reset("hnsw.ef_search", ef.map(|v| v.to_string())))
+        Ok(set_or_reset(EF_SEARCH_SETTING, ef.map(|v| v.to_string())))
     }
 
     fn query(&self, t: &Target, k: usize, args: &Args) -> String {

@@ -7,6 +7,10 @@ use super::spec::{Algorithm, Auto, Contract, Param};
 use crate::backend::args::Args;
 use crate::{Error, Result};
 
+/// The session settings of the query args.
+const PROBES: &str = "ivfflat.probes";
+const ITERATIVE_SCAN: &str = "ivfflat.iterative_scan";
+
 /// pgvector's guidance: rows/1000 lists up to 1M rows, sqrt(rows) beyond.
 const LISTS_AUTO: Auto = Auto {
     value: |rows| {
@@ -36,13 +40,15 @@ pub static ALGORITHM: Algorithm = Algorithm {
             32768,
             "cells scanned per query (ivfflat.probes)",
         )
-        .optional("the server's ivfflat.probes"),
+        .optional("the server's ivfflat.probes")
+        .sets(PROBES),
         Param::choice(
             "iterative_scan",
             &["off", "relaxed_order"],
             "scan more cells when too few rows are found (ivfflat.iterative_scan, pgvector 0.8)",
         )
-        .optional("off"),
+        .optional("off")
+        .sets(ITERATIVE_SCAN),
     ],
     rules: &[],
     max_dimension: 2000,
@@ -73,11 +79,11 @@ impl PgIndex for IvfFlat {
     }
 
     fn settings(&self, t: &Target, args: &Args) -> Result<String> {
-        let mut sql = set_or_reset("ivfflat.probes", args.int("probes").map(|p| p.to_string()));
+        let mut sql = set_or_reset(PROBES, args.int("probes").map(|p| p.to_string()));
         let scan = args.text("iterative_scan");
         if t.pgvector.at_least((0, 8)) {
             sql.push_str("; ");
-            sql.push_str(&set_or_reset("ivfflat.iterative_scan", scan.map(str::to_string)));
+            sql.push_str(&set_or_reset(ITERATIVE_SCAN, scan.map(str::to_string)));
         } else if scan.is_some_and(|s| s != "off") {
             return Err(Error::Config(format!(
                 "pgvector_ivfflat query arg iterative_scan={}: pgvector {} has no \

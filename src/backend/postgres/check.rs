@@ -3,7 +3,7 @@
 //! that would distort a benchmark, each with the value to set.
 
 use super::errors::postgres_error;
-use super::server::{self, SETTINGS};
+use super::server;
 use crate::backend::server::{CheckReport, Version, floor, human_bytes, recommended, short};
 use crate::connect::{ServerKind, ServerUrl};
 use crate::{Error, Result};
@@ -26,7 +26,7 @@ pub fn check(url: &ServerUrl, report: &mut CheckReport, ram: u64) -> Result<()> 
     report.version = Some(format!("PostgreSQL {}", row.get::<_, String>(0)));
     let pgvector = server::ensure_pgvector(&mut client, url)?;
     let info = server::server_info(&mut client, url)?;
-    report.settings = SETTINGS
+    report.settings = server::settings()
         .iter()
         .filter_map(|n| info.settings.get(*n).map(|v| (n.to_string(), v.clone())))
         .filter(|(_, v)| !v.is_empty())

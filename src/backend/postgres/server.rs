@@ -5,12 +5,13 @@
 use super::errors::postgres_error;
 use crate::backend::ServerInfo;
 use crate::backend::server::Version;
-use crate::connect::{CONNECT_TIMEOUT, ServerUrl};
+use crate::connect::{CONNECT_TIMEOUT, ServerKind, ServerUrl};
 use crate::{Error, Result};
 use postgres::Client;
 use std::sync::{Arc, Mutex};
 
-/// Settings recorded with every result and shown by `servers check`, in this order.
+/// Settings recorded with every result and shown by `servers check`, in this order, followed
+/// by those the algorithms' parameters set ([`crate::backend::parameter_settings`]).
 pub const SETTINGS: &[&str] = &[
     "shared_buffers",
     "maintenance_work_mem",
@@ -20,11 +21,15 @@ pub const SETTINGS: &[&str] = &[
     "effective_cache_size",
     "jit",
     "max_connections",
-    "hnsw.ef_search",
     "hnsw.iterative_scan",
-    "ivfflat.probes",
-    "ivfflat.iterative_scan",
 ];
+
+/// [`SETTINGS`], then the ones the algorithms' parameters set.
+pub fn settings() -> Vec<&'static str> {
+    let mut all = SETTINGS.to_vec();
+    all.extend(crate::backend::parameter_settings(ServerKind::Postgres));
+    all
+}
 
 /// The driver configuration of `url`, with annbench's connect timeout unless the URL sets one.
 pub fn config(url: &ServerUrl) -> Result<postgres::Config> {
@@ -65,7 +70,7 @@ pub fn connect_collecting(url: &ServerUrl, notices: Arc<Mutex<Vec<String>>>) -> 
         .map_err(|e| postgres_error(url, "connecting", e))
 }
 
-/// Version, with pgvector's, and [`SETTINGS`], for the result files. Enables pgvector like
+/// Version, with pgvector's, and [`settings`], for the result files. Enables pgvector like
 /// [`ensure_pgvector`], and fails like it.
 pub fn server_info(client: &mut Client, url: &ServerUrl) -> Result<ServerInfo> {
     let pgvector = ensure_pgvector(client, url)?;
@@ -80,7 +85,7 @@ pub fn server_info(client: &mut Client, url: &ServerUrl) -> Result<ServerInfo> {
     let rows = client
         .query(
             "SELECT n, coalesce(current_setting(n, true), '') FROM unnest($1::text[]) AS n",
-            &[&SETTINGS],
+            &[&settings()],
         )
         .map_err(|e| postgres_error(url, "reading settings", e))?;
     Ok(ServerInfo {
