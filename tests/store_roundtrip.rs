@@ -67,6 +67,7 @@ fn sample_point() -> PointResult {
             ram_bytes: 1 << 30,
             finished_at: "2026-11-29T22:00:00Z".into(),
             notices: vec!["a notice".into()],
+            command: "annbench run --dataset x --mariadb mysql://u:***@h/db".into(),
         },
     }
 }

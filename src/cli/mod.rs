@@ -39,6 +39,11 @@ enum Command {
     Export(report::ExportArgs),
     /// Relative QPS of one labelled run against another.
     Compare(report::CompareArgs),
+    /// Write a self-contained HTML report (interactive charts, tables, metadata) that opens
+    /// offline.
+    Report(report::ReportArgs),
+    /// Plot stored results as PNG or SVG (by the --output extension).
+    Plot(report::PlotArgs),
 }
 
 /// Entry point shared by the binary and the Python `annbench` command.
@@ -67,6 +72,8 @@ where
         Command::Table(args) => report::table(args),
         Command::Export(args) => report::export(args),
         Command::Compare(args) => report::compare(args),
+        Command::Report(args) => report::report(args),
+        Command::Plot(args) => report::plot(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -91,4 +91,8 @@ pub struct Environment {
     pub finished_at: String,
     /// Warnings raised while measuring (client bottleneck, build notices...).
     pub notices: Vec<String>,
+    /// The command line of the process that measured the point, passwords masked (empty in
+    /// files written before annbench recorded it).
+    #[serde(default)]
+    pub command: String,
 }
