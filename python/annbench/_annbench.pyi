@@ -170,5 +170,6 @@ def run_sweep(
     postgres: str | None,
     timeout: float | None,
     callback: Callable[[dict[str, Any]], object] | None,
+    keep_going: bool = False,
 ) -> str: ...
 def algorithms_json() -> str: ...

@@ -1,5 +1,6 @@
 //! `annbench servers ...`
 
+use super::out::outln;
 use crate::connect::ServerKind;
 use crate::servers::{CheckOutcome, ServerCheck, check_all};
 use crate::{Error, Result};
@@ -48,11 +49,11 @@ fn check(args: CheckArgs) -> Result<()> {
     if args.json {
         let text = serde_json::to_string_pretty(&outcomes)
             .map_err(|e| Error::Results(format!("cannot write JSON: {e}")))?;
-        println!("{text}");
+        outln!("{text}");
     } else {
         for (i, outcome) in outcomes.iter().enumerate() {
             if i > 0 {
-                println!();
+                outln!();
             }
             print_outcome(outcome);
         }
@@ -88,13 +89,13 @@ fn check(args: CheckArgs) -> Result<()> {
 fn print_outcome(outcome: &CheckOutcome) {
     let c = match outcome {
         CheckOutcome::NotConfigured { server, hint } => {
-            println!("{server}: not configured ({hint})");
+            outln!("{server}: not configured ({hint})");
             return;
         }
         CheckOutcome::Checked(c) => c,
     };
-    println!("{} {} (from {})", c.server, c.url, c.source);
-    let row = |k: &str, v: &str| println!("  {k:<34} {v}");
+    outln!("{} {} (from {})", c.server, c.url, c.source);
+    let row = |k: &str, v: &str| outln!("  {k:<34} {v}");
     let r = &c.report;
     if let Some(v) = &r.version {
         row("version", v);
@@ -106,11 +107,11 @@ fn print_outcome(outcome: &CheckOutcome) {
         row(k, v);
     }
     for w in &r.warnings {
-        println!("  warning: {w}");
+        outln!("  warning: {w}");
     }
     match &c.error {
-        None if r.warnings.is_empty() => println!("  status: usable"),
-        None => println!("  status: usable, with {} warning(s)", r.warnings.len()),
-        Some(e) => println!("  status: UNUSABLE: {e}"),
+        None if r.warnings.is_empty() => outln!("  status: usable"),
+        None => outln!("  status: usable, with {} warning(s)", r.warnings.len()),
+        Some(e) => outln!("  status: UNUSABLE: {e}"),
     }
 }

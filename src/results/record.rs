@@ -24,6 +24,11 @@ pub struct PointResult {
     pub clients: usize,
     /// User label of the run, e.g. `mariadb-11.8`.
     pub label: Option<String>,
+    /// Fingerprint of the data the point was measured on (train, test, the ground truth's first
+    /// `count` columns and the metric; see [`crate::dataset::fingerprint`]). A stored point is
+    /// reused only for data with the same fingerprint. `None` for files of earlier versions
+    /// and for ann-benchmarks results.
+    pub dataset_fingerprint: Option<String>,
 
     // Timings of the index this point ran on.
     /// Table load seconds (None for ann-benchmarks results, which do not separate it).

@@ -69,6 +69,8 @@ pub struct Script {
     pub latency: Option<Duration>,
     /// How long a build takes; it polls the cancel request meanwhile, like a real backend.
     pub build_time: Option<Duration>,
+    /// Builds with these build args (`describe` text, e.g. `m=4`) fail.
+    pub fail_builds: Vec<String>,
 }
 
 pub struct Fake {
@@ -150,6 +152,11 @@ impl Backend for Fake {
             std::thread::sleep(Duration::from_millis(5));
         }
         let mut log = self.log.lock().unwrap();
+        if self.script.fail_builds.contains(&describe(build_args)) {
+            log.calls
+                .push(format!("build {} failed", describe(build_args)));
+            return Err(Error::Backend("fake build failed".into()));
+        }
         log.calls.push(format!("build {}", describe(build_args)));
         log.first_searcher = log.searches.len();
         Ok(BuildReport {

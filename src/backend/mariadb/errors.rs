@@ -5,11 +5,11 @@
 
 use crate::Error;
 use crate::connect::ServerUrl;
-use crate::connect::errors::{START_HINT, io_message, kind_text, scrub};
+use crate::connect::errors::{START_HINT, io_message, kind_text, scrub, tidy};
 
 /// A MariaDB driver error during `context` (e.g. "connecting", "creating the table").
 pub fn mariadb_error(url: &ServerUrl, context: &str, err: mysql::Error) -> Error {
-    let user = url.expose().username().to_string();
+    let user = url.user();
     let db = url.database();
     let msg = match &err {
         mysql::Error::MySqlError(e) => match e.code {
@@ -39,10 +39,23 @@ pub fn mariadb_error(url: &ServerUrl, context: &str, err: mysql::Error) -> Error
                 "MariaDB at {url}, while {context}: error {} ({}): {}",
                 e.code,
                 e.state,
-                scrub(&e.message, url)
+                tidy(&scrub(&e.message, url))
             ),
         },
         mysql::Error::IoError(e) => io_message(url, context, e),
+        // The driver's own Display wraps these as `CodecError { .. }` (Rust debug style).
+        mysql::Error::CodecError(e) => {
+            match std::error::Error::source(e).and_then(|s| s.downcast_ref::<std::io::Error>()) {
+                Some(io) => io_message(url, context, io),
+                None => format!(
+                    "MariaDB at {url}, while {context}: {}",
+                    scrub(&e.to_string(), url)
+                ),
+            }
+        }
+        mysql::Error::UrlError(e) => {
+            format!("bad MariaDB URL {url}: {}", scrub(&url_error_text(e), url))
+        }
         mysql::Error::DriverError(e) => match e {
             mysql::DriverError::ConnectTimeout => {
                 format!("cannot reach MariaDB at {url}: connection timed out; {START_HINT}")
@@ -65,6 +78,14 @@ pub fn mariadb_error(url: &ServerUrl, context: &str, err: mysql::Error) -> Error
         ),
     };
     Error::Server(msg)
+}
+
+/// The URL error's text without the driver's `URL ParseError { .. }` wrapping.
+pub fn url_error_text(e: &mysql::UrlError) -> String {
+    match e {
+        mysql::UrlError::ParseError(p) => p.to_string(),
+        other => other.to_string(),
+    }
 }
 
 /// Map a driver error: a lost or refused connection is a server problem, anything else a

@@ -2,7 +2,7 @@
 //! settings recorded with every result. `servers check` and the backend use these same
 //! functions.
 
-use super::errors::mariadb_error;
+use super::errors::{mariadb_error, url_error_text};
 use crate::backend::ServerInfo;
 use crate::backend::server::Version;
 use crate::connect::{CONNECT_TIMEOUT, ServerKind, ServerUrl};
@@ -39,7 +39,7 @@ pub fn connect(url: &ServerUrl) -> Result<mysql::Conn> {
     let opts = mysql::Opts::from_url(u.as_str()).map_err(|e| {
         Error::Config(format!(
             "bad MariaDB URL {url}: {}",
-            crate::connect::errors::scrub(&e.to_string(), url)
+            crate::connect::errors::scrub(&url_error_text(&e), url)
         ))
     })?;
     let mut builder = mysql::OptsBuilder::from_opts(opts);

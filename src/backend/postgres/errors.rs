@@ -10,7 +10,7 @@ use crate::connect::errors::{START_HINT, find_io, io_message, scrub};
 /// A PostgreSQL driver error during `context`.
 pub fn postgres_error(url: &ServerUrl, context: &str, err: postgres::Error) -> Error {
     use postgres::error::SqlState;
-    let user = url.expose().username().to_string();
+    let user = url.user();
     let db = url.database();
     let Some(db_err) = err.as_db_error() else {
         // No server answer: the socket failed, timed out or closed.

@@ -111,7 +111,7 @@ pub fn ensure_pgvector(client: &mut Client, url: &ServerUrl) -> Result<Version> 
         return Ok(v);
     }
     let db = url.database();
-    let user = url.expose().username().to_string();
+    let user = url.user();
     let available: Option<String> = client
         .query_opt(
             "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'",
