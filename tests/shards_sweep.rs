@@ -6,7 +6,9 @@
 
 mod servers_support;
 
-use annbench::connect::{connect_mariadb, connect_postgres};
+use annbench::backend::{
+    mariadb::server::connect as connect_mariadb, postgres::server::connect as connect_postgres,
+};
 use annbench::runner::{self, SweepOptions};
 use annbench::shard::ShardInfo;
 use mysql::prelude::Queryable;
@@ -60,7 +62,7 @@ fn planned(data: &Path) -> BTreeSet<String> {
         ..SweepOptions::default()
     };
     let mut keys = BTreeSet::new();
-    for g in runner::plan(&opts).unwrap() {
+    for g in runner::plan(&opts, None).unwrap() {
         for b in &g.builds {
             for q in &b.query_args {
                 let (b, q) = (
@@ -298,4 +300,42 @@ fn three_shards_at_once_merge_into_exactly_the_plan() {
     let rows: serde_json::Value = serde_json::from_str(&ok(&export, "export")).unwrap();
     assert_eq!(rows.as_array().map(Vec::len), Some(20));
     drop(schemas);
+}
+
+/// The dry run plans what a run will: `auto` grid values resolved against the dataset's rows
+/// (read from the file's shape) and repeated client counts dropped; no server is needed.
+#[test]
+fn the_dry_run_resolves_auto_values_like_a_run() {
+    let data =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("datasets/sift-5k-128-euclidean.hdf5");
+    let dir = tempfile::tempdir().unwrap();
+    let dry = annbench()
+        .args(["run", "--dataset"])
+        .arg(&data)
+        .args([
+            "--algorithm",
+            "pgvector_ivfflat",
+            "--build",
+            "lists=auto,auto*2",
+        ])
+        .args(["--query", "probes=1", "--clients", "1,1", "--shard", "1/2"])
+        .args(["--dry-run", "--results"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let dry = ok(&dry, "--dry-run");
+    assert!(
+        dry.contains("clients 1: 2 build(s), 2 point(s) of pgvector_ivfflat")
+            && !dry.contains("auto")
+            && !dry.contains("not found here"),
+        "{dry}"
+    );
+    assert!(files(dir.path()).is_empty());
+}
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect()
 }

@@ -203,7 +203,7 @@ mod tests {
                 .into_iter()
                 .collect(),
         };
-        load_grid(algorithm, None, &over).unwrap()
+        load_grid(algorithm, None, &over, None).unwrap()
     }
 
     fn plan() -> Vec<Grid> {

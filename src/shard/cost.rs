@@ -11,7 +11,8 @@
 //!
 //! The constants are least-squares fits to measured build seconds on `sift-5k-128-euclidean`
 //! (docs/distributed.md has the figures): the unit is "seconds on that set", which keeps
-//! MariaDB and pgvector builds comparable with each other. Other algorithms have no estimate.
+//! MariaDB and pgvector builds comparable with each other. Other algorithms (`exact`,
+//! `pgvector_binary`, `pgvector_ivfflat`: no measured builds to fit yet) have no estimate.
 
 use crate::params::Params;
 
@@ -70,5 +71,6 @@ mod tests {
         );
         assert_eq!(estimate("exact", &p(json!({}))), None);
         assert_eq!(estimate("faiss", &p(json!({"M": 16}))), None);
+        assert_eq!(estimate("pgvector_ivfflat", &p(json!({"lists": 4}))), None);
     }
 }

@@ -22,10 +22,31 @@ pub fn dataset_name(name_or_path: &str) -> String {
     }
 }
 
+/// The dataset's name in the store and its train rows, as a run will see them: from the
+/// file's shape (no vectors are read) or the registry; nothing is written or downloaded.
+/// Rows are `None` when neither knows the dataset.
+fn dataset_shape(opts: &SweepOptions) -> (String, Option<usize>) {
+    let candidates = [
+        Path::new(&opts.dataset).to_path_buf(),
+        opts.data_dir.join(format!("{}.hdf5", opts.dataset)),
+        opts.data_dir.join(&opts.dataset),
+    ];
+    let file = candidates.into_iter().find(|p| p.is_file());
+    if let Some(info) = file.and_then(|p| dataset::info(&p).ok()) {
+        return (info.name, Some(info.train));
+    }
+    match dataset::registry::lookup(&opts.dataset) {
+        Ok(entry) => (entry.name.clone(), Some(entry.train)),
+        Err(_) => (dataset_name(&opts.dataset), None),
+    }
+}
+
 /// Print the plan; nothing is measured.
 pub fn print(opts: &SweepOptions) -> Result<()> {
-    let grids = runner::plan(opts)?;
-    let name = dataset_name(&opts.dataset);
+    // The same plan a run makes: repeats dropped, `auto` values resolved against the rows.
+    let opts = &runner::without_repeats(opts);
+    let (name, rows) = dataset_shape(opts);
+    let grids = runner::plan(opts, rows)?;
     let shards = opts.shard.as_ref().map_or(1, |s| s.count);
     let label = opts.label.as_deref();
     let a = shard::assign(&grids, shards, &name, opts.count, label, &opts.clients);
@@ -49,7 +70,15 @@ pub fn print(opts: &SweepOptions) -> Result<()> {
             Some(s.index)
         }
     };
-    print_builds(opts, &name, &a, &grids, mine)
+    print_builds(opts, &name, &a, &grids, mine)?;
+    if rows.is_none() {
+        outln!(
+            "{} is not found here: `auto` grid values are shown unresolved, and the split may \
+             differ from a run's",
+            opts.dataset
+        );
+    }
+    Ok(())
 }
 
 /// One line per shard: builds, points and share of the estimated cost.
