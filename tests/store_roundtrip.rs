@@ -3,8 +3,11 @@
 
 use annbench::Metric;
 use annbench::backend::BuildPhase;
+use annbench::metrics::LatencySummary;
 use annbench::params::Params;
-use annbench::results::{self, Environment, Pass, PointMetrics, PointResult};
+use annbench::results::{
+    self, BuildRun, Environment, Flag, Interference, Pass, PointMetrics, PointResult,
+};
 use hdf5::types::VarLenUnicode;
 use ndarray::array;
 use serde_json::json;
@@ -40,23 +43,59 @@ fn sample_point() -> PointResult {
                 wall_seconds: 0.01,
                 queries: 2,
                 client_cpu_seconds: Some(0.004),
+                latency: Some(LatencySummary {
+                    mean: 0.005,
+                    p50: 0.005,
+                    p95: 0.006,
+                    p99: 0.006,
+                    p999: 0.006,
+                    max: 0.006,
+                }),
+                interference: Some(Interference {
+                    seconds: 0.011,
+                    cores: 2,
+                    other_cpu_seconds: Some(0.01),
+                    steal_seconds: 0.0,
+                    load_average: 3.2,
+                    heavy: true,
+                }),
+                used: false,
+                ..Pass::default()
             },
             Pass {
                 wall_seconds: 0.008,
                 queries: 2,
                 client_cpu_seconds: None,
+                build: 1,
+                stalled: true,
+                ..Pass::default()
             },
         ],
         metrics: PointMetrics {
             recall: 0.75,
             epsilon_recall: 0.75,
             qps: 250.0,
+            qps_ci_low: Some(200.0),
+            qps_ci_high: Some(250.0),
+            qps_ci_level: Some(0.5),
+            qps_best: 250.0,
+            qps_cv: Some(0.157),
+            passes: 1,
             qps_passes: vec![200.0, 250.0],
             latency_mean: 0.00175,
             latency_p50: 0.00175,
             latency_p95: 0.002425,
             latency_p99: 0.002485,
             latency_p999: 0.0024985,
+            short_results: 1,
+            flags: vec![Flag::Interference, Flag::Stalled],
+            builds: vec![BuildRun {
+                build_seconds: 3.5,
+                index_size_bytes: Some(123_456),
+                recall: 0.75,
+                epsilon_recall: 0.75,
+                qps: 250.0,
+            }],
         },
         environment: Environment {
             annbench_version: "0.1.0".into(),
@@ -105,6 +144,58 @@ fn a_point_reads_back_equal_and_no_temp_file_is_left() {
     let loaded = results::load_points(dir.path(), "tiny-euclidean", 2, dir.path()).unwrap();
     assert_eq!(loaded.len(), 1);
     assert_eq!(loaded[0].metrics, point.metrics);
+}
+
+#[test]
+fn format_1_files_read_with_the_median_and_the_best_pass_apart() {
+    // A file as annbench format 1 wrote it: `qps` was the best pass, passes had no latency or
+    // interference, metrics had no interval.
+    let dir = tempfile::tempdir().unwrap();
+    let path = results::write_point(dir.path(), &sample_point()).unwrap();
+    let f = hdf5::File::open_rw(&path).unwrap();
+    let text = f
+        .attr("annbench")
+        .unwrap()
+        .read_scalar::<VarLenUnicode>()
+        .unwrap()
+        .as_str()
+        .to_string();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["format"] = json!(1);
+    v["passes"] = json!([
+        {"wall_seconds": 0.01, "queries": 2, "client_cpu_seconds": 0.004},
+        {"wall_seconds": 0.008, "queries": 2, "client_cpu_seconds": null},
+        {"wall_seconds": 0.0087, "queries": 2, "client_cpu_seconds": null}
+    ]);
+    let m = v["metrics"].as_object_mut().unwrap();
+    m.retain(|k, _| {
+        [
+            "recall",
+            "epsilon_recall",
+            "qps",
+            "qps_passes",
+            "latency_mean",
+            "latency_p50",
+            "latency_p95",
+            "latency_p99",
+            "latency_p999",
+        ]
+        .contains(&k.as_str())
+    });
+    m.insert("qps".into(), json!(250.0));
+    m.insert("qps_passes".into(), json!([200.0, 250.0, 230.0]));
+    f.delete_attr("annbench").unwrap();
+    str_attr(&f, "annbench", &v.to_string());
+    f.close().unwrap();
+    let back = results::read_point(&path).unwrap();
+    let m = &back.metrics;
+    assert_eq!((m.qps, m.qps_best, m.passes), (230.0, 250.0, 3));
+    // 3 passes: [min, max] at 75%.
+    assert_eq!(
+        (m.qps_ci_low, m.qps_ci_high, m.qps_ci_level),
+        (Some(200.0), Some(250.0), Some(0.75))
+    );
+    assert!(m.flags.is_empty() && back.passes.iter().all(|p| p.used && p.build == 0));
 }
 
 #[test]

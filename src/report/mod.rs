@@ -23,10 +23,10 @@ pub(crate) mod testutil;
 
 pub use build_table::{BuildRow, build_table};
 pub use clients::{ClientsGroup, clients_table};
-pub use compare::{Comparison, compare};
+pub use compare::{CompareOptions, Comparison, compare, compare_with};
 pub use export::export_table;
 pub use pareto::{Frontier, FrontierPoint, pareto};
 pub use render::{Format, Table, render};
 pub use series::SeriesKey;
-pub use stats::Summary;
+pub use stats::{Stat, Summary, apply_stat};
 pub use table::{DEFAULT_THRESHOLDS, RecallRow, RecallTable, best_at_recall};

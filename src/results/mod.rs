@@ -12,7 +12,7 @@ pub mod record;
 mod store;
 
 pub use path::{PointKey, point_name, point_path};
-pub use record::{Environment, Pass, PointMetrics, PointResult};
+pub use record::{BuildRun, Environment, Flag, Interference, Pass, PointMetrics, PointResult};
 pub use store::{read_point, write_point};
 
 use crate::dataset::GroundTruth;

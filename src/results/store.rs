@@ -4,7 +4,11 @@
 //! `neighbors`, `distances`) plus one JSON attr `annbench` with everything else.
 //!
 //! `best_search_time` is the best pass's wall seconds / queries, so ann-benchmarks' tools
-//! (QPS = 1 / best_search_time) show our measured throughput.
+//! (QPS = 1 / best_search_time) show the best pass's measured throughput, as theirs do.
+//!
+//! Format versions: 1 stored the best pass as `qps`; 2 stores the median with its interval,
+//! the best pass as `qps_best`, and per-pass latency and interference. Format 1 files are
+//! read by recomputing the median and its interval from their passes.
 
 use super::h5util::{read_attr_str, write_attr};
 use super::path::point_path;
@@ -17,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 /// Name of the JSON attribute that marks an annbench file.
 pub const EXTRAS_ATTR: &str = "annbench";
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// annbench's fields that ann-benchmarks' layout has no place for.
 #[derive(Debug, Serialize, Deserialize)]
@@ -73,14 +77,14 @@ pub fn write_point(results_dir: &Path, point: &PointResult) -> Result<PathBuf> {
 fn write_file(tmp: &Path, p: &PointResult) -> Result<()> {
     let err = h5err(tmp, "cannot write result file");
     let file = hdf5::File::create(tmp).map_err(&err)?;
-    let queries = p.latencies.len().max(1) as f64;
-    let best_wall = p
+    let best_search_time = p
         .passes
         .iter()
-        .map(|x| x.wall_seconds)
+        .filter(|x| x.queries > 0)
+        .map(|x| x.wall_seconds / x.queries as f64)
         .fold(f64::INFINITY, f64::min);
-    let best_search_time = if best_wall.is_finite() {
-        best_wall / queries
+    let best_search_time = if best_search_time.is_finite() {
+        best_search_time
     } else {
         0.0
     };
@@ -147,7 +151,7 @@ pub fn read_point(path: &Path) -> Result<PointResult> {
             path.display()
         ))
     })?;
-    let x: Extras = serde_json::from_str(&json).map_err(|e| {
+    let mut x: Extras = serde_json::from_str(&json).map_err(|e| {
         Error::Results(format!(
             "corrupt '{EXTRAS_ATTR}' attribute in {}: {e}",
             path.display()
@@ -159,6 +163,9 @@ pub fn read_point(path: &Path) -> Result<PointResult> {
             path.display(),
             x.format
         )));
+    }
+    if x.format < 2 {
+        upgrade_format_1(&mut x.metrics);
     }
     let distance = read_attr_str(&file, "distance").map_err(&err)?.parse()?;
     let algorithm = read_attr_str(&file, "algo").map_err(&err)?;
@@ -204,6 +211,20 @@ pub fn read_point(path: &Path) -> Result<PointResult> {
         metrics: x.metrics,
         environment: x.environment,
     })
+}
+
+/// Format 1 kept the best pass as `qps`: it becomes `qps_best`, and `qps` the median of the
+/// stored passes with its interval (latency figures stay those of the best pass).
+fn upgrade_format_1(m: &mut PointMetrics) {
+    use crate::metrics::interval::{LEVEL, cv, median, median_interval};
+    m.qps_best = m.qps;
+    m.qps = median(&m.qps_passes).unwrap_or(m.qps);
+    let ci = median_interval(&m.qps_passes, LEVEL);
+    m.qps_ci_low = ci.map(|i| i.low);
+    m.qps_ci_high = ci.map(|i| i.high);
+    m.qps_ci_level = ci.map(|i| i.level);
+    m.qps_cv = cv(&m.qps_passes);
+    m.passes = m.qps_passes.len();
 }
 
 /// Whether `path` is an annbench point file (has the `annbench` attribute).

@@ -1,11 +1,15 @@
-//! One build point of a sweep: skip it when every point is stored, else build the index,
-//! verify the plan once, and measure each missing (query point x client count).
+//! One build point of a sweep: skip it when every point is stored, else build the index
+//! (`--rebuilds` times), verify the plan, measure each missing (query point x client count)
+//! on every build, and store each point after its last build.
 
-use super::point::measure_point;
+use super::interference::Watcher;
+use super::measure::PassBuffers;
+use super::point::{Measured, PassEnv, PointRun};
 use super::progress::{Event, Progress};
+use super::schedule::{self, BuildStep};
 use super::sweep::{Ctx, warn};
 use super::{SweepPoint, SweepSummary};
-use crate::backend::{Backend, BuildReport, Searcher};
+use crate::backend::{Backend, BuildReport};
 use crate::config::BuildPoint;
 use crate::params::Params;
 use crate::results::{self, PointKey, PointResult};
@@ -60,70 +64,12 @@ pub(super) fn run_build(
             build_args: &build.build_args,
         });
     } else {
-        if ctx.progress.cancelled() {
-            return Err(Error::Interrupted);
-        }
-        ctx.progress.on_event(&Event::BuildStarted {
-            algorithm: ctx.algorithm,
-            build_args: &build.build_args,
-        });
-        let report = build_polling_cancel(backend, &build.build_args, ctx.progress)?;
-        ctx.progress.on_event(&Event::BuildFinished {
-            algorithm: ctx.algorithm,
-            build_args: &build.build_args,
-            report: &report,
-        });
-        for n in &report.notices {
-            warn(
-                ctx.progress,
-                summary,
-                format!(
-                    "{} build {}: {n}",
-                    ctx.algorithm,
-                    crate::params::describe(&build.build_args)
-                ),
-            );
-        }
-        let first = ctx.queries.row(0).to_vec();
-        let first_args = build.query_args.first().cloned().unwrap_or_default();
-        backend.verify_index_used(&first, opts.count, &first_args)?;
-        let max_clients = opts.clients.iter().copied().max().unwrap_or(1);
-        let mut searchers = (0..max_clients)
-            .map(|_| backend.searcher())
-            .collect::<Result<Vec<_>>>()?;
-        for (query_args, clients, path, stored) in &todo {
-            if stored.is_some() {
-                continue;
-            }
-            let point = run_point(
-                ctx,
-                &mut searchers[..*clients],
-                &build.build_args,
-                &report,
-                query_args,
-                *clients,
-            )?;
-            let written = results::write_point(&opts.results_dir, &point)?;
-            debug_assert_eq!(&written, path);
-            for n in &point.environment.notices {
-                if !report.notices.contains(n) {
-                    warn(
-                        ctx.progress,
-                        summary,
-                        format!("{}: {n}", point_label(&point)),
-                    );
-                }
-            }
-            ctx.progress.on_event(&Event::PointFinished {
-                point: &point,
-                path: &written,
-            });
-            summary.points.push(SweepPoint {
-                path: written,
-                skipped: false,
-                result: point,
-            });
-        }
+        let mut runs: Vec<PointRun> = todo
+            .iter()
+            .filter(|t| t.3.is_none())
+            .map(|(q, clients, _, _)| PointRun::new((*q).clone(), *clients))
+            .collect();
+        measure_builds(ctx, backend, build, &mut runs, summary)?;
     }
     for (_, _, path, stored) in todo {
         if let Some(point) = stored {
@@ -156,47 +102,144 @@ pub fn point_label(p: &PointResult) -> String {
     )
 }
 
-fn run_point(
+/// Build the index `--rebuilds` times, measure every point on each build, and store each
+/// point once its last build is measured.
+fn measure_builds(
     ctx: &Ctx<'_>,
-    searchers: &mut [Box<dyn Searcher>],
+    backend: &mut dyn Backend,
+    build: &BuildPoint,
+    runs: &mut [PointRun],
+    summary: &mut SweepSummary,
+) -> Result<()> {
+    let opts = ctx.opts;
+    let policy = opts.policy();
+    let max_clients = opts.clients.iter().copied().max().unwrap_or(1);
+    let mut bufs = PassBuffers::new(ctx.queries.nrows(), opts.count, max_clients);
+    let mut first: Option<BuildReport> = None;
+    for b in 0..opts.rebuilds {
+        if ctx.progress.cancelled() {
+            return Err(Error::Interrupted);
+        }
+        let report = build_index(ctx, backend, build, summary)?;
+        let mut searchers = (0..max_clients)
+            .map(|_| backend.searcher())
+            .collect::<Result<Vec<_>>>()?;
+        let watcher = opts.watch_interference.then(Watcher::discover);
+        let step = BuildStep {
+            env: PassEnv {
+                data: ctx.data,
+                queries: ctx.queries.view(),
+                k: opts.count,
+                min_time: opts.min_time,
+                progress: ctx.progress,
+                algorithm: ctx.algorithm,
+                watcher: watcher.as_ref(),
+            },
+            policy,
+            order: opts.order,
+            build_args: &build.build_args,
+            build: b,
+            report: &report,
+        };
+        let last = b + 1 == opts.rebuilds;
+        let first_report = first.get_or_insert_with(|| report.clone()).clone();
+        let mut store = |run: &mut PointRun| -> Result<()> {
+            if !last {
+                return Ok(());
+            }
+            let m = run.finish(&policy)?;
+            let point = assemble(ctx, &build.build_args, &first_report, run, m);
+            store_point(ctx, &first_report, point, summary)
+        };
+        schedule::measure(&step, runs, &mut searchers, &mut bufs, &mut store)?;
+    }
+    Ok(())
+}
+
+/// Build the index once (cancellable), report it and check the plan uses it.
+fn build_index(
+    ctx: &Ctx<'_>,
+    backend: &mut dyn Backend,
+    build: &BuildPoint,
+    summary: &mut SweepSummary,
+) -> Result<BuildReport> {
+    ctx.progress.on_event(&Event::BuildStarted {
+        algorithm: ctx.algorithm,
+        build_args: &build.build_args,
+    });
+    let report = build_polling_cancel(backend, &build.build_args, ctx.progress)?;
+    ctx.progress.on_event(&Event::BuildFinished {
+        algorithm: ctx.algorithm,
+        build_args: &build.build_args,
+        report: &report,
+    });
+    for n in &report.notices {
+        warn(
+            ctx.progress,
+            summary,
+            format!(
+                "{} build {}: {n}",
+                ctx.algorithm,
+                crate::params::describe(&build.build_args)
+            ),
+        );
+    }
+    let first = ctx.queries.row(0).to_vec();
+    let first_args = build.query_args.first().cloned().unwrap_or_default();
+    backend.verify_index_used(&first, ctx.opts.count, &first_args)?;
+    Ok(report)
+}
+
+/// Write a measured point, warn about its notices, report it.
+fn store_point(
+    ctx: &Ctx<'_>,
+    build: &BuildReport,
+    point: PointResult,
+    summary: &mut SweepSummary,
+) -> Result<()> {
+    let written = results::write_point(&ctx.opts.results_dir, &point)?;
+    for n in &point.environment.notices {
+        if !build.notices.contains(n) {
+            warn(
+                ctx.progress,
+                summary,
+                format!("{}: {n}", point_label(&point)),
+            );
+        }
+    }
+    ctx.progress.on_event(&Event::PointFinished {
+        point: &point,
+        path: &written,
+    });
+    summary.points.push(SweepPoint {
+        path: written,
+        skipped: false,
+        result: point,
+    });
+    Ok(())
+}
+
+fn assemble(
+    ctx: &Ctx<'_>,
     build_args: &Params,
     build: &BuildReport,
-    query_args: &Params,
-    clients: usize,
-) -> Result<PointResult> {
+    run: &PointRun,
+    m: Measured,
+) -> PointResult {
     let opts = ctx.opts;
-    for s in searchers.iter_mut() {
-        s.set_query_args(query_args)?;
-    }
-    ctx.progress.on_event(&Event::PointStarted {
-        algorithm: ctx.algorithm,
-        build_args,
-        query_args,
-        clients,
-        queries: ctx.queries.nrows(),
-        runs: opts.runs,
-    });
-    let m = measure_point(
-        searchers,
-        ctx.data,
-        ctx.queries.view(),
-        opts.count,
-        opts.runs,
-        ctx.progress,
-    )?;
     let mut notices = build.notices.clone();
     notices.extend(m.notices);
-    Ok(PointResult {
+    PointResult {
         dataset: ctx.data.name.clone(),
         distance: ctx.data.metric,
         count: opts.count,
         algorithm: ctx.algorithm.to_string(),
         build_args: build_args.clone(),
-        query_args: query_args.clone(),
-        clients,
+        query_args: run.query_args.clone(),
+        clients: run.clients,
         label: opts.label.clone(),
         load_seconds: Some(ctx.load.seconds),
-        build_seconds: build.seconds,
+        build_seconds: m.build_seconds,
         index_size_bytes: Some(build.index_size_bytes),
         table_size_bytes: ctx.load.table_size_bytes,
         build_phases: build.phases.clone(),
@@ -206,7 +249,7 @@ fn run_point(
         passes: m.passes,
         metrics: m.metrics,
         environment: ctx.host.environment(&ctx.server, notices),
-    })
+    }
 }
 
 /// How often the coordinating thread asks whether to cancel while an index builds.

@@ -1,18 +1,35 @@
-//! Measure one point: a warm-up pass, then `runs` timed passes; keep the best pass's raw data,
-//! record every pass, and compute recall (outside any timed loop) from the returned ids.
+//! One point (query arguments x clients) of one build point, measured pass by pass so the
+//! scheduler can interleave points: a recall pass (the first full pass over the queries, which
+//! also warms the caches) per build, then timed passes. [`PointRun::finish`] turns the passes
+//! into the point's figures (see [`super::assess`]).
 
-use super::measure::{PassBuffers, run_pass};
-use super::progress::{Event, Progress};
-use crate::backend::Searcher;
+use super::assess::{self, Policy};
+use super::interference::{self, Watcher};
+use super::measure::{PassBuffers, PassPlan, run_pass};
+use super::progress::{Event, PassKind, Progress};
+use crate::backend::{BuildReport, Searcher};
 use crate::dataset::Dataset;
 use crate::metrics;
-use crate::results::{Pass, PointMetrics};
+use crate::params::Params;
+use crate::results::{BuildRun, Pass, PointMetrics};
 use crate::{Error, Metric, Result};
 use ndarray::{Array2, ArrayView2};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// The client used more than this share of a core per connection: it may be the bottleneck.
 pub const CLIENT_CPU_WARN_SHARE: f64 = 0.5;
+
+/// What every pass of a build needs.
+pub struct PassEnv<'a> {
+    pub data: &'a Dataset,
+    pub queries: ArrayView2<'a, f32>,
+    pub k: usize,
+    pub min_time: Duration,
+    pub progress: &'a dyn Progress,
+    pub algorithm: &'a str,
+    /// `None`: interference is not sampled.
+    pub watcher: Option<&'a Watcher>,
+}
 
 /// Raw data and metrics of a measured point (identity and environment are added by the sweep).
 #[derive(Debug)]
@@ -23,98 +40,322 @@ pub struct Measured {
     pub passes: Vec<Pass>,
     pub metrics: PointMetrics,
     pub notices: Vec<String>,
+    /// Median index build seconds over the builds.
+    pub build_seconds: f64,
 }
 
-/// Run the passes of one point on `searchers` (one per client, query args already set).
-pub fn measure_point(
-    searchers: &mut [Box<dyn Searcher>],
-    data: &Dataset,
-    queries: ArrayView2<'_, f32>,
-    k: usize,
-    runs: usize,
-    progress: &dyn Progress,
-) -> Result<Measured> {
-    let q = queries.nrows();
-    let total = q * (runs + 1);
-    let done = AtomicUsize::new(0);
-    let mut tick = || {
-        let n = done.load(Ordering::Relaxed);
-        progress.on_event(&Event::QueriesDone { done: n, total });
-        progress.cancelled()
-    };
-    let (mut cur, mut best) = (PassBuffers::new(q, k), PassBuffers::new(q, k));
-    run_pass(searchers, queries, k, &mut cur, &done, &mut tick)?; // warm-up, not recorded
-    let mut passes = Vec::with_capacity(runs);
-    let mut best_qps = f64::NEG_INFINITY;
-    for _ in 0..runs {
-        if progress.cancelled() {
-            return Err(Error::Interrupted);
-        }
-        let t = run_pass(searchers, queries, k, &mut cur, &done, &mut tick)?;
-        let qps = metrics::qps(q, t.wall_seconds);
-        passes.push(Pass {
-            wall_seconds: t.wall_seconds,
-            queries: q,
-            client_cpu_seconds: t.client_cpu_seconds,
-        });
-        if qps > best_qps {
-            best_qps = qps;
-            std::mem::swap(&mut cur, &mut best);
-        }
-    }
-    progress.on_event(&Event::QueriesDone { done: total, total });
+/// Recall of one build.
+#[derive(Debug)]
+struct RecallRun {
+    neighbors: Array2<i64>,
+    distances: Array2<f32>,
+    duplicates: usize,
+    overlong: usize,
+    short: usize,
+    build: BuildRun,
+}
 
-    let neighbors = Array2::from_shape_vec((q, k), best.neighbors)
-        .map_err(|e| Error::Backend(format!("internal: neighbour buffer shape: {e}")))?;
-    let (distances, duplicates) = recompute_distances(data, queries, neighbors.view())?;
-    let truth = data
-        .ground_truth
-        .as_ref()
-        .ok_or_else(|| Error::Dataset(format!("{}: no ground truth", data.name)))?;
-    let recall_of = |f: fn(_, _, usize) -> Option<f64>| {
-        f(truth.distances.view(), distances.view(), k).ok_or_else(|| {
-            Error::Dataset(format!(
-                "{}: ground truth is narrower than k={k} or has fewer rows than the queries",
-                data.name
-            ))
-        })
-    };
-    let lat = metrics::summarize_latencies([&best.latencies[..]]);
-    let qps_passes: Vec<f64> = passes
-        .iter()
-        .map(|p| metrics::qps(p.queries, p.wall_seconds))
-        .collect();
-    let mut notices = Vec::new();
-    if duplicates > 0 {
-        notices.push(format!(
-            "the backend returned the same id twice for {duplicates} queries; repeats were not counted"
-        ));
+/// A point being measured.
+pub struct PointRun {
+    pub query_args: Params,
+    pub clients: usize,
+    passes: Vec<Pass>,
+    recalls: Vec<RecallRun>,
+    times: Option<Vec<f64>>,
+    /// Measuring seconds of the current build (passes and warm-up).
+    seconds: f64,
+    build: usize,
+}
+
+impl PointRun {
+    pub fn new(query_args: Params, clients: usize) -> Self {
+        PointRun {
+            query_args,
+            clients,
+            passes: Vec::new(),
+            recalls: Vec::new(),
+            times: None,
+            seconds: 0.0,
+            build: 0,
+        }
     }
-    if best.overlong > 0 {
-        notices.push(format!(
-            "the backend returned more than k={k} ids for {} queries",
-            best.overlong
-        ));
+
+    /// Set this point's query arguments on its clients' connections.
+    pub fn apply_args(&self, searchers: &mut [Box<dyn Searcher>]) -> Result<()> {
+        for s in searchers.iter_mut().take(self.clients) {
+            s.set_query_args(&self.query_args)?;
+        }
+        Ok(())
     }
-    notices.extend(client_cpu_notice(&passes, searchers.len()));
-    Ok(Measured {
-        metrics: PointMetrics {
+
+    /// The recall pass on build number `build` (query arguments already applied): one full
+    /// pass over the queries, ids kept, recall computed outside any timing.
+    pub fn recall_pass(
+        &mut self,
+        env: &PassEnv<'_>,
+        searchers: &mut [Box<dyn Searcher>],
+        bufs: &mut PassBuffers,
+        build: usize,
+        report: &BuildReport,
+    ) -> Result<()> {
+        self.build = build;
+        self.seconds = 0.0;
+        let plan = PassPlan {
+            min_time: Duration::ZERO,
+            record_ids: true,
+        };
+        let t = self.pass(env, searchers, bufs, plan, PassKind::Recall)?;
+        self.seconds += t.wall_seconds;
+        let (q, k) = (env.queries.nrows(), env.k);
+        let neighbors = Array2::from_shape_vec((q, k), bufs.neighbors.clone())
+            .map_err(|e| Error::Backend(format!("internal: neighbour buffer shape: {e}")))?;
+        let (distances, duplicates) = recompute_distances(env.data, env.queries, neighbors.view())?;
+        let truth = env
+            .data
+            .ground_truth
+            .as_ref()
+            .ok_or_else(|| Error::Dataset(format!("{}: no ground truth", env.data.name)))?;
+        let recall_of = |f: fn(_, _, usize) -> Option<f64>| {
+            f(truth.distances.view(), distances.view(), k).ok_or_else(|| {
+                Error::Dataset(format!(
+                    "{}: ground truth is narrower than k={k} or has fewer rows than the queries",
+                    env.data.name
+                ))
+            })
+        };
+        let build_run = BuildRun {
+            build_seconds: report.seconds,
+            index_size_bytes: Some(report.index_size_bytes),
             recall: recall_of(metrics::knn_recall)?,
             epsilon_recall: recall_of(metrics::epsilon_recall)?,
-            qps: metrics::best_pass(&qps_passes).map_or(0.0, |i| qps_passes[i]),
-            qps_passes,
+            qps: 0.0,
+        };
+        self.recalls.push(RecallRun {
+            neighbors,
+            distances,
+            duplicates,
+            overlong: bufs.overlong,
+            short: bufs.short,
+            build: build_run,
+        });
+        Ok(())
+    }
+
+    /// One timed pass (query arguments already applied).
+    pub fn timed_pass(
+        &mut self,
+        env: &PassEnv<'_>,
+        searchers: &mut [Box<dyn Searcher>],
+        bufs: &mut PassBuffers,
+        policy: &Policy,
+    ) -> Result<()> {
+        let extra = self.passes.iter().filter(|p| p.build == self.build).count() >= policy.runs;
+        let kind = if extra {
+            PassKind::Extra
+        } else {
+            PassKind::Timed
+        };
+        let plan = PassPlan {
+            min_time: env.min_time,
+            record_ids: false,
+        };
+        let t = self.pass(env, searchers, bufs, plan, kind)?;
+        self.seconds += t.wall_seconds;
+        let mut all: Vec<f64> = bufs.latencies.iter().flatten().copied().collect();
+        let latency = metrics::summarize_in_place(&mut all);
+        if self.times.is_none() {
+            self.times = Some(bufs.first_run_latencies(env.queries.nrows()));
+        }
+        self.passes.push(Pass {
+            wall_seconds: t.wall_seconds,
+            queries: t.queries,
+            client_cpu_seconds: t.client_cpu_seconds,
+            build: self.build,
+            latency: Some(latency),
+            interference: t.interference,
+            stalled: false,
+            used: true,
+        });
+        assess::mark_stalls(&mut self.passes);
+        assess::choose(&mut self.passes, policy.runs);
+        Ok(())
+    }
+
+    fn pass(
+        &self,
+        env: &PassEnv<'_>,
+        searchers: &mut [Box<dyn Searcher>],
+        bufs: &mut PassBuffers,
+        plan: PassPlan,
+        kind: PassKind,
+    ) -> Result<super::measure::PassTiming> {
+        if env.progress.cancelled() {
+            return Err(Error::Interrupted);
+        }
+        let clients = &mut searchers[..self.clients];
+        let started = Instant::now();
+        let t = run_pass(clients, env.queries, env.k, plan, bufs, env.watcher, || {
+            env.progress.cancelled()
+        })?;
+        env.progress.on_event(&Event::PassFinished {
+            algorithm: env.algorithm,
+            query_args: &self.query_args,
+            clients: self.clients,
+            kind,
+            qps: metrics::qps(t.queries, t.wall_seconds),
+            seconds: started.elapsed().as_secs_f64(),
+            heavy: t.interference.is_some_and(|i| i.heavy),
+        });
+        Ok(t)
+    }
+
+    /// Whether the current build of this point needs another timed pass.
+    pub fn needs_more(&self, policy: &Policy) -> bool {
+        assess::needs_more(&self.passes, self.build, policy, self.seconds)
+    }
+
+    /// The point's figures, raw data and notices (the run is left empty).
+    pub fn finish(&mut self, policy: &Policy) -> Result<Measured> {
+        let f = assess::figures(&self.passes);
+        let mut recalls = std::mem::take(&mut self.recalls);
+        if recalls.is_empty() {
+            return Err(Error::Backend(
+                "internal: a point finished without a recall pass".into(),
+            ));
+        }
+        let n = recalls.len() as f64;
+        let recall = recalls.iter().map(|r| r.build.recall).sum::<f64>() / n;
+        let epsilon_recall = recalls.iter().map(|r| r.build.epsilon_recall).sum::<f64>() / n;
+        let build_seconds = metrics::interval::median(
+            &recalls
+                .iter()
+                .map(|r| r.build.build_seconds)
+                .collect::<Vec<_>>(),
+        )
+        .unwrap_or(0.0);
+        let builds: Vec<BuildRun> = if recalls.len() > 1 {
+            recalls
+                .iter()
+                .zip(&f.build_medians)
+                .map(|(r, &qps)| BuildRun {
+                    qps,
+                    ..r.build.clone()
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let first = recalls.swap_remove(0);
+        let notices = self.notices(&f, &first, policy);
+        let lat = f.latency.unwrap_or_default();
+        let metrics = PointMetrics {
+            recall,
+            epsilon_recall,
+            qps: f.qps,
+            qps_ci_low: f.interval.map(|i| i.low),
+            qps_ci_high: f.interval.map(|i| i.high),
+            qps_ci_level: f.interval.map(|i| i.level),
+            qps_best: f.best,
+            qps_cv: f.cv,
+            passes: f.used,
+            qps_passes: self.passes.iter().map(Pass::qps).collect(),
             latency_mean: lat.mean,
             latency_p50: lat.p50,
             latency_p95: lat.p95,
             latency_p99: lat.p99,
             latency_p999: lat.p999,
-        },
-        neighbors,
-        distances,
-        latencies: best.latencies,
-        passes,
-        notices,
-    })
+            short_results: first.short,
+            flags: f.flags.clone(),
+            builds,
+        };
+        Ok(Measured {
+            neighbors: first.neighbors,
+            distances: first.distances,
+            latencies: self.times.take().unwrap_or_default(),
+            passes: std::mem::take(&mut self.passes),
+            metrics,
+            notices,
+            build_seconds,
+        })
+    }
+
+    fn notices(&self, f: &assess::Figures, first: &RecallRun, policy: &Policy) -> Vec<String> {
+        let k = first.neighbors.ncols();
+        let mut out = Vec::new();
+        if first.duplicates > 0 {
+            out.push(format!(
+                "the backend returned the same id twice for {} queries; repeats were not counted",
+                first.duplicates
+            ));
+        }
+        if first.overlong > 0 {
+            out.push(format!(
+                "the backend returned more than k={k} ids for {} queries",
+                first.overlong
+            ));
+        }
+        if first.short > 0 {
+            out.push(format!(
+                "the backend returned fewer than k={k} ids for {} of {} queries (for pgvector: \
+                 ef_search below k, or iterative scans off); missing ids count as misses",
+                first.short,
+                first.neighbors.nrows()
+            ));
+        }
+        let left_out: Vec<&Pass> = self.passes.iter().filter(|p| !p.used).collect();
+        let stalled = self.passes.iter().filter(|p| p.stalled).count();
+        let heavy: Vec<&Pass> = self
+            .passes
+            .iter()
+            .filter(|p| p.interference.is_some_and(|i| i.heavy))
+            .collect();
+        if stalled > 0 {
+            let slowest = self
+                .passes
+                .iter()
+                .filter(|p| p.stalled)
+                .filter_map(|p| p.latency.map(|l| l.max))
+                .fold(0.0, f64::max);
+            out.push(format!(
+                "{stalled} of {} passes stalled (far slower than the others; slowest query {slowest:.3} s)",
+                self.passes.len()
+            ));
+        }
+        if let Some(worst) = heavy.iter().filter_map(|p| p.interference).max_by(|a, b| {
+            a.other_share()
+                .unwrap_or(0.0)
+                .total_cmp(&b.other_share().unwrap_or(0.0))
+        }) {
+            out.push(format!(
+                "{} of {} passes ran under heavy interference (worst: {})",
+                heavy.len(),
+                self.passes.len(),
+                interference::describe(&worst)
+            ));
+        }
+        if !left_out.is_empty() {
+            out.push(format!(
+                "{} disturbed passes were measured again and left out of the figures",
+                left_out.len()
+            ));
+        }
+        if !f.flags.is_empty() {
+            let names: Vec<&str> = f.flags.iter().map(|f| f.as_str()).collect();
+            let ci = f
+                .interval
+                .map(|i| format!(" [{:.1}, {:.1}]", i.low, i.high))
+                .unwrap_or_default();
+            out.push(format!(
+                "figure flagged ({}): QPS {:.1}{ci} from {} passes; re-measured within --max-time {:.0} s",
+                names.join(", "),
+                f.qps,
+                f.used,
+                policy.max_time.as_secs_f64()
+            ));
+        }
+        out.extend(client_cpu_notice(&self.passes, self.clients));
+        out
+    }
 }
 
 /// Distances of the returned ids, recomputed from the train vectors (`+inf` for missing or
@@ -157,23 +398,23 @@ pub fn recompute_distances(
     Ok((out, duplicates))
 }
 
-/// A notice when the best pass's client CPU exceeded [`CLIENT_CPU_WARN_SHARE`] of a core per
+/// A notice when the median pass's client CPU exceeded [`CLIENT_CPU_WARN_SHARE`] of a core per
 /// connection: the numbers may then measure the client rather than the server.
 fn client_cpu_notice(passes: &[Pass], clients: usize) -> Option<String> {
-    let best = passes
+    let mut used: Vec<&Pass> = passes
         .iter()
-        .min_by(|a, b| a.wall_seconds.total_cmp(&b.wall_seconds))?;
-    let cpu = best.client_cpu_seconds?;
-    if best.wall_seconds <= 0.0 {
-        return None;
-    }
-    let share = cpu / best.wall_seconds / clients.max(1) as f64;
+        .filter(|p| p.used && p.wall_seconds > 0.0)
+        .collect();
+    used.sort_by(|a, b| a.qps().total_cmp(&b.qps()));
+    let mid = used.get(used.len().saturating_sub(1) / 2)?;
+    let cpu = mid.client_cpu_seconds?;
+    let share = cpu / mid.wall_seconds / clients.max(1) as f64;
     (share > CLIENT_CPU_WARN_SHARE).then(|| {
         format!(
             "client CPU was {:.0}% of a core per connection ({cpu:.3} s over {:.3} s wall, {clients} \
              client(s)): the client may be the bottleneck, not the server",
             share * 100.0,
-            best.wall_seconds
+            mid.wall_seconds
         )
     })
 }
@@ -201,14 +442,15 @@ mod tests {
     }
 
     #[test]
-    fn client_cpu_notice_uses_the_best_pass_per_connection() {
+    fn client_cpu_notice_uses_the_median_pass_per_connection() {
         let pass = |wall: f64, cpu: f64| Pass {
             wall_seconds: wall,
             queries: 10,
             client_cpu_seconds: Some(cpu),
+            ..Pass::default()
         };
-        // Best pass: 1 s wall, 1.2 s CPU over 2 clients = 60% per connection -> notice.
-        let n = client_cpu_notice(&[pass(2.0, 0.1), pass(1.0, 1.2)], 2).unwrap();
+        // Median pass: 1 s wall, 1.2 s CPU over 2 clients = 60% per connection -> notice.
+        let n = client_cpu_notice(&[pass(2.0, 0.1), pass(1.0, 1.2), pass(0.5, 0.1)], 2).unwrap();
         assert!(n.contains("60%"), "{n}");
         assert!(client_cpu_notice(&[pass(1.0, 0.4)], 1).is_none());
         assert!(client_cpu_notice(&[], 1).is_none());
