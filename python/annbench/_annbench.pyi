@@ -123,6 +123,7 @@ def table_json(
     base: str | None = None,
     results: str = ...,
     data_dir: str | None = None,
+    stat: str = ...,
 ) -> str: ...
 def compare_json(
     base: str,
@@ -132,6 +133,8 @@ def compare_json(
     recall: list[float] = ...,
     results: str = ...,
     data_dir: str | None = None,
+    noise: float = ...,
+    stat: str = ...,
 ) -> str: ...
 def build_json(
     dataset: str, count: int = 10, results: str = ..., data_dir: str | None = None
@@ -156,4 +159,9 @@ def run_sweep(
     postgres: str | None,
     timeout: float | None,
     callback: Callable[[dict[str, Any]], object] | None,
+    min_time: float = 1.0,
+    target_ci: float | None = None,
+    max_time: float | None = None,
+    rebuilds: int = 1,
+    order: str = ...,
 ) -> str: ...

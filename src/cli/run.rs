@@ -229,15 +229,15 @@ fn print_summary(summary: &SweepSummary, opts: &SweepOptions) {
     let mut flagged = 0;
     for ((r, args, skipped), ci) in rows.iter().zip(&intervals) {
         let m = &r.metrics;
-        let mark = if m.flags.is_empty() { " " } else { "~" };
+        let mark = if m.flags.is_empty() { "" } else { "~" };
         flagged += usize::from(!m.flags.is_empty());
+        let qps = format!("{mark}{:.1}", m.qps);
         println!(
-            "{:<wa$} {:<wp$} {:>7} {:>8.4} {mark}{:>10.1} {ci:<wi$} {:>6} {:>9.3} {:>9.3} {:>9.2}{}",
+            "{:<wa$} {:<wp$} {:>7} {:>8.4} {qps:>11} {ci:<wi$} {:>6} {:>9.3} {:>9.3} {:>9.2}{}",
             r.algorithm,
             args,
             r.clients,
             m.recall,
-            m.qps,
             m.passes,
             m.latency_p50 * 1e3,
             m.latency_p99 * 1e3,

@@ -101,15 +101,23 @@ impl Watcher {
         })
     }
 
+    /// CPU seconds of the connected servers' processes between two samples; a process that
+    /// appeared in between counts with all its CPU.
+    pub fn server_seconds(&self, a: &Sample, b: &Sample) -> f64 {
+        self.server_ticks(a, b) as f64 / self.tick
+    }
+
+    fn server_ticks(&self, a: &Sample, b: &Sample) -> u64 {
+        b.servers
+            .iter()
+            .map(|(pid, &t)| t.saturating_sub(a.servers.get(pid).copied().unwrap_or(0)))
+            .sum()
+    }
+
     /// Interference between two samples (`a` before `b`).
     pub fn between(&self, a: &Sample, b: &Sample) -> Interference {
         let secs = |ticks: u64| ticks as f64 / self.tick;
-        // A server process that appeared during the pass counts with all its CPU.
-        let servers: u64 = b
-            .servers
-            .iter()
-            .map(|(pid, &t)| t.saturating_sub(a.servers.get(pid).copied().unwrap_or(0)))
-            .sum();
+        let servers = self.server_ticks(a, b);
         let busy = b.busy.saturating_sub(a.busy);
         let ours = b.own.saturating_sub(a.own) + servers;
         let other = self.visible.then(|| secs(busy.saturating_sub(ours)));

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Checks that annbench's figures can be trusted, end to end against the servers that
+# scripts/databases.sh starts (docs/methodology.md, "Checking the method"):
+#
+#   A/A             the demo grid on glove-twitter-25-angular twice (labels aa-1, aa-2):
+#                   >= 95% of matched points "within noise", geometric mean in [0.95, 1.05];
+#   A/A under load  the same while a CPU hog runs on one core (labels load-1, load-2): the
+#                   affected points are flagged, and no difference is called;
+#   A/B             MariaDB with mhnsw_max_cache_size 16 MiB against 1 GiB on a generated set
+#                   whose index is larger than 16 MiB (labels cache-16M, cache-1G): the
+#                   difference is called.
+#
+# Prints each comparison's summary and verdict counts, and PASS/FAIL per check. Results go
+# to $ANNBENCH_REPEAT_DIR (default: a new directory under /tmp, removed at the end unless
+# ANNBENCH_REPEAT_KEEP=1). Extra arguments go to every `annbench run` (e.g. --min-time 0.5).
+# Restarts the MariaDB of scripts/databases.sh twice (for the cache size) and once more to
+# restore its settings.
+set -euo pipefail
+log() { printf "\033[1m==> %s\033[0m\n" "$*" >&2; }
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+# shellcheck source=setup.sh
+source scripts/setup.sh
+
+log "starting MariaDB and PostgreSQL + pgvector (scripts/databases.sh up)"
+scripts/databases.sh up
+eval "$(scripts/databases.sh env)"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}"
+log "building annbench (release)"
+cargo build --release --quiet
+annbench="$CARGO_TARGET_DIR/release/annbench"
+python="$ANNBENCH_VENV/bin/python"
+
+work="${ANNBENCH_REPEAT_DIR:-$(mktemp -d /tmp/annbench-repeat.XXXXXX)}"
+mkdir -p "$work"
+hog=""
+cleanup() {
+    if [ -n "$hog" ]; then kill "$hog" 2>/dev/null || true; fi
+    if [ "${ANNBENCH_REPEAT_KEEP:-0}" != 1 ] && [ -z "${ANNBENCH_REPEAT_DIR:-}" ]; then
+        rm -rf "$work"
+    fi
+}
+trap cleanup EXIT
+results="$work/results"
+data="$work/data"
+glove=glove-twitter-25-angular
+log "results in $work"
+
+demo_run() {
+    local label=$1
+    shift
+    "$annbench" run --dataset "$glove" --data-dir "$data" --results "$results" --label "$label" \
+        --algorithm mariadb --algorithm pgvector --algorithm pgvector_halfvec \
+        --config scripts/demo-grids/mariadb.yml --config scripts/demo-grids/pgvector.yml \
+        --config scripts/demo-grids/pgvector_halfvec.yml "$@"
+}
+
+# compare DATASET BASE ME CHECK: print the summary and PASS/FAIL for CHECK (aa or ab).
+compare() {
+    local dataset=$1 base=$2 me=$3 check=$4
+    "$annbench" compare --dataset "$dataset" --data-dir "$data" --results "$results" \
+        --base "$base" --me "$me" >"$work/compare-$base-$me.md"
+    "$annbench" compare --dataset "$dataset" --data-dir "$data" --results "$results" \
+        --base "$base" --me "$me" --format json >"$work/compare-$base-$me.json"
+    "$python" - "$work/compare-$base-$me.json" "$check" <<'EOF'
+import json
+import sys
+
+doc = json.load(open(sys.argv[1]))
+check = sys.argv[2]
+pairs = [p for p in doc["pairs"] if p["match"] == "params" and p["ratio"] is not None]
+flagged = sum(1 for p in pairs if p["base_flags"] or p["me_flags"])
+counts = {v: sum(1 for p in pairs if p["verdict"] == v) for v in ("faster", "slower", "within noise")}
+s = next(r for r in doc["summary"] if r["match"] == "params")
+g, lo, hi = s["geomean"], s["geomean_ci_low"], s["geomean_ci_high"]
+n = len(pairs)
+print(f"{doc['me']} / {doc['base']}: {n} matched points: {counts['faster']} faster, "
+      f"{counts['slower']} slower, {counts['within noise']} within noise "
+      f"({100 * counts['within noise'] / n:.0f}%); {flagged} with a flagged side")
+print(f"  geometric mean {g:.3f}x [{lo:.3f}, {hi:.3f}], median {s['median']:.3f}x, "
+      f"min {s['min']:.3f}x, max {s['max']:.3f}x")
+if check == "aa":
+    ok = counts["within noise"] >= 0.95 * n and 0.95 <= g <= 1.05
+    print(f"  A/A check (>= 95% within noise, geometric mean in [0.95, 1.05]): "
+          f"{'PASS' if ok else 'FAIL'}")
+else:
+    ok = counts["faster"] + counts["slower"] >= 0.5 * n and (lo > 1.05 or hi < 0.95)
+    print(f"  A/B check (a significant difference: most points called, geometric mean's "
+          f"interval beyond +-5%): {'PASS' if ok else 'FAIL'}")
+EOF
+}
+
+log "A/A: the demo grid twice"
+demo_run aa-1 "$@"
+demo_run aa-2 "$@"
+
+log "A/A under load: the demo grid twice with a CPU hog on one core"
+if command -v taskset >/dev/null; then
+    taskset -c 0 sh -c 'while :; do :; done' &
+else
+    sh -c 'while :; do :; done' &
+fi
+hog=$!
+demo_run load-1 "$@"
+demo_run load-2 "$@"
+kill "$hog"
+hog=""
+flagged="$("$annbench" export --dataset "$glove" --data-dir "$data" --results "$results" \
+    --format csv | "$python" -c '
+import csv, sys
+rows = [r for r in csv.DictReader(sys.stdin) if r["label"].startswith("load-")]
+print("%d of %d" % (sum(1 for r in rows if r["flags"]), len(rows)))')"
+
+log "A/B: mhnsw_max_cache_size 16 MiB against 1 GiB"
+big=random-s-100-euclidean
+ab=random-s-100-90k-1k-euclidean
+"$annbench" datasets get "$big" --data-dir "$data"
+"$annbench" datasets subset "$big" --train 90000 --test 1000 --name "$ab" --data-dir "$data"
+rm -f "$data/$big.hdf5"
+ab_run() {
+    local label=$1 size=$2
+    shift 2
+    ANNBENCH_MHNSW_MAX_CACHE_SIZE=$size scripts/databases.sh restart >/dev/null
+    eval "$(scripts/databases.sh env)"
+    "$annbench" run --dataset "$ab" --data-dir "$data" --results "$results" --label "$label" \
+        --algorithm mariadb --build M=16 --query ef_search=20,40,80,160 "$@"
+}
+ab_run cache-16M 16M "$@"
+ab_run cache-1G 1G "$@"
+log "restoring the MariaDB settings of scripts/databases.sh"
+scripts/databases.sh restart >/dev/null
+"$annbench" table --builds --dataset "$ab" --data-dir "$data" --results "$results"
+
+log "verdicts"
+echo "A/A (quiet):"
+compare "$glove" aa-1 aa-2 aa
+echo "A/A under a CPU hog on one core ($flagged points flagged):"
+compare "$glove" load-1 load-2 aa
+echo "A/B (MariaDB mhnsw_max_cache_size 16 MiB -> 1 GiB, $ab):"
+compare "$ab" cache-16M cache-1G ab
+echo "full comparisons: $work/compare-*.md (kept with ANNBENCH_REPEAT_KEEP=1)"
