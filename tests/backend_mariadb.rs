@@ -6,7 +6,7 @@ mod backend_util;
 use annbench::Metric;
 use annbench::backend::{Backend, BackendOptions, TableSpec, create};
 use annbench::params::Params;
-use backend_util::{assert_bad_train_is_named, data, exact, name, recall};
+use backend_util::{HIGH_EF_RECALL, assert_bad_train_is_named, data, mean_recall, name};
 use serde_json::json;
 
 fn backend() -> Box<dyn Backend> {
@@ -31,8 +31,10 @@ fn spec(test: &str, metric: Metric) -> TableSpec {
     }
 }
 
-fn exact_search(metric: Metric, test: &str, build: serde_json::Value) {
-    let (train, queries) = data(1500, 15);
+/// Build, check the plan, and require recall at ef_search's maximum well above
+/// [`HIGH_EF_RECALL`]: MHNSW is approximate, so exact ids are not promised.
+fn high_ef_search(metric: Metric, test: &str, build: serde_json::Value) {
+    let (train, queries) = data(1500, 50);
     let mut b = backend();
     let load = b.load(&spec(test, metric), train.view()).unwrap();
     assert_eq!(load.rows, 1500);
@@ -45,7 +47,6 @@ fn exact_search(metric: Metric, test: &str, build: serde_json::Value) {
     let qa = params(json!({"ef_search": 1000}));
     b.verify_index_used(queries.row(0).as_slice().unwrap(), 10, &qa)
         .unwrap();
-    let truth = exact(metric, train.view(), queries.view(), 10);
     let mut s = b.searcher().unwrap();
     s.set_query_args(&qa).unwrap();
     let mut ids = Vec::new();
@@ -53,22 +54,26 @@ fn exact_search(metric: Metric, test: &str, build: serde_json::Value) {
     for q in queries.outer_iter() {
         s.search(q.as_slice().unwrap(), 10, &mut ids).unwrap();
     }
-    for (q, t) in queries.outer_iter().zip(&truth) {
-        s.search(q.as_slice().unwrap(), 10, &mut ids).unwrap();
-        assert_eq!(ids.len(), 10);
-        let r = recall(metric, train.view(), q.as_slice().unwrap(), &ids, t);
-        assert_eq!(r, 1.0, "ids {ids:?} truth {t:?}");
-    }
+    let answers: Vec<Vec<i64>> = queries
+        .outer_iter()
+        .map(|q| {
+            s.search(q.as_slice().unwrap(), 10, &mut ids).unwrap();
+            ids.clone()
+        })
+        .collect();
+    assert!(answers.iter().all(|a| a.len() == 10), "{answers:?}");
+    let r = mean_recall(metric, train.view(), queries.view(), &answers, 10);
+    assert!(r >= HIGH_EF_RECALL, "mean recall {r} at ef_search=1000");
 }
 
 #[test]
-fn euclidean_recall_is_exact_with_high_ef_search() {
-    exact_search(Metric::Euclidean, "maria-l2", json!({"M": 16}));
+fn euclidean_recall_is_high_with_high_ef_search() {
+    high_ef_search(Metric::Euclidean, "maria-l2", json!({"M": 16}));
 }
 
 #[test]
-fn angular_recall_is_exact_with_high_ef_search() {
-    exact_search(Metric::Angular, "maria-cos", json!({"M": 16}));
+fn angular_recall_is_high_with_high_ef_search() {
+    high_ef_search(Metric::Angular, "maria-cos", json!({"M": 16}));
 }
 
 #[test]
@@ -87,7 +92,7 @@ fn myisam_engine_builds_and_searches() {
         }
         return;
     }
-    exact_search(
+    high_ef_search(
         Metric::Euclidean,
         "maria-myisam",
         json!({"M": 8, "engine": "MyISAM"}),
@@ -149,20 +154,40 @@ fn a_table_with_the_same_data_is_reused() {
     assert!(built.index_size_bytes > 0);
 }
 
+/// A limit shorter than any build (1 ms) is always over by the time the build runs, on any
+/// machine: annbench stops the build once it is safely in its copy phase (or, if it finished
+/// first, refuses it), reports the timeout with its fix, and leaves the table usable.
 #[test]
-fn a_build_over_the_timeout_is_stopped_with_a_clear_error() {
-    let (train, _) = data(3000, 0);
+fn a_build_over_the_timeout_is_stopped_with_a_clear_error_and_the_table_stays_usable() {
+    let (train, queries) = data(3000, 1);
     let url = annbench::connect::mariadb_url(None).unwrap();
     let opts = BackendOptions {
         mariadb_url: Some(url.expose().to_string()),
         build_timeout: Some(std::time::Duration::from_millis(1)),
         ..Default::default()
     };
+    let spec = spec("maria-timeout", Metric::Euclidean);
     let mut b = create("mariadb", &opts).unwrap();
-    b.load(&spec("maria-timeout", Metric::Euclidean), train.view())
-        .unwrap();
-    let e = b.build(&params(json!({"M": 48}))).unwrap_err().to_string();
-    assert!(e.contains("build timeout"), "{e}");
+    b.load(&spec, train.view()).unwrap();
+    for _ in 0..2 {
+        let e = b.build(&params(json!({"M": 48}))).unwrap_err();
+        assert!(matches!(e, annbench::Error::Backend(_)), "{e:?}");
+        let e = e.to_string();
+        assert!(
+            e.contains("build timeout of 1ms") && e.contains("raise --timeout"),
+            "{e}"
+        );
+    }
+    // No index is left, the rows are intact, and a build without a limit succeeds.
+    let q = queries.row(0).to_vec();
+    let qa = params(json!({"ef_search": 10}));
+    let e = b.verify_index_used(&q, 10, &qa).unwrap_err().to_string();
+    assert!(e.contains("does not use the vector index"), "{e}");
+    let mut unlimited = backend();
+    let again = unlimited.load(&spec, train.view()).unwrap();
+    assert!(again.reused && again.rows == 3000, "{again:?}");
+    unlimited.build(&params(json!({"M": 4}))).unwrap();
+    unlimited.verify_index_used(&q, 10, &qa).unwrap();
 }
 
 #[test]

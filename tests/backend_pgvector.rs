@@ -6,7 +6,7 @@ mod backend_util;
 use annbench::Metric;
 use annbench::backend::{Backend, BackendOptions, TableSpec, create};
 use annbench::params::Params;
-use backend_util::{assert_bad_train_is_named, data, exact, name, recall};
+use backend_util::{HIGH_EF_RECALL, assert_bad_train_is_named, data, mean_recall, name};
 use serde_json::json;
 
 fn backend(algorithm: &str) -> Box<dyn Backend> {
@@ -31,9 +31,10 @@ fn spec(test: &str, metric: Metric) -> TableSpec {
     }
 }
 
-/// Build, check the plan, and require exact answers with ef_search at its maximum.
-fn exact_search(algorithm: &str, metric: Metric, test: &str) {
-    let (train, queries) = data(1500, 15);
+/// Build, check the plan, and require recall at ef_search's maximum well above
+/// [`HIGH_EF_RECALL`]: HNSW is approximate, so exact ids are not promised.
+fn high_ef_search(algorithm: &str, metric: Metric, test: &str) {
+    let (train, queries) = data(1500, 50);
     let mut b = backend(algorithm);
     let load = b.load(&spec(test, metric), train.view()).unwrap();
     assert_eq!(load.rows, 1500);
@@ -57,37 +58,40 @@ fn exact_search(algorithm: &str, metric: Metric, test: &str) {
     let qa = params(json!({"ef_search": 1000}));
     b.verify_index_used(queries.row(0).as_slice().unwrap(), 10, &qa)
         .unwrap();
-    let truth = exact(metric, train.view(), queries.view(), 10);
     let mut s = b.searcher().unwrap();
     s.set_query_args(&qa).unwrap();
     let mut ids = Vec::new();
-    for (q, t) in queries.outer_iter().zip(&truth) {
-        s.search(q.as_slice().unwrap(), 10, &mut ids).unwrap();
-        assert_eq!(ids.len(), 10);
-        let r = recall(metric, train.view(), q.as_slice().unwrap(), &ids, t);
-        assert_eq!(r, 1.0, "ids {ids:?} truth {t:?}");
-    }
+    let answers: Vec<Vec<i64>> = queries
+        .outer_iter()
+        .map(|q| {
+            s.search(q.as_slice().unwrap(), 10, &mut ids).unwrap();
+            ids.clone()
+        })
+        .collect();
+    assert!(answers.iter().all(|a| a.len() == 10), "{answers:?}");
+    let r = mean_recall(metric, train.view(), queries.view(), &answers, 10);
+    assert!(r >= HIGH_EF_RECALL, "mean recall {r} at ef_search=1000");
 }
 
 #[test]
-fn vector_euclidean_recall_is_exact() {
-    exact_search("pgvector", Metric::Euclidean, "pg-l2");
+fn vector_euclidean_recall_is_high_at_max_ef_search() {
+    high_ef_search("pgvector", Metric::Euclidean, "pg-l2");
 }
 
 #[test]
-fn vector_angular_recall_is_exact() {
-    exact_search("pgvector", Metric::Angular, "pg-cos");
+fn vector_angular_recall_is_high_at_max_ef_search() {
+    high_ef_search("pgvector", Metric::Angular, "pg-cos");
 }
 
 #[test]
-fn halfvec_index_euclidean_recall_is_exact() {
-    // SIFT values are small integers: exact in float16, so the halfvec index can be exact too.
-    exact_search("pgvector_halfvec", Metric::Euclidean, "pg-half-l2");
+fn halfvec_index_euclidean_recall_is_high_at_max_ef_search() {
+    // SIFT values are small integers: exact in float16, so halfvec loses nothing here.
+    high_ef_search("pgvector_halfvec", Metric::Euclidean, "pg-half-l2");
 }
 
 #[test]
-fn halfvec_index_angular_recall_is_exact() {
-    exact_search("pgvector_halfvec", Metric::Angular, "pg-half-cos");
+fn halfvec_index_angular_recall_is_high_at_max_ef_search() {
+    high_ef_search("pgvector_halfvec", Metric::Angular, "pg-half-cos");
 }
 
 #[test]
@@ -130,13 +134,13 @@ fn verify_fails_without_the_index_and_bad_input_is_named() {
 }
 
 #[test]
-fn halfvec_column_euclidean_recall_is_exact() {
-    exact_search("pgvector_halfvec_column", Metric::Euclidean, "pg-hcol-l2");
+fn halfvec_column_euclidean_recall_is_high_at_max_ef_search() {
+    high_ef_search("pgvector_halfvec_column", Metric::Euclidean, "pg-hcol-l2");
 }
 
 #[test]
-fn halfvec_column_angular_recall_is_exact() {
-    exact_search("pgvector_halfvec_column", Metric::Angular, "pg-hcol-cos");
+fn halfvec_column_angular_recall_is_high_at_max_ef_search() {
+    high_ef_search("pgvector_halfvec_column", Metric::Angular, "pg-hcol-cos");
 }
 
 #[test]
@@ -245,25 +249,39 @@ fn a_killed_session_is_a_server_error_not_a_panic() {
     assert!(e.to_string().contains("connection lost"), "{e}");
 }
 
+/// A 1 ms statement_timeout, set right before CREATE INDEX, always fires inside the build,
+/// on any machine; the error names the limit and its fix, and the table stays usable.
 #[test]
 fn a_build_over_the_timeout_is_cancelled_with_a_clear_error() {
-    let (train, _) = data(3000, 0);
+    let (train, queries) = data(3000, 1);
     let url = annbench::connect::postgres_url(None).unwrap();
     let opts = BackendOptions {
         postgres_url: Some(url.expose().to_string()),
         build_timeout: Some(std::time::Duration::from_millis(1)),
         ..Default::default()
     };
+    let spec = spec("pg-timeout", Metric::Euclidean);
     let mut b = create("pgvector", &opts).unwrap();
-    b.load(&spec("pg-timeout", Metric::Euclidean), train.view())
-        .unwrap();
+    b.load(&spec, train.view()).unwrap();
     let e = b
         .build(&params(json!({"M": 48, "ef_construction": 400})))
         .unwrap_err();
     assert!(
-        matches!(e, annbench::Error::Backend(_)) && e.to_string().contains("build timeout"),
+        matches!(e, annbench::Error::Backend(_))
+            && e.to_string().contains("build timeout of 1ms")
+            && e.to_string().contains("raise --timeout"),
         "{e}"
     );
+    let mut unlimited = backend("pgvector");
+    let again = unlimited.load(&spec, train.view()).unwrap();
+    assert!(again.reused && again.rows == 3000, "{again:?}");
+    unlimited
+        .build(&params(json!({"M": 8, "ef_construction": 32})))
+        .unwrap();
+    let qa = params(json!({"ef_search": 10}));
+    unlimited
+        .verify_index_used(queries.row(0).as_slice().unwrap(), 10, &qa)
+        .unwrap();
 }
 
 #[test]

@@ -4,45 +4,30 @@
 use annbench::Metric;
 use annbench::dataset::groundtruth::{compute, compute_with_stats, try_compute};
 use annbench::dataset::rng::Rng;
+use annbench::dataset::vectors;
 use ndarray::{Array2, ArrayView2};
 use std::path::PathBuf;
 
-/// The shared sift-5k folder: `../shared/datasets` beside the checkout (CI), or /work/shared.
-fn sift_dir() -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let candidates = [
-        std::env::var_os("ANNBENCH_SHARED_DATASETS").map(PathBuf::from),
-        root.parent().map(|p| p.join("shared/datasets")),
-        Some(PathBuf::from("/work/shared/datasets")),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .map(|p| p.join("sift-5k"))
-        .find(|p| p.join("base_5000x128_f32.bin").exists())
-        .expect("sift-5k not found: set ANNBENCH_SHARED_DATASETS to the shared datasets folder")
+/// A file of `tests/data/` (see tests/data/README.md for sources and licences).
+fn test_data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
 }
 
-fn read_f32(path: PathBuf, cols: usize) -> Array2<f32> {
-    let bytes = std::fs::read(&path).unwrap();
-    let v: Vec<f32> = bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect();
-    Array2::from_shape_vec((v.len() / cols, cols), v).unwrap()
+/// A `.npy` matrix of `tests/data/` as float32 (SIFT descriptors are stored as uint8: they
+/// are integers, so the widening is exact).
+fn read_npy(name: &str) -> Array2<f32> {
+    vectors::read(&test_data(name), vectors::Format::Npy).unwrap()
 }
 
 #[test]
 fn reproduces_ngt_sift_top20() {
-    let dir = sift_dir();
-    let base = read_f32(dir.join("base_5000x128_f32.bin"), 128);
-    let query = read_f32(dir.join("query_3x128_f32.bin"), 128);
+    let base = read_npy("sift5k_base_5000x128_u8.npy");
+    let query = read_npy("sift5k_query_3x128_u8.npy");
+    assert_eq!((base.nrows(), query.nrows()), (5000, 3));
     let gt = compute(base.view(), query.view(), Metric::Euclidean, 20);
-    let expected = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/sift5k_expected_top20_l2.tsv"
-    ))
-    .unwrap();
+    let expected = std::fs::read_to_string(test_data("sift5k_expected_top20_l2.tsv")).unwrap();
     let mut rows = 0;
     for line in expected.lines().skip(1) {
         let f: Vec<&str> = line.split('\t').collect();

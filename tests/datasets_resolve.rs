@@ -74,64 +74,42 @@ fn files_in_the_data_dir_resolve_by_name() {
     );
 }
 
-fn shared() -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    [
-        std::env::var_os("ANNBENCH_SHARED_DATASETS").map(PathBuf::from),
-        root.parent().map(|p| p.join("shared/datasets")),
-        Some("/work/shared/datasets".into()),
-    ]
-    .into_iter()
-    .flatten()
-    .find(|p| p.join("glove-twitter-25").exists())
-    .expect("shared datasets not found: set ANNBENCH_SHARED_DATASETS")
+#[test]
+fn bundled_sift_regenerates_identically() {
+    // The command in datasets/README.md, run through the library on the repository's copy of
+    // the source vectors.
+    let source =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/sift5k_base_5000x128_u8.npy");
+    let dir = tempfile::tempdir().unwrap();
+    let name = "sift-5k-128-euclidean";
+    let opts = CreateOptions {
+        input: source,
+        format: None,
+        dim: None,
+        queries: None,
+        name: Some(name.into()),
+        metric: Metric::Euclidean,
+        test: Some(500),
+        seed: 1,
+        k: 100,
+    };
+    let fresh = dataset::create::create(&opts).unwrap();
+    let bundled = dataset::open(&resolve(name, dir.path()).unwrap()).unwrap();
+    assert_eq!((&fresh.train, &fresh.test), (&bundled.train, &bundled.test));
+    let (a, b) = (fresh.ground_truth.unwrap(), bundled.ground_truth.unwrap());
+    assert_eq!((a.neighbors, a.distances), (b.neighbors, b.distances));
 }
 
 #[test]
-fn bundled_sets_regenerate_identically() {
-    // The commands in datasets/README.md, run through the library.
-    let s = shared();
-    let cases = [
-        (
-            "glove-twitter-25-angular",
-            "glove-twitter-25/vectors_11925x25_f32.bin",
-            25,
-            Metric::Angular,
-            1000,
-        ),
-        (
-            "sift-5k-128-euclidean",
-            "sift-5k/base_5000x128_f32.bin",
-            128,
-            Metric::Euclidean,
-            500,
-        ),
-    ];
+fn bundled_ground_truth_is_exact() {
+    // Every bundled file's stored neighbours are what an exact search of its own train and
+    // test rows gives today.
     let dir = tempfile::tempdir().unwrap();
-    for (name, file, dim, metric, test) in cases {
-        let opts = CreateOptions {
-            input: s.join(file),
-            format: None,
-            dim: Some(dim),
-            queries: None,
-            name: Some(name.into()),
-            metric,
-            test: Some(test),
-            seed: 1,
-            k: 100,
-        };
-        let fresh = dataset::create::create(&opts).unwrap();
-        let bundled = dataset::open(&resolve(name, dir.path()).unwrap()).unwrap();
-        assert_eq!(
-            (&fresh.train, &fresh.test),
-            (&bundled.train, &bundled.test),
-            "{name}"
-        );
-        let (a, b) = (fresh.ground_truth.unwrap(), bundled.ground_truth.unwrap());
-        assert_eq!(
-            (a.neighbors, a.distances),
-            (b.neighbors, b.distances),
-            "{name}"
-        );
+    for name in ["glove-twitter-25-angular", "sift-5k-128-euclidean"] {
+        let ds = dataset::open(&resolve(name, dir.path()).unwrap()).unwrap();
+        let stored = ds.ground_truth.unwrap();
+        let fresh = dataset::groundtruth::compute(ds.train.view(), ds.test.view(), ds.metric, 100);
+        assert_eq!(fresh.neighbors, stored.neighbors, "{name}");
+        assert_eq!(fresh.distances, stored.distances, "{name}");
     }
 }

@@ -258,15 +258,30 @@ const CANCEL_POLL: Duration = Duration::from_millis(50);
 /// Build on a helper thread while this, the coordinating thread, polls `progress.cancelled()`
 /// and relays a cancel to the backend. Progress implementations may only see Ctrl-C on this
 /// thread (Python checks signals on its main thread); the build itself blocks in the server.
+/// A cancel that arrives as the build completes still wins: the new index is dropped, so a
+/// Ctrl-C during a build never lets the sweep go on to measure it.
 fn build_polling_cancel(
     backend: &mut dyn Backend,
     build_args: &Params,
     progress: &dyn Progress,
 ) -> Result<BuildReport> {
     let stop = AtomicBool::new(false);
+    let built = build_relaying_cancel(backend, build_args, progress, &stop)?;
+    if stop.load(Ordering::Relaxed) || progress.cancelled() {
+        backend.drop_index()?;
+        return Err(Error::Interrupted);
+    }
+    Ok(built)
+}
+
+fn build_relaying_cancel(
+    backend: &mut dyn Backend,
+    build_args: &Params,
+    progress: &dyn Progress,
+    stop: &AtomicBool,
+) -> Result<BuildReport> {
     std::thread::scope(|s| {
         let (tx, rx) = mpsc::channel();
-        let stop = &stop;
         let builder = s.spawn(move || {
             let r = backend.build_cancellable(build_args, &|| stop.load(Ordering::Relaxed));
             let _ = tx.send(r);

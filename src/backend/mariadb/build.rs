@@ -1,15 +1,14 @@
 //! MariaDB index build, its size, the cache check, the plan check and server settings.
 
 use super::search::{query_args_sql, query_sql, vector_bytes};
+use super::stop::{StopReason, stoppable};
 use super::{Engine, INDEX_NAME, MariaDb, distance_name, sql_err};
 use crate::backend::{BuildReport, Cancel, ServerInfo};
-use crate::connect::{ServerUrl, connect_mariadb};
 use crate::params::Params;
 use crate::{Error, Result};
 use mysql::Conn;
 use mysql::prelude::Queryable;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Server variables recorded with every result.
 const SETTINGS: &[&str] = &[
@@ -135,33 +134,42 @@ pub(super) fn build(b: &mut MariaDb, args: &Params, cancel: &Cancel<'_>) -> Resu
         &format!("DROP INDEX IF EXISTS {INDEX_NAME} ON {qt}"),
         "dropping the previous vector index",
     )?;
-    let limit = b.build_timeout.map_or(String::new(), |t| {
-        format!(
-            "SET STATEMENT max_statement_time = {:.3} FOR ",
-            t.as_secs_f64()
-        )
-    });
     let sql = format!(
-        "{limit}ALTER TABLE {qt} ADD VECTOR INDEX {INDEX_NAME} (v) M={} DISTANCE={}",
+        "ALTER TABLE {qt} ADD VECTOR INDEX {INDEX_NAME} (v) M={} DISTANCE={}",
         args.m,
         distance_name(l.spec.metric)
     );
+    // The time limit is enforced here, not with max_statement_time (see `stop`).
     let t0 = Instant::now();
-    let (result, stopped) = stoppable(&b.url, b.conn.connection_id(), cancel, || {
+    let deadline = b.build_timeout.map(|t| t0 + t);
+    let (result, stop) = stoppable(&b.url, b.conn.connection_id(), cancel, deadline, || {
         b.conn.query_drop(&sql)
     });
-    if stopped && result.is_err() {
-        return Err(Error::Interrupted);
+    let elapsed = t0.elapsed();
+    // A build over its limit is never measured, whatever the server answered: a kill can
+    // surface as ERROR 1317, 1939 or success (when the statement was past its copy phase).
+    let timed_out = b.build_timeout.is_some_and(|t| elapsed >= t);
+    if stop == Some(StopReason::Cancelled) || timed_out {
+        if let Err(e) = result {
+            // A lost connection is the error to report; there is nothing to recover through it.
+            if let lost @ Error::Server(_) = sql_err(e, "building the vector index") {
+                return Err(lost);
+            }
+        }
+        recover_table(b, &qt)?;
+        if stop == Some(StopReason::Cancelled) {
+            return Err(Error::Interrupted);
+        }
+        return Err(Error::Backend(format!(
+            "mariadb: the index build (M={}) was stopped after {:.2} s because it exceeded \
+             the build timeout of {:?} (--timeout); raise --timeout or choose a smaller M",
+            args.m,
+            elapsed.as_secs_f64(),
+            b.build_timeout.unwrap_or_default(),
+        )));
     }
-    result.map_err(|e| match (&e, b.build_timeout) {
-        (mysql::Error::MySqlError(m), Some(t)) if m.code == 1969 => Error::Backend(format!(
-            "mariadb: the index build (M={}) took longer than the build timeout of {:?} and \
-             was stopped; raise --timeout or choose a smaller M",
-            args.m, t
-        )),
-        _ => sql_err(e, "building the vector index"),
-    })?;
-    let seconds = t0.elapsed().as_secs_f64();
+    result.map_err(|e| sql_err(e, "building the vector index"))?;
+    let seconds = elapsed.as_secs_f64();
     if b.conn.warnings() > 0 {
         let w: Vec<(String, u32, String)> = b
             .conn
@@ -180,42 +188,21 @@ pub(super) fn build(b: &mut MariaDb, args: &Params, cancel: &Cancel<'_>) -> Resu
     })
 }
 
-/// Run `statement` (on the connection with id `conn_id`) while a watcher thread polls
-/// `cancel`; once it is true the watcher sends `KILL QUERY` from a connection of its own,
-/// again on each poll until the statement returns (a kill that lands before the server
-/// started the statement does nothing). Returns the result and whether a kill was sent.
-fn stoppable<T>(
-    url: &ServerUrl,
-    conn_id: u32,
-    cancel: &Cancel<'_>,
-    statement: impl FnOnce() -> T,
-) -> (T, bool) {
-    let done = AtomicBool::new(false);
-    std::thread::scope(|s| {
-        let watcher = s.spawn(|| {
-            let mut killer: Option<Conn> = None;
-            let mut sent = false;
-            while !done.load(Ordering::Relaxed) {
-                if cancel() {
-                    if killer.is_none() {
-                        killer = connect_mariadb(url).ok();
-                    }
-                    if let Some(k) = killer.as_mut() {
-                        sent |= k.query_drop(format!("KILL QUERY {conn_id}")).is_ok();
-                    }
-                }
-                std::thread::sleep(CANCEL_POLL);
-            }
-            sent
-        });
-        let r = statement();
-        done.store(true, Ordering::Relaxed);
-        (r, watcher.join().unwrap_or(false))
-    })
+/// After a stopped build: remove whatever it left (an index that completed after the stop)
+/// and check that the table still holds its rows. A table MariaDB left damaged is dropped with
+/// its metadata, so that the next load recreates it instead of reusing it.
+fn recover_table(b: &mut MariaDb, qt: &str) -> Result<()> {
+    let rows = b.loaded()?.rows as u64;
+    let dropped = b.exec(
+        &format!("DROP INDEX IF EXISTS {INDEX_NAME} ON {qt}"),
+        "dropping the stopped build's index",
+    );
+    if dropped.is_err() || b.count_rows(qt).ok() != Some(rows) {
+        let dataset = b.loaded()?.spec.dataset.clone();
+        b.drop_tables(&dataset)?;
+    }
+    Ok(())
 }
-
-/// How often a running build polls for a cancel request.
-const CANCEL_POLL: Duration = Duration::from_millis(100);
 
 /// Observed on MariaDB 11.8.9: the first index search after `ADD VECTOR INDEX` can return a
 /// worse answer than every later one, even with a high ef_search (the second identical query

@@ -5,6 +5,7 @@ mod build;
 pub mod load;
 mod meta;
 pub mod search;
+pub(crate) mod stop;
 
 pub use load::LoadMethod;
 
@@ -69,7 +70,7 @@ pub struct MariaDb {
     pub load_method: LoadMethod,
     /// Connections used by [`Backend::load`].
     pub load_connections: usize,
-    /// Longest one index build may take (`max_statement_time` on the build statement).
+    /// Longest one index build may take (enforced by the client, see [`stop`]).
     pub build_timeout: Option<std::time::Duration>,
     loaded: Option<Loaded>,
 }

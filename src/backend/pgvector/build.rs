@@ -203,11 +203,13 @@ pub(super) fn build(b: &mut PgVector, args: &Params, cancel: &Cancel<'_>) -> Res
     if samples.2 && result.is_err() {
         return Err(Error::Interrupted);
     }
-    let timed_out = result
-        .as_ref()
-        .err()
-        .and_then(|e| e.code())
-        .is_some_and(|c| c.code() == "57014");
+    // An error that arrives once the limit has passed is the timeout, whatever its wording.
+    let timed_out = result.as_ref().err().is_some_and(|e| {
+        let server_said = e.as_db_error().map(|db| db.code().code());
+        server_said == Some("57014")
+            || (server_said.is_some_and(|c| !c.starts_with("57P"))
+                && b.build_timeout.is_some_and(|t| seconds >= t.as_secs_f64()))
+    });
     if let (true, Some(t)) = (timed_out, b.build_timeout) {
         return Err(Error::Backend(format!(
             "{}: the index build (M={}, ef_construction={}) took longer than the build timeout \
