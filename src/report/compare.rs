@@ -13,12 +13,14 @@
 //! noise* otherwise (criterion's rule). Without an interval (a single pass, `--stat best`)
 //! the ratio alone is held against the noise threshold.
 
-use super::names::point_name;
+use super::ratio::{rate, side};
 use super::series::{check_one_dataset, cmp_params, params_identity};
-use super::stats::{PairGroups, RatioStats, Stat, pass_groups, ratio_stats};
+use super::stats::{PairGroups, RatioStats, Stat, ratio_stats};
 use super::table::{RecallRow, best_at_recall_of};
-use crate::metrics::interval::{Interval, LEVEL, ratio_interval};
-use crate::results::{Flag, PointResult};
+use crate::metrics::interval::Interval;
+use crate::results::PointResult;
+
+pub use super::ratio::{Measure, Side, Verdict};
 use std::collections::{BTreeSet, HashMap};
 
 /// Default `--noise`: differences within 5% are not called.
@@ -48,60 +50,6 @@ impl MatchKind {
     }
 }
 
-/// What is compared. Higher is better for QPS; a cost per query (issue of server CPU) would
-/// be lower-is-better and name its verdicts accordingly.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Measure {
-    #[default]
-    Qps,
-}
-
-impl Measure {
-    /// Column prefix and display name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Measure::Qps => "qps",
-        }
-    }
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Measure::Qps => "QPS",
-        }
-    }
-
-    /// Words for a ratio beyond the noise: (above 1, below 1).
-    pub fn verdict_words(self) -> (&'static str, &'static str) {
-        match self {
-            Measure::Qps => ("faster", "slower"),
-        }
-    }
-
-    /// The point's figure and interval.
-    fn figure(self, p: &PointResult) -> (f64, Option<Interval>) {
-        match self {
-            Measure::Qps => (p.metrics.qps, p.metrics.qps_interval()),
-        }
-    }
-
-    /// The point's samples per build (passes in use).
-    fn samples(self, p: &PointResult) -> Vec<Vec<f64>> {
-        match self {
-            Measure::Qps => pass_groups(p),
-        }
-    }
-}
-
-/// The verdict on one pair.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    /// The ratio is beyond `1 + noise` (faster, for QPS).
-    Above,
-    /// The ratio is below `1 - noise` (slower, for QPS).
-    Below,
-    WithinNoise,
-}
-
 /// Options of a comparison.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompareOptions {
@@ -122,18 +70,6 @@ impl Default for CompareOptions {
             measure: Measure::Qps,
         }
     }
-}
-
-/// One side of a pair.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Side {
-    pub name: String,
-    pub recall: f64,
-    pub value: f64,
-    pub interval: Option<Interval>,
-    pub flags: Vec<Flag>,
-    /// Samples per build, for the bootstrap.
-    groups: Vec<Vec<f64>>,
 }
 
 /// One matched pair. For a recall match, a side that did not reach the threshold is `None`
@@ -299,46 +235,6 @@ fn labelled<'a>(points: &'a [PointResult], label: &str) -> crate::Result<Vec<&'a
     Ok(mine)
 }
 
-fn side(p: &PointResult, m: Measure) -> Side {
-    let (value, interval) = m.figure(p);
-    Side {
-        name: point_name(p),
-        recall: p.metrics.recall,
-        value,
-        interval,
-        flags: p.metrics.flags.clone(),
-        groups: m.samples(p),
-    }
-}
-
-/// The ratio, its interval and the verdict of two sides.
-fn rate(b: &Side, m: &Side, opts: &CompareOptions) -> (f64, Option<Interval>, Verdict) {
-    let ratio = m.value / b.value;
-    let interval = match opts.stat {
-        Stat::Best => None,
-        Stat::Median if b.groups.len() > 1 || m.groups.len() > 1 => {
-            match (b.interval, m.interval) {
-                (Some(bi), Some(mi)) if bi.low > 0.0 => Some(Interval {
-                    low: mi.low / bi.high,
-                    high: mi.high / bi.low,
-                    level: bi.level * mi.level,
-                }),
-                _ => None,
-            }
-        }
-        Stat::Median => ratio_interval(&b.groups[0], &m.groups[0], LEVEL),
-    };
-    let (low, high) = interval.map_or((ratio, ratio), |i| (i.low, i.high));
-    let verdict = if low > 1.0 + opts.noise {
-        Verdict::Above
-    } else if high < 1.0 - opts.noise {
-        Verdict::Below
-    } else {
-        Verdict::WithinNoise
-    };
-    (ratio, interval, verdict)
-}
-
 fn pair(
     kind: MatchKind,
     algorithm: &str,
@@ -349,7 +245,7 @@ fn pair(
     opts: &CompareOptions,
 ) -> Matched {
     let rated = match (&b, &m) {
-        (Some(b), Some(m)) if b.value > 0.0 => Some(rate(b, m, opts)),
+        (Some(b), Some(m)) if b.value > 0.0 => Some(rate(b, m, opts.noise, opts.stat)),
         _ => None,
     };
     Matched {

@@ -12,6 +12,7 @@ mod compare_view;
 pub mod export;
 pub mod names;
 pub mod pareto;
+mod ratio;
 pub mod render;
 pub mod select;
 pub mod series;

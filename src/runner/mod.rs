@@ -7,12 +7,15 @@ mod build;
 mod data;
 pub mod interference;
 pub mod measure;
+mod notices;
 pub mod point;
 pub mod procs;
 pub mod progress;
+pub mod recall;
 mod schedule;
 mod sweep;
 
+pub use notices::CLIENT_CPU_WARN_SHARE;
 pub use progress::{Event, NoProgress, PassKind, Progress};
 pub use schedule::PassOrder;
 

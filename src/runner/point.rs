@@ -4,20 +4,19 @@
 //! into the point's figures (see [`super::assess`]).
 
 use super::assess::{self, Policy};
-use super::interference::{self, Watcher};
+use super::interference::Watcher;
 use super::measure::{PassBuffers, PassPlan, run_pass};
+use super::notices::{FirstRun, point_notices};
 use super::progress::{Event, PassKind, Progress};
+use super::recall::recompute_distances;
 use crate::backend::{BuildReport, Searcher};
 use crate::dataset::Dataset;
 use crate::metrics;
 use crate::params::Params;
 use crate::results::{BuildRun, Pass, PointMetrics};
-use crate::{Error, Metric, Result};
+use crate::{Error, Result};
 use ndarray::{Array2, ArrayView2};
 use std::time::{Duration, Instant};
-
-/// The client used more than this share of a core per connection: it may be the bottleneck.
-pub const CLIENT_CPU_WARN_SHARE: f64 = 0.5;
 
 /// What every pass of a build needs.
 pub struct PassEnv<'a> {
@@ -246,7 +245,19 @@ impl PointRun {
             Vec::new()
         };
         let first = recalls.swap_remove(0);
-        let notices = self.notices(&f, &first, policy);
+        let notices = point_notices(
+            &self.passes,
+            self.clients,
+            &f,
+            &FirstRun {
+                k: first.neighbors.ncols(),
+                queries: first.neighbors.nrows(),
+                duplicates: first.duplicates,
+                overlong: first.overlong,
+                short: first.short,
+            },
+            policy,
+        );
         let lat = f.latency.unwrap_or_default();
         let metrics = PointMetrics {
             recall,
@@ -277,182 +288,5 @@ impl PointRun {
             notices,
             build_seconds,
         })
-    }
-
-    fn notices(&self, f: &assess::Figures, first: &RecallRun, policy: &Policy) -> Vec<String> {
-        let k = first.neighbors.ncols();
-        let mut out = Vec::new();
-        if first.duplicates > 0 {
-            out.push(format!(
-                "the backend returned the same id twice for {} queries; repeats were not counted",
-                first.duplicates
-            ));
-        }
-        if first.overlong > 0 {
-            out.push(format!(
-                "the backend returned more than k={k} ids for {} queries",
-                first.overlong
-            ));
-        }
-        if first.short > 0 {
-            out.push(format!(
-                "the backend returned fewer than k={k} ids for {} of {} queries (for pgvector: \
-                 ef_search below k, or iterative scans off); missing ids count as misses",
-                first.short,
-                first.neighbors.nrows()
-            ));
-        }
-        let left_out: Vec<&Pass> = self.passes.iter().filter(|p| !p.used).collect();
-        let stalled = self.passes.iter().filter(|p| p.stalled).count();
-        let heavy: Vec<&Pass> = self
-            .passes
-            .iter()
-            .filter(|p| p.interference.is_some_and(|i| i.heavy))
-            .collect();
-        if stalled > 0 {
-            let slowest = self
-                .passes
-                .iter()
-                .filter(|p| p.stalled)
-                .filter_map(|p| p.latency.map(|l| l.max))
-                .fold(0.0, f64::max);
-            out.push(format!(
-                "{stalled} of {} passes stalled (far slower than the others; slowest query {slowest:.3} s)",
-                self.passes.len()
-            ));
-        }
-        if let Some(worst) = heavy.iter().filter_map(|p| p.interference).max_by(|a, b| {
-            a.other_share()
-                .unwrap_or(0.0)
-                .total_cmp(&b.other_share().unwrap_or(0.0))
-        }) {
-            out.push(format!(
-                "{} of {} passes ran under heavy interference (worst: {})",
-                heavy.len(),
-                self.passes.len(),
-                interference::describe(&worst)
-            ));
-        }
-        if !left_out.is_empty() {
-            out.push(format!(
-                "{} disturbed passes were measured again and left out of the figures",
-                left_out.len()
-            ));
-        }
-        if !f.flags.is_empty() {
-            let names: Vec<&str> = f.flags.iter().map(|f| f.as_str()).collect();
-            let ci = f
-                .interval
-                .map(|i| format!(" [{:.1}, {:.1}]", i.low, i.high))
-                .unwrap_or_default();
-            out.push(format!(
-                "figure flagged ({}): QPS {:.1}{ci} from {} passes; re-measured within --max-time {:.0} s",
-                names.join(", "),
-                f.qps,
-                f.used,
-                policy.max_time.as_secs_f64()
-            ));
-        }
-        out.extend(client_cpu_notice(&self.passes, self.clients));
-        out
-    }
-}
-
-/// Distances of the returned ids, recomputed from the train vectors (`+inf` for missing or
-/// repeated ids). Returns them and the number of queries with a repeated id. An id outside the
-/// table is an error: the backend is answering from some other data.
-pub fn recompute_distances(
-    data: &Dataset,
-    queries: ArrayView2<'_, f32>,
-    neighbors: ArrayView2<'_, i64>,
-) -> Result<(Array2<f32>, usize)> {
-    let n = data.train.nrows() as i64;
-    let metric: Metric = data.metric;
-    let mut out = Array2::from_elem(neighbors.raw_dim(), f32::INFINITY);
-    let mut duplicates = 0;
-    for (i, ids) in neighbors.rows().into_iter().enumerate() {
-        let query = queries.row(i);
-        let query = query.as_slice().unwrap_or(&[]);
-        let mut repeated = false;
-        for (j, &id) in ids.iter().enumerate() {
-            if id == -1 {
-                continue;
-            }
-            if !(0..n).contains(&id) {
-                return Err(Error::Backend(format!(
-                    "query {i}: the backend returned id {id}, but the train set has rows 0..{n}"
-                )));
-            }
-            if ids.iter().take(j).any(|&p| p == id) {
-                repeated = true;
-                continue;
-            }
-            let row = data.train.row(id as usize);
-            out[[i, j]] = match row.as_slice() {
-                Some(r) => metric.distance(r, query),
-                None => metric.distance(&row.to_vec(), query),
-            };
-        }
-        duplicates += usize::from(repeated);
-    }
-    Ok((out, duplicates))
-}
-
-/// A notice when the median pass's client CPU exceeded [`CLIENT_CPU_WARN_SHARE`] of a core per
-/// connection: the numbers may then measure the client rather than the server.
-fn client_cpu_notice(passes: &[Pass], clients: usize) -> Option<String> {
-    let mut used: Vec<&Pass> = passes
-        .iter()
-        .filter(|p| p.used && p.wall_seconds > 0.0)
-        .collect();
-    used.sort_by(|a, b| a.qps().total_cmp(&b.qps()));
-    let mid = used.get(used.len().saturating_sub(1) / 2)?;
-    let cpu = mid.client_cpu_seconds?;
-    let share = cpu / mid.wall_seconds / clients.max(1) as f64;
-    (share > CLIENT_CPU_WARN_SHARE).then(|| {
-        format!(
-            "client CPU was {:.0}% of a core per connection ({cpu:.3} s over {:.3} s wall, {clients} \
-             client(s)): the client may be the bottleneck, not the server",
-            share * 100.0,
-            mid.wall_seconds
-        )
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use ndarray::array;
-
-    #[test]
-    fn distances_are_recomputed_and_repeats_or_gaps_never_count() {
-        let data = Dataset {
-            name: "t".into(),
-            metric: Metric::Euclidean,
-            train: array![[0.0f32, 0.0], [3.0, 4.0], [6.0, 8.0]],
-            test: array![[0.0f32, 0.0]],
-            ground_truth: None,
-        };
-        let ids = array![[1i64, 1, -1, 2]];
-        let (d, dups) = recompute_distances(&data, data.test.view(), ids.view()).unwrap();
-        assert_eq!(d.row(0).to_vec(), [5.0, f32::INFINITY, f32::INFINITY, 10.0]);
-        assert_eq!(dups, 1);
-        let bad = array![[3i64]];
-        assert!(recompute_distances(&data, data.test.view(), bad.view()).is_err());
-    }
-
-    #[test]
-    fn client_cpu_notice_uses_the_median_pass_per_connection() {
-        let pass = |wall: f64, cpu: f64| Pass {
-            wall_seconds: wall,
-            queries: 10,
-            client_cpu_seconds: Some(cpu),
-            ..Pass::default()
-        };
-        // Median pass: 1 s wall, 1.2 s CPU over 2 clients = 60% per connection -> notice.
-        let n = client_cpu_notice(&[pass(2.0, 0.1), pass(1.0, 1.2), pass(0.5, 0.1)], 2).unwrap();
-        assert!(n.contains("60%"), "{n}");
-        assert!(client_cpu_notice(&[pass(1.0, 0.4)], 1).is_none());
-        assert!(client_cpu_notice(&[], 1).is_none());
     }
 }
