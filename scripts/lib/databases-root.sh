@@ -166,13 +166,14 @@ host_path() {
     if [ "$1" = root ]; then echo "$ROOT$2"; else echo "$2"; fi
 }
 
-# Where data dirs live inside the environment. Host mode as root uses /var/lib/annbench (the
-# service users cannot enter a cache under /root); as a normal user, the cache itself.
+# Where data dirs live inside the environment. Host mode as root uses a directory under
+# /var/lib/annbench named after the cache (the service users cannot enter a cache under /root,
+# and each cache dir has servers of its own); as a normal user, the cache itself.
 data_base() {
     if [ "$1" = root ]; then
         echo /var/lib/annbench
     elif is_root; then
-        echo "${ANNBENCH_DATA_DIR:-/var/lib/annbench}"
+        echo "${ANNBENCH_DATA_DIR:-/var/lib/annbench/$(printf '%s' "$CACHE" | sha256sum | cut -c1-12)}"
     else
         echo "${ANNBENCH_DATA_DIR:-$CACHE/data}"
     fi
