@@ -231,6 +231,14 @@ fn ann_benchmarks_compatible_attributes_are_written() {
         f.attr("run_count").unwrap().read_scalar::<i64>().unwrap(),
         2
     );
+    // The median figure and its spread as plain attributes.
+    let num = |n: &str| f.attr(n).unwrap().read_scalar::<f64>().unwrap();
+    assert_eq!(
+        (num("qps"), num("qps_ci_low"), num("qps_ci_high")),
+        (250.0, 200.0, 250.0)
+    );
+    assert_eq!(num("qps_cv"), 0.157);
+    assert_eq!(f.attr("passes").unwrap().read_scalar::<i64>().unwrap(), 1);
     assert_eq!(f.dataset("neighbors").unwrap().shape(), [2, 2]);
 }
 

@@ -262,10 +262,10 @@ fn print_summary(summary: &SweepSummary, opts: &SweepOptions) {
     }
 }
 
-/// `[low, high]`, or `-` without an interval (a single pass).
+/// `[low, high]` (with its coverage below 95%), or `-` without an interval (one pass).
 fn interval_text(p: &crate::results::PointResult) -> String {
     match p.metrics.qps_interval() {
-        Some(i) => format!("[{:.1}, {:.1}]", i.low, i.high),
+        Some(i) => crate::report::table::interval_text(i, 1),
         None => "-".into(),
     }
 }

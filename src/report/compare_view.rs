@@ -6,7 +6,7 @@ use super::names::algorithm_name;
 use super::render::{
     Cell, Column, Format, Style, Table, json_pretty, to_csv, to_json_records, to_markdown,
 };
-use super::table::{flags_text, qps_text};
+use super::table::{flags_text, interval_text, qps_text};
 use crate::metrics::interval::Interval;
 
 impl Comparison {
@@ -217,10 +217,10 @@ impl Comparison {
     }
 }
 
-/// `1.10x [1.05, 1.16]`.
+/// `1.10x [1.05, 1.16]` (with the coverage when below 95%).
 fn ratio_text(x: f64, i: Option<Interval>) -> String {
     match i {
-        Some(i) => format!("{x:.2}x [{:.2}, {:.2}]", i.low, i.high),
+        Some(i) => format!("{x:.2}x {}", interval_text(i, 2)),
         None => format!("{x:.2}x"),
     }
 }

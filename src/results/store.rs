@@ -1,7 +1,9 @@
 //! Writing and reading annbench point files: ann-benchmarks' result layout (attrs `build_time`,
 //! `index_size` kB, `algo`, `dataset`, `name`, `run_count`, `distance`, `count`,
 //! `best_search_time`, `candidates`, `expect_extra`, `batch_mode`; datasets `times`,
-//! `neighbors`, `distances`) plus one JSON attr `annbench` with everything else.
+//! `neighbors`, `distances`) plus annbench's figure as plain attributes (`qps`, the median;
+//! `qps_ci_low`, `qps_ci_high`, `qps_cv`, `passes`) and one JSON attr `annbench` with
+//! everything (those included).
 //!
 //! `best_search_time` is the best pass's wall seconds / queries, so ann-benchmarks' tools
 //! (QPS = 1 / best_search_time) show the best pass's measured throughput, as theirs do.
@@ -124,6 +126,14 @@ fn write_file(tmp: &Path, p: &PointResult) -> Result<()> {
         write_attr(&file, "candidates", p.count as f64)?;
         write_attr(&file, "expect_extra", false)?;
         write_attr(&file, "batch_mode", false)?;
+        // annbench's figure and its spread as plain attributes too, for h5py readers (the
+        // same values as in the JSON; NaN where there is no interval).
+        let m = &p.metrics;
+        write_attr(&file, "qps", m.qps)?;
+        write_attr(&file, "qps_ci_low", m.qps_ci_low.unwrap_or(f64::NAN))?;
+        write_attr(&file, "qps_ci_high", m.qps_ci_high.unwrap_or(f64::NAN))?;
+        write_attr(&file, "qps_cv", m.qps_cv.unwrap_or(f64::NAN))?;
+        write_attr(&file, "passes", m.passes as i64)?;
         write_attr(&file, EXTRAS_ATTR, json.as_str())?;
         file.new_dataset_builder()
             .with_data(&p.latencies[..])

@@ -180,7 +180,7 @@ impl Progress for CliProgress {
                 let m = &point.metrics;
                 let ci = m
                     .qps_interval()
-                    .map(|i| format!(" [{:.1}, {:.1}]", i.low, i.high))
+                    .map(|i| format!(" {}", crate::report::table::interval_text(i, 1)))
                     .unwrap_or_default();
                 let flags: Vec<&str> = m.flags.iter().map(|f| f.as_str()).collect();
                 self.line(format!(
