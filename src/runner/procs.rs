@@ -132,7 +132,15 @@ fn socket_inode(link: &str) -> Option<u64> {
         .ok()
 }
 
+/// The peer process of a connected Unix socket (`None` for other sockets, and on systems
+/// without `SO_PEERCRED`).
+#[cfg(not(target_os = "linux"))]
+fn unix_peer(_fd: i32) -> Option<i32> {
+    None
+}
+
 /// The peer process of a connected Unix socket (`None` for other sockets).
+#[cfg(target_os = "linux")]
 fn unix_peer(fd: i32) -> Option<i32> {
     let mut cred: libc::ucred = libc::ucred {
         pid: 0,
