@@ -16,7 +16,7 @@
 # Restarts the MariaDB of scripts/databases.sh twice (for the cache size) and once more to
 # restore its settings.
 set -euo pipefail
-log() { printf "\033[1m==> %s\033[0m\n" "$*" >&2; }
+log() { printf "\033[1m==> %s %s\033[0m\n" "$(date +%T)" "$*" >&2; }
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 # shellcheck source=setup.sh
