@@ -58,7 +58,8 @@ def run(
     ``qps`` is the median pass with a 95% interval (``qps_ci_low``, ``qps_ci_high``).
     ``target_ci`` (e.g. 0.02) adds passes until the interval lies within +-2% of the median;
     points flagged for interference, stalls or a wide interval are measured again; both stop
-    at ``max_time`` seconds per point (default ``2 * runs * min_time``). ``rebuilds`` builds
+    once a point's timed passes have lasted ``max_time`` seconds (default
+    ``2 * runs * min_time``). ``rebuilds`` builds
     every index that many times and folds the build spread into the interval. ``order``:
     ``"rounds"`` (pass 1 of every point of a build, then pass 2...) or ``"points"``. Server URLs
     default to ``$ANNBENCH_MARIADB_URL`` / ``$ANNBENCH_POSTGRES_URL`` and the servers that

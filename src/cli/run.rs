@@ -38,9 +38,9 @@ pub struct RunArgs {
     /// (bounded by --max-time).
     #[arg(long, value_parser = parse_share, value_name = "PERCENT")]
     pub target_ci: Option<f64>,
-    /// Measuring time per point (and build) after which no extra pass starts: extra passes
-    /// come from --target-ci and from re-measuring points flagged for interference, stalls or
-    /// a wide interval. Default: twice --runs x --min-time.
+    /// Time of a point's timed passes (per build) after which no extra pass starts: extra
+    /// passes come from --target-ci and from re-measuring points flagged for interference,
+    /// stalls or a wide interval. Default: twice --runs x --min-time.
     #[arg(long, value_parser = parse_min_time, value_name = "DURATION")]
     pub max_time: Option<Duration>,
     /// Build every index this many times and fold the build-to-build spread into the QPS

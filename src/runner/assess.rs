@@ -10,7 +10,7 @@
 //!   several builds, the median of the builds' medians with an interval that spans every
 //!   build's interval and the spread of their medians (build variance folded in).
 //! - More passes are measured while the point is flagged or its interval is wider than
-//!   `--target-ci`, until the build's measuring time reaches `--max-time`.
+//!   `--target-ci`, until the point's timed passes on the build have lasted `--max-time`.
 
 use crate::metrics::LatencySummary;
 use crate::metrics::interval::{Interval, LEVEL, cv, median, median_interval};
@@ -35,7 +35,8 @@ pub struct Policy {
     pub runs: usize,
     /// Interval half-width target as a share of the median (`--target-ci`).
     pub target_ci: Option<f64>,
-    /// Measuring time per build beyond which no extra pass starts (`--max-time`).
+    /// Time of a point's timed passes (per build) beyond which no extra pass starts
+    /// (`--max-time`).
     pub max_time: Duration,
 }
 
@@ -55,17 +56,17 @@ pub struct Figures {
     pub build_medians: Vec<f64>,
 }
 
-/// Set `stalled` on every pass (relative to the point's other passes).
+/// Set `stalled` on every pass (relative to the point's other passes). O(n log n): the
+/// median of the others is read from the sorted passes with the pass's own slot skipped.
 pub fn mark_stalls(passes: &mut [Pass]) {
-    let qps: Vec<f64> = passes.iter().map(Pass::qps).collect();
-    for i in 0..passes.len() {
-        let others: Vec<f64> = qps
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != i)
-            .map(|(_, &q)| q)
-            .collect();
-        let slow_pass = median(&others).is_some_and(|m| qps[i] * STALL_FACTOR < m);
+    let mut order: Vec<(f64, usize)> = passes.iter().map(Pass::qps).zip(0..).collect();
+    order.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let n = order.len();
+    for (rank, &(qps, i)) in order.iter().enumerate() {
+        let others = n - 1;
+        let at = |t: usize| order[if t < rank { t } else { t + 1 }].0;
+        let median_of_others = (others > 0).then(|| (at((others - 1) / 2) + at(others / 2)) / 2.0);
+        let slow_pass = median_of_others.is_some_and(|m| qps * STALL_FACTOR < m);
         let slow_query = passes[i]
             .latency
             .is_some_and(|l| l.max >= STALL_QUERY_SECONDS && l.max >= STALL_QUERY_FACTOR * l.p50);
@@ -163,8 +164,8 @@ fn envelope(per_build: &[(f64, Option<Interval>)]) -> Option<Interval> {
     })
 }
 
-/// Whether build `build` of a point needs another pass, given the seconds it has spent
-/// measuring that build (warm-up included).
+/// Whether build `build` of a point needs another pass, given the seconds its timed passes
+/// on that build have lasted.
 pub fn needs_more(passes: &[Pass], build: usize, policy: &Policy, seconds: f64) -> bool {
     let mine = passes.iter().filter(|p| p.build == build).count();
     if mine < policy.runs.max(1) {

@@ -51,8 +51,8 @@ pub struct SweepOptions {
     pub min_time: Duration,
     /// Add passes until the QPS interval lies within +-this share of the median (e.g. 0.02).
     pub target_ci: Option<f64>,
-    /// Measuring time per point and build after which no extra pass starts (extra passes:
-    /// `target_ci`, or re-measuring a flagged point). `None`: twice `runs x min_time`.
+    /// Time of a point's timed passes (per build) after which no extra pass starts (extra
+    /// passes: `target_ci`, or re-measuring a flagged point). `None`: twice `runs x min_time`.
     pub max_time: Option<Duration>,
     /// Build each index this many times and fold the build-to-build spread into the
     /// interval (default 1).

@@ -61,7 +61,7 @@ pub struct PointRun {
     passes: Vec<Pass>,
     recalls: Vec<RecallRun>,
     times: Option<Vec<f64>>,
-    /// Measuring seconds of the current build (passes and warm-up).
+    /// Seconds of the timed passes of the current build (for `--max-time`).
     seconds: f64,
     build: usize,
 }
@@ -103,8 +103,9 @@ impl PointRun {
             min_time: Duration::ZERO,
             record_ids: true,
         };
-        let t = self.pass(env, searchers, bufs, plan, PassKind::Recall)?;
-        self.seconds += t.wall_seconds;
+        // Not counted against --max-time: its length depends on the query count, not on how
+        // long the timed passes are.
+        self.pass(env, searchers, bufs, plan, PassKind::Recall)?;
         let (q, k) = (env.queries.nrows(), env.k);
         let neighbors = Array2::from_shape_vec((q, k), bufs.neighbors.clone())
             .map_err(|e| Error::Backend(format!("internal: neighbour buffer shape: {e}")))?;
@@ -128,6 +129,12 @@ impl PointRun {
             recall: recall_of(metrics::knn_recall)?,
             epsilon_recall: recall_of(metrics::epsilon_recall)?,
             qps: 0.0,
+        };
+        // Only the first build's ids and distances are stored; later builds keep their recall.
+        let (neighbors, distances) = if self.recalls.is_empty() {
+            (neighbors, distances)
+        } else {
+            (Array2::zeros((0, k)), Array2::zeros((0, k)))
         };
         self.recalls.push(RecallRun {
             neighbors,

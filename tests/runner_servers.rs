@@ -1,14 +1,17 @@
-//! Interference needs to know which processes are annbench's own database servers: found from
-//! the connections, over TCP and Unix sockets, on the real servers (never by name alone:
-//! other servers of the same kind may run on the machine). They fail, never skip, without
-//! the servers' URLs.
+//! The runner against the real servers. Interference needs to know which processes are
+//! annbench's own database servers: found from the connections, over TCP and Unix sockets
+//! (never by name alone: other servers of the same kind may run on the machine). pgvector
+//! answering fewer than k ids is counted and noticed. They fail, never skip, without the
+//! servers' URLs.
 
 mod backend_util;
 
 use annbench::Metric;
 use annbench::backend::{Backend, BackendOptions, TableSpec, create};
+use annbench::dataset::Dataset;
 use annbench::params::Params;
 use annbench::runner::interference::Watcher;
+use annbench::runner::{NoProgress, SweepOptions, run_sweep_with};
 use backend_util::{data, name};
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -99,5 +102,52 @@ fn both_servers_over_tcp_and_unix_sockets() {
         "pgvector",
         postgres("ANNBENCH_POSTGRES_SOCKET_URL"),
         "postgres",
+    );
+}
+
+#[test]
+fn pgvector_with_ef_search_below_k_answers_short_and_says_so() {
+    // hnsw.ef_search = 4 with iterative scans off: at most 4 ids for k = 10.
+    let (train, test) = data(600, 12);
+    let dataset = Dataset {
+        name: name("pgvector-short"),
+        metric: Metric::Euclidean,
+        train,
+        test,
+        ground_truth: None,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let grid = dir.path().join("grid.yml");
+    std::fs::write(
+        &grid,
+        "algorithm: pgvector\ngroups:\n  - build: {M: 8, ef_construction: 32}\n    query: {ef_search: [4]}\n",
+    )
+    .unwrap();
+    let opts = SweepOptions {
+        dataset: dataset.name.clone(),
+        algorithms: vec!["pgvector".into()],
+        config_files: vec![grid],
+        count: 10,
+        runs: 2,
+        min_time: Duration::ZERO,
+        results_dir: dir.path().join("results"),
+        ..SweepOptions::default()
+    };
+    let backend = BackendOptions {
+        postgres_url: Some(url("ANNBENCH_POSTGRES_URL")),
+        ..Default::default()
+    };
+    let summary =
+        run_sweep_with(dataset, &opts, &NoProgress, &|algo| create(algo, &backend)).unwrap();
+    let p = &summary.points[0].result;
+    assert_eq!(p.metrics.short_results, 12);
+    assert!(p.metrics.recall <= 0.4 + 1e-12, "{}", p.metrics.recall);
+    assert!(
+        summary
+            .warnings
+            .iter()
+            .any(|w| w.contains("fewer than k=10 ids for 12 of 12 queries")),
+        "{:?}",
+        summary.warnings
     );
 }
