@@ -218,6 +218,7 @@ fn synthetic_runs(seed: u64, cv: f64, hog: f64, b_scale: f64) -> Vec<PointResult
 
 fn verdicts(c: &annbench::report::Comparison) -> (usize, usize, usize) {
     let s = c.params_summary.as_ref().unwrap();
+    assert_eq!(s.disturbed, 0);
     (s.above, s.below, s.within_noise)
 }
 
@@ -250,16 +251,58 @@ fn a_a_under_a_cpu_hog_is_flagged_and_still_finds_no_difference() {
             .count()
             > 60
     );
+    // Pairs with a side measured under heavy interference claim no difference...
     let c = compare(&pts, "A", "B", &[0.99, 0.95]).unwrap();
-    let (faster, slower, within) = verdicts(&c);
-    assert!(within * 100 >= 95 * 40, "{faster} faster, {slower} slower");
-    let g = c.params_summary.as_ref().unwrap().stats.geomean;
-    assert!((0.95..=1.05).contains(&g.0), "{g:?}");
+    let s = c.params_summary.as_ref().unwrap();
+    assert_eq!((s.above, s.below), (0, 0));
+    assert!(s.disturbed > 30, "{s:?}");
     assert!(
         c.notes.iter().any(|n| n.contains("flagged")),
         "{:?}",
         c.notes
     );
+    assert!(
+        c.notes.iter().any(|n| n.contains("disturbed")),
+        "{:?}",
+        c.notes
+    );
+    // ...and judged by their intervals anyway, a steady hog still shows no difference.
+    let opts = CompareOptions {
+        thresholds: vec![0.99, 0.95],
+        judge_disturbed: true,
+        ..CompareOptions::default()
+    };
+    let c = compare_with(&pts, "A", "B", &opts).unwrap();
+    let (faster, slower, within) = verdicts(&c);
+    assert!(within * 100 >= 95 * 40, "{faster} faster, {slower} slower");
+    let g = c.params_summary.as_ref().unwrap().stats.geomean;
+    assert!((0.95..=1.05).contains(&g.0), "{g:?}");
+}
+
+#[test]
+fn load_that_changes_between_runs_is_disturbed_not_a_difference() {
+    // Run B shared the machine with a hog the whole time (every pass 40% slower and heavy),
+    // run A did not: judged by intervals that is "slower"; annbench calls it disturbed.
+    let quiet = synthetic_runs(4, 0.03, 0.0, 1.0);
+    let busy = synthetic_runs(5, 0.03, 1.0, 1.0);
+    let pts: Vec<PointResult> = quiet
+        .into_iter()
+        .filter(|p| p.label.as_deref() == Some("A"))
+        .chain(busy.into_iter().filter(|p| p.label.as_deref() == Some("B")))
+        .collect();
+    let c = compare(&pts, "A", "B", &[0.99]).unwrap();
+    let s = c.params_summary.as_ref().unwrap();
+    assert_eq!(
+        (s.above, s.below, s.within_noise, s.disturbed),
+        (0, 0, 0, 40)
+    );
+    let opts = CompareOptions {
+        thresholds: vec![0.99],
+        judge_disturbed: true,
+        ..CompareOptions::default()
+    };
+    let c = compare_with(&pts, "A", "B", &opts).unwrap();
+    assert_eq!(verdicts(&c), (0, 40, 0));
 }
 
 #[test]

@@ -135,6 +135,7 @@ def compare_json(
     data_dir: str | None = None,
     noise: float = ...,
     stat: str = ...,
+    judge_disturbed: bool = False,
 ) -> str: ...
 def build_json(
     dataset: str, count: int = 10, results: str = ..., data_dir: str | None = None

@@ -84,6 +84,7 @@ def compare(
     data_dir: PathLike | None = None,
     noise: float = 0.05,
     stat: str = "median",
+    judge_disturbed: bool = False,
 ) -> pd.DataFrame:
     """Relative QPS of the run labelled ``me`` against the run labelled ``base``: one row
     per matched pair (``match`` is ``params`` for the same algorithm, parameters and
@@ -91,7 +92,9 @@ def compare(
     names, recalls, QPS with their intervals and flags, ``ratio`` = me_qps / base_qps with
     its 95% interval (ratio_ci_low, ratio_ci_high, ratio_ci_level), and ``verdict``:
     ``faster`` / ``slower`` when the whole interval lies beyond +-``noise``, else
-    ``within noise``. The summary of the ratios per match kind (n, counts of each verdict,
+    ``within noise``; ``disturbed`` (no difference claimed) when a side was measured under
+    heavy interference or with a stalled pass, unless ``judge_disturbed``. The summary of
+    the ratios per match kind (n, counts of each verdict,
     geometric mean, median, min, max, each with a bootstrap interval) is in
     ``df.attrs["summary"]``; what to keep in mind (build variance, flagged points) in
     ``df.attrs["notes"]``."""
@@ -105,6 +108,7 @@ def compare(
         _dir(data_dir),
         noise=noise,
         stat=stat,
+        judge_disturbed=judge_disturbed,
     )
     parsed = json.loads(text)
     frame = pd.DataFrame.from_records(parsed["pairs"])

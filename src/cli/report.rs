@@ -106,6 +106,10 @@ pub struct CompareArgs {
     /// Compare medians (with intervals) or best passes (threshold only).
     #[arg(long, default_value = "median", value_parser = parse_stat)]
     pub stat: Stat,
+    /// Judge pairs with a side measured under heavy interference or with a stalled pass by
+    /// their intervals too (by default their verdict is "disturbed": no difference claimed).
+    #[arg(long)]
+    pub judge_disturbed: bool,
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {
@@ -170,6 +174,7 @@ pub fn compare(args: CompareArgs) -> crate::Result<()> {
         thresholds: args.recall.clone(),
         noise: args.noise,
         stat: args.stat,
+        judge_disturbed: args.judge_disturbed,
         ..CompareOptions::default()
     };
     let comparison = compare_with(&points, &args.base, &args.me, &opts)?;

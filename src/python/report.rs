@@ -78,7 +78,7 @@ pub fn table_json(
 /// Relative QPS of the run labelled `me` against `base`: the JSON of `annbench compare
 /// --format json` (`{"pairs": [...], "summary": [...], "notes": [...], ...}`).
 #[pyfunction]
-#[pyo3(signature = (base, me, dataset, count=10, recall=report::DEFAULT_THRESHOLDS.to_vec(), results="results".into(), data_dir=None, noise=report::compare::DEFAULT_NOISE, stat="median".to_string()))]
+#[pyo3(signature = (base, me, dataset, count=10, recall=report::DEFAULT_THRESHOLDS.to_vec(), results="results".into(), data_dir=None, noise=report::compare::DEFAULT_NOISE, stat="median".to_string(), judge_disturbed=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn compare_json(
     py: Python<'_>,
@@ -91,6 +91,7 @@ pub fn compare_json(
     data_dir: Option<PathBuf>,
     noise: f64,
     stat: String,
+    judge_disturbed: bool,
 ) -> PyResult<String> {
     py.detach(move || {
         let stat: report::Stat = stat.parse()?;
@@ -100,6 +101,7 @@ pub fn compare_json(
             thresholds: recall,
             noise,
             stat,
+            judge_disturbed,
             ..report::CompareOptions::default()
         };
         let cmp = report::compare_with(&points, &base, &me, &opts)?;

@@ -11,9 +11,11 @@
 //! two points' intervals, which carry the build spread. A pair is *faster* when its whole
 //! interval lies above `1 + noise`, *slower* when it lies below `1 - noise`, and *within
 //! noise* otherwise (criterion's rule). Without an interval (a single pass, `--stat best`)
-//! the ratio alone is held against the noise threshold.
+//! the ratio alone is held against the noise threshold. A pair with a side measured under
+//! heavy interference or with a stalled pass is *disturbed*: other processes may have made
+//! the difference, so none is claimed (`--judge-disturbed` judges it anyway).
 
-use super::ratio::{rate, side};
+use super::ratio::{Judge, rate, side};
 use super::series::{check_one_dataset, cmp_params, params_identity};
 use super::stats::{PairGroups, RatioStats, Stat, ratio_stats};
 use super::table::{RecallRow, best_at_recall_of};
@@ -59,6 +61,8 @@ pub struct CompareOptions {
     /// The statistic the points were given (see [`super::stats::apply_stat`]).
     pub stat: Stat,
     pub measure: Measure,
+    /// Give pairs with a disturbed side (interference, stalls) a verdict like the others.
+    pub judge_disturbed: bool,
 }
 
 impl Default for CompareOptions {
@@ -68,6 +72,7 @@ impl Default for CompareOptions {
             noise: DEFAULT_NOISE,
             stat: Stat::Median,
             measure: Measure::Qps,
+            judge_disturbed: false,
         }
     }
 }
@@ -96,6 +101,7 @@ pub struct RatioSummary {
     pub above: usize,
     pub below: usize,
     pub within_noise: usize,
+    pub disturbed: usize,
     pub stats: RatioStats,
 }
 
@@ -168,6 +174,18 @@ pub fn compare_with(
              interval"
         ));
     }
+    let disturbed = rows
+        .iter()
+        .filter(|r| r.verdict == Some(Verdict::Disturbed))
+        .count();
+    if disturbed > 0 {
+        notes.push(format!(
+            "{disturbed} pair(s) have a side measured under heavy interference or with a \
+             stalled pass: their verdict is \"disturbed\" and no difference is claimed, as other \
+             processes may have made it; measure again on a quiet machine, or pass \
+             --judge-disturbed to judge them by their intervals"
+        ));
+    }
     if opts.stat == Stat::Best {
         notes.push(
             "--stat best: ratios of best passes, without intervals; verdicts use the noise \
@@ -209,6 +227,7 @@ fn summarise<'a>(
         above: count(Verdict::Above),
         below: count(Verdict::Below),
         within_noise: count(Verdict::WithinNoise),
+        disturbed: count(Verdict::Disturbed),
         stats,
     })
 }
@@ -245,7 +264,15 @@ fn pair(
     opts: &CompareOptions,
 ) -> Matched {
     let rated = match (&b, &m) {
-        (Some(b), Some(m)) if b.value > 0.0 => Some(rate(b, m, opts.noise, opts.stat)),
+        (Some(b), Some(m)) if b.value > 0.0 => Some(rate(
+            b,
+            m,
+            Judge {
+                noise: opts.noise,
+                stat: opts.stat,
+                disturbed: opts.judge_disturbed,
+            },
+        )),
         _ => None,
     };
     Matched {

@@ -65,7 +65,7 @@ impl Comparison {
     }
 
     /// The summary statistics, one row per match kind with at least one ratio: `match, n,
-    /// faster, slower, within_noise`, then `geomean, median, min, max` each with `_ci_low`
+    /// faster, slower, within_noise, disturbed`, then `geomean, median, min, max` each with `_ci_low`
     /// and `_ci_high` (bootstrap; empty with `--stat best`).
     pub fn summary_table(&self) -> Table {
         let (up, down) = self.options.measure.verdict_words();
@@ -75,6 +75,7 @@ impl Comparison {
             Column::new(up, up, Style::Plain),
             Column::new(down, down, Style::Plain),
             Column::new("within_noise", "within noise", Style::Plain),
+            Column::new("disturbed", "disturbed", Style::Plain),
         ];
         for stat in ["geomean", "median", "min", "max"] {
             columns.push(Column::new(stat, stat, Style::Ratio).machine_only());
@@ -134,7 +135,8 @@ impl Comparison {
         let mut out = format!("# {title} of {m} relative to {b} ({m} / {b})\n");
         out.push_str(&format!(
             "\nVerdicts: faster or slower when the whole 95% interval of the ratio lies beyond \
-             +-{:.0}% (--noise); within noise otherwise.\n",
+             +-{:.0}% (--noise); within noise otherwise; disturbed when a side was measured under \
+             heavy interference or with a stalled pass (no difference claimed).\n",
             self.options.noise * 100.0
         ));
         for (kind, heading) in [
@@ -213,6 +215,7 @@ impl Comparison {
             Verdict::Above => up.into(),
             Verdict::Below => down.into(),
             Verdict::WithinNoise => "within noise".into(),
+            Verdict::Disturbed => "disturbed".into(),
         }
     }
 }
@@ -232,6 +235,7 @@ fn summary_cells(kind: MatchKind, s: &RatioSummary) -> Vec<Cell> {
         Cell::Int(s.above as i64),
         Cell::Int(s.below as i64),
         Cell::Int(s.within_noise as i64),
+        Cell::Int(s.disturbed as i64),
     ];
     for (x, i) in [s.stats.geomean, s.stats.median, s.stats.min, s.stats.max] {
         cells.extend([

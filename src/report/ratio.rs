@@ -58,6 +58,16 @@ pub enum Verdict {
     /// The ratio is below `1 - noise` (slower, for QPS).
     Below,
     WithinNoise,
+    /// A side's figure was measured under heavy interference or with a stalled pass: no
+    /// difference is claimed, whatever the interval (unless `--judge-disturbed`).
+    Disturbed,
+}
+
+/// Whether a side's figure relied on disturbed passes (interference, stalls).
+pub(super) fn disturbed(s: &Side) -> bool {
+    s.flags
+        .iter()
+        .any(|f| matches!(f, Flag::Interference | Flag::Stalled))
 }
 
 /// One side of a pair.
@@ -84,8 +94,18 @@ pub(super) fn side(p: &PointResult, m: Measure) -> Side {
     }
 }
 
+/// How a pair is judged.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Judge {
+    pub noise: f64,
+    pub stat: Stat,
+    /// Judge pairs with a disturbed side like the others.
+    pub disturbed: bool,
+}
+
 /// The ratio, its interval and the verdict of two sides.
-pub(super) fn rate(b: &Side, m: &Side, noise: f64, stat: Stat) -> (f64, Option<Interval>, Verdict) {
+pub(super) fn rate(b: &Side, m: &Side, judge: Judge) -> (f64, Option<Interval>, Verdict) {
+    let Judge { noise, stat, .. } = judge;
     let ratio = m.value / b.value;
     let interval = match stat {
         Stat::Best => None,
@@ -102,7 +122,9 @@ pub(super) fn rate(b: &Side, m: &Side, noise: f64, stat: Stat) -> (f64, Option<I
         Stat::Median => ratio_interval(&b.groups[0], &m.groups[0], LEVEL),
     };
     let (low, high) = interval.map_or((ratio, ratio), |i| (i.low, i.high));
-    let verdict = if low > 1.0 + noise {
+    let verdict = if !judge.disturbed && (disturbed(b) || disturbed(m)) {
+        Verdict::Disturbed
+    } else if low > 1.0 + noise {
         Verdict::Above
     } else if high < 1.0 - noise {
         Verdict::Below
