@@ -1,16 +1,18 @@
-//! Backend benchmarks with recorded figures (docs/bench-backends.md):
-//!
-//! 1. load throughput of every load method on both servers (rows/s, MB/s of f32 payload),
-//!    against a naive row-by-row INSERT;
-//! 2. client CPU per query against the median latency at the fastest grid point, with control
-//!    rows: one fixed query (what scripts/bench_reference_clients.py runs through the servers'
-//!    own C clients), the transport floor, and the floor with the server kept busy.
+//! Client CPU per query against the median latency at the fastest grid point, with control
+//! rows: one fixed query (what scripts/bench_reference_clients.py runs through the servers'
+//! own C clients), the transport floor, and the floor with the server kept busy. Figures in
+//! docs/bench-backends.md; load throughput is `examples/bench_load.rs`.
 //!
 //! ```text
-//! cargo run --release --example bench_backends -- /work/shared/datasets/mnist [rows] [queries]
+//! cargo run --release --example bench_backends -- [rows] [queries]
 //! ```
-//! Servers come from ANNBENCH_MARIADB_URL / ANNBENCH_POSTGRES_URL. Client CPU is this thread's
-//! on-CPU time from /proc/thread-self/schedstat (nanoseconds), read around a pass of queries.
+//! The data is generated (seeded, `support/data.rs`): Fashion-MNIST-like 784-d vectors,
+//! `rows` train (default 10,000) and `queries` test vectors (default 2,000). Servers come from
+//! ANNBENCH_MARIADB_URL / ANNBENCH_POSTGRES_URL. Client CPU is this thread's on-CPU time from
+//! /proc/thread-self/schedstat (nanoseconds), read around a pass of queries.
+
+#[path = "support/data.rs"]
+mod data;
 
 use annbench::backend::mariadb::{self, MariaDb};
 use annbench::backend::pgvector::{self, PgVector, Variant};
@@ -19,13 +21,6 @@ use annbench::{Metric, Result};
 use ndarray::Array2;
 use serde_json::json;
 use std::time::Instant;
-
-fn read_u8(path: &str, rows: usize, d: usize) -> Result<Array2<f32>> {
-    let bytes = std::fs::read(path).map_err(|e| annbench::Error::io(path.as_ref(), "read", e))?;
-    let n = (bytes.len() / d).min(rows);
-    let v: Vec<f32> = bytes[..n * d].iter().map(|b| f32::from(*b)).collect();
-    Array2::from_shape_vec((n, d), v).map_err(|e| annbench::Error::Dataset(e.to_string()))
-}
 
 fn thread_cpu_ns() -> u64 {
     std::fs::read_to_string("/proc/thread-self/schedstat")
@@ -43,78 +38,18 @@ fn thread_user_sys_s() -> (f64, f64) {
     (s(u.ru_utime), s(u.ru_stime))
 }
 
-fn report(server: &str, method: &str, rows: usize, d: usize, secs: f64) {
-    let mb = (rows * d * 4) as f64 / 1e6;
-    println!(
-        "| {server} | {method} | {rows} | {secs:.2} | {:.0} | {:.1} |",
-        rows as f64 / secs,
-        mb / secs
-    );
-}
-
 fn params(v: serde_json::Value) -> annbench::params::Params {
     v.as_object().cloned().unwrap_or_default()
 }
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let dir = args
-        .get(1)
-        .map_or("/work/shared/datasets/mnist", String::as_str);
-    let rows: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(10_000);
-    let nq: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(2_000);
+    let rows: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    let nq: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(2_000);
     let d = 784;
-    let train = read_u8(&format!("{dir}/base_10000x784_u8.bin"), rows, d)?;
-    let test = read_u8(&format!("{dir}/query_10000x784_u8.bin"), nq, d)?;
-    let opts = BackendOptions::default();
-
-    // `BENCH=query` skips the load section (e.g. to profile the query path).
-    let loads = std::env::var("BENCH").map_or(true, |v| v != "query");
-    if loads {
-        bench_loads(&opts, &train, d)?;
-    }
-    query_section(&opts, &train, &test, d)
-}
-
-fn bench_loads(opts: &BackendOptions, train: &Array2<f32>, d: usize) -> Result<()> {
-    let opts = opts.clone();
-    let spec = |name: &str| TableSpec {
-        dataset: name.into(),
-        metric: Metric::Euclidean,
-        dimension: d,
-    };
-    println!("## Load: {} x {d} f32\n", train.nrows());
-    println!("| server | method | rows | seconds | rows/s | MB/s |\n|---|---|---|---|---|---|");
-    let mut m = MariaDb::connect(&opts)?;
-    for (method, conns) in [
-        (mariadb::LoadMethod::LoadDataBinary, 1),
-        (mariadb::LoadMethod::LoadDataBinary, 2),
-        (mariadb::LoadMethod::LoadDataHex, 1),
-        (mariadb::LoadMethod::InsertMultiRow, 1),
-        (mariadb::LoadMethod::InsertMultiRow, 2),
-        (mariadb::LoadMethod::InsertRowByRow, 1),
-    ] {
-        m.drop_tables("bench-load")?;
-        m.load_method = method;
-        m.load_connections = conns;
-        let r = m.load(&spec("bench-load"), train.view())?;
-        report("MariaDB", &r.method, r.rows, d, r.seconds);
-    }
-    m.drop_tables("bench-load")?;
-    let mut p = PgVector::connect(&opts, Variant::Vector)?;
-    for (method, conns) in [
-        (pgvector::LoadMethod::CopyBinary, 1),
-        (pgvector::LoadMethod::CopyBinary, 2),
-        (pgvector::LoadMethod::InsertRowByRow, 1),
-    ] {
-        p.drop_table("bench-load")?;
-        p.load_method = method;
-        p.load_connections = conns;
-        let r = p.load(&spec("bench-load"), train.view())?;
-        report("PostgreSQL", &r.method, r.rows, d, r.seconds);
-    }
-    p.drop_table("bench-load")?;
-    Ok(())
+    let train = data::generate(rows, d, "pixels", 20)?;
+    let test = data::generate(nq, d, "pixels", 21)?;
+    query_section(&BackendOptions::default(), &train, &test, d)
 }
 
 fn query_section(
@@ -143,8 +78,9 @@ fn query_section(
     m.load(&spec("bench-query"), train.view())?;
     m.build(&params(json!({"M": 4})))?;
     // One fixed query repeated is what the servers' own C clients run in
-    // scripts/bench_reference_clients.py (mariadb-slap, pgbench): the like-for-like row.
-    let fixed = vec![queries[0].clone(); queries.len()];
+    // scripts/bench_reference_clients.py (mariadb-slap, pgbench): the like-for-like row. It is
+    // train row 0, which that script reads back from the table.
+    let fixed = vec![train.row(0).to_vec(); queries.len()];
     search_rows(&mut m, "mariadb M=4 ef_search=10", &queries)?;
     search_rows(&mut m, "mariadb, one fixed query", &fixed)?;
     mariadb_floor(&queries)?;

@@ -4,12 +4,13 @@
 pgbench (libpq) and mariadb-slap (libmariadb) run one fixed k=10 search at ef_search=10,
 on one connection, against the tables that `examples/bench_backends.rs` leaves behind
 (annbench.vec_bench_query, pgvector m=8 ef_construction=32; innodb_bench_query, MHNSW M=4).
+The fixed query is train row 0, read back from the pgvector table, as bench_backends uses it.
 Their CPU is the child process's user+system time (getrusage), so it includes their start-up
 and connection: a slight overestimate, never an underestimate. Compare with the
 "one fixed query" rows of bench_backends (docs/bench-backends.md).
 
-    cargo run --release --example bench_backends -- /work/shared/datasets/mnist 10000 3000
-    python3 scripts/bench_reference_clients.py /work/shared/datasets/mnist [queries] [--socket]
+    cargo run --release --example bench_backends -- 10000 3000
+    python3 scripts/bench_reference_clients.py [queries] [--socket]
 
 Servers and clients: the URLs of scripts/databases.sh (or ANNBENCH_*_URL); pgbench and
 mariadb-slap from PATH, else from the Debian root that scripts/databases.sh built (via chroot).
@@ -88,6 +89,29 @@ def timed(cmd: list[str], env: dict[str, str]) -> tuple[str, float, float]:
     return text, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
 
 
+def pg_env(u: urllib.parse.ParseResult) -> tuple[str, dict[str, str]]:
+    """The host (or socket directory) and the environment with the password, for libpq tools."""
+    # From the netloc: `hostname` would lower-case a percent-encoded socket directory.
+    host = urllib.parse.unquote(u.netloc.rsplit("@", 1)[-1].rsplit(":", 1)[0])
+    return host, dict(os.environ, PGPASSWORD=urllib.parse.unquote(u.password or ""))
+
+
+def fixed_query() -> str:
+    """Train row 0 as vector text, read from the table bench_backends left behind."""
+    u = url("ANNBENCH_POSTGRES_URL")
+    cmd = client("psql", "/usr/lib/postgresql/*/bin/psql")
+    host, env = pg_env(u)
+    out, _, _ = timed(
+        cmd + ["-X", "-At", "-h", host, "-p", str(u.port), "-U", u.username or "", "-d",
+               u.path.lstrip("/"), "-c", "SELECT v::text FROM annbench.vec_bench_query WHERE id = 0"],
+        env,
+    )
+    vec = out.strip()
+    if not vec.startswith("["):
+        sys.exit(f"no row 0 in annbench.vec_bench_query (run examples/bench_backends first): {out}")
+    return vec
+
+
 def pgbench(vec: str, n: int, socket: bool) -> Run:
     u = url("ANNBENCH_POSTGRES_SOCKET_URL" if socket else "ANNBENCH_POSTGRES_URL")
     cmd = client("pgbench", "/usr/lib/postgresql/*/bin/pgbench")
@@ -95,13 +119,8 @@ def pgbench(vec: str, n: int, socket: bool) -> Run:
     script = os.path.join(script_dir, "annbench-pgbench.sql")
     with open(script, "w") as f:
         f.write("SELECT id FROM annbench.vec_bench_query ORDER BY v <-> :q::vector LIMIT 10;\n")
-    # From the netloc: `hostname` would lower-case a percent-encoded socket directory.
-    host = urllib.parse.unquote(u.netloc.rsplit("@", 1)[-1].rsplit(":", 1)[0])
-    env = dict(
-        os.environ,
-        PGPASSWORD=urllib.parse.unquote(u.password or ""),
-        PGOPTIONS="-c hnsw.ef_search=10 -c enable_seqscan=off",
-    )
+    host, env = pg_env(u)
+    env["PGOPTIONS"] = "-c hnsw.ef_search=10 -c enable_seqscan=off"
     out, user, sys_ = timed(
         cmd + ["-n", "-c1", "-j1", "-t", str(n), "-M", "prepared", "-h", inside(cmd, host),
                "-p", str(u.port), "-U", u.username or "", "-f", inside(cmd, script),
@@ -142,11 +161,8 @@ def mariadb_slap(vec: str, n: int, socket: bool) -> Run:
 def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     socket = "--socket" in sys.argv
-    data = args[0] if args else "/work/shared/datasets/mnist"
-    n = int(args[1]) if len(args) > 1 else 3000
-    with open(os.path.join(data, "query_10000x784_u8.bin"), "rb") as f:
-        first = f.read(784)
-    vec = "[" + ",".join(str(float(b)) for b in first) + "]"
+    n = int(args[0]) if args else 3000
+    vec = fixed_query()
     print(f"| client, {n} queries, k=10, ef_search=10 | latency ms | client CPU per query us "
           "| share of latency | user / kernel us |")
     print("|---|---|---|---|---|")

@@ -3,7 +3,7 @@
 # benchmarks against, on loopback only. See docs/servers.md.
 #
 #   scripts/databases.sh up          start both (build a Debian 13 root first if the host lacks them)
-#   scripts/databases.sh down        stop every server this script started
+#   scripts/databases.sh down        stop every server this script started (then the cache dir can be deleted)
 #   scripts/databases.sh restart     down, then up (to apply new tuning overrides)
 #   scripts/databases.sh status      what runs where
 #   scripts/databases.sh urls        the connection URLs, password masked
@@ -58,6 +58,9 @@ cmd_down() {
     mariadb_down main
     mariadb_down legacy
     postgres_down
+    # With no server left in it, the root's /proc and /dev/shm go too (`up` mounts them again),
+    # so the cache dir can be deleted with a plain rm -rf.
+    if [ -d "$ROOT" ]; then umount_root_at "$ROOT"; fi
 }
 
 cmd_status() {

@@ -32,11 +32,13 @@ eval "$(scripts/databases.sh env)"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}"
 step "building annbench (release)"
 cargo build --release --quiet
-annbench="$CARGO_TARGET_DIR/release/annbench"
 python="$ANNBENCH_VENV/bin/python"
 
 work="${ANNBENCH_REPEAT_DIR:-$(mktemp -d /tmp/annbench-repeat.XXXXXX)}"
 mkdir -p "$work"
+# A copy, so a rebuild of the tree during the run cannot change the binary mid-experiment.
+annbench="$work/annbench"
+cp "$CARGO_TARGET_DIR/release/annbench" "$annbench"
 hog=""
 cleanup() {
     if [ -n "$hog" ]; then kill "$hog" 2>/dev/null || true; fi

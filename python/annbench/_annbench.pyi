@@ -32,6 +32,7 @@ __all__ = [
     "compare_json",
     "build_json",
     "clients_json",
+    "report_html",
     "run_sweep",
 ]
 
@@ -143,6 +144,18 @@ def build_json(
 def clients_json(
     dataset: str, count: int = 10, results: str = ..., data_dir: str | None = None
 ) -> str: ...
+def report_html(
+    dataset: str,
+    output: str = ...,
+    count: int = 10,
+    recall: list[float] = ...,
+    base: str | None = None,
+    label: str | None = None,
+    clients: int | None = None,
+    title: str | None = None,
+    results: str = ...,
+    data_dir: str | None = None,
+) -> int: ...
 def run_sweep(
     dataset: str,
     algorithms: list[str],
@@ -165,4 +178,5 @@ def run_sweep(
     max_time: float | None = None,
     rebuilds: int = 1,
     order: str = ...,
+    keep_going: bool = False,
 ) -> str: ...

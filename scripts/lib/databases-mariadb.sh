@@ -45,6 +45,7 @@ mariadb_write_cnf() {
         echo "max_connections=${ANNBENCH_MAX_CONNECTIONS:-300}"
         echo "innodb_buffer_pool_size=${ANNBENCH_INNODB_BUFFER_POOL_SIZE:-${q}M}"
         echo "innodb_log_file_size=${ANNBENCH_INNODB_LOG_FILE_SIZE:-1G}"
+        echo "innodb_log_buffer_size=${ANNBENCH_INNODB_LOG_BUFFER_SIZE:-16M}"
         if [ "$M_PORT_VAR" = MARIADB_PORT ]; then
             # The 16 MiB default makes big graphs thrash (the cache is reset when full).
             echo "mhnsw_max_cache_size=${ANNBENCH_MHNSW_MAX_CACHE_SIZE:-${q}M}"
@@ -60,6 +61,9 @@ mariadb_up() {
     hdir="$(host_path "$M_MODE" "$M_DIR")"
     port="${!M_PORT_VAR}"
     if pid="$(mariadb_pid)"; then
+        # Started from another cache dir (the legacy server is shared): take its port from its cnf.
+        [ -n "$port" ] || port="$(sed -n 's/^port=//p' "$(host_path "$M_MODE" "$M_CNF")" 2>/dev/null)"
+        printf -v "$M_PORT_VAR" '%s' "$port"
         say "$M_NAME already running (pid $pid, 127.0.0.1:$port)"
         mariadb_provision
         return 0

@@ -133,8 +133,8 @@ pub struct BackendOptions {
     /// Database (MariaDB) / schema (PostgreSQL) annbench owns and keeps its tables in;
     /// default `annbench`.
     pub schema: Option<String>,
-    /// Connections used to load the table (default 2: it won on both servers in the idle release
-    /// run of `docs/bench-backends.md`).
+    /// Connections used to load the table (default: MariaDB 1, PostgreSQL 2, the faster in
+    /// `docs/bench-backends.md`).
     pub load_connections: Option<usize>,
     /// MariaDB's data directory as seen from this machine; only needed for the index size of
     /// MyISAM tables (default: the server's `@@datadir`).

@@ -1,5 +1,6 @@
 //! `annbench datasets ...`: thin wrappers over `crate::dataset`.
 
+use super::out::outln;
 use crate::dataset::{self, create::CreateOptions, download, registry};
 use crate::{Error, Metric, Result};
 use clap::{Args, Subcommand, ValueEnum};
@@ -143,7 +144,7 @@ pub fn run(cmd: DatasetsCommand) -> Result<()> {
         } => {
             for name in names {
                 let path = download::get(&name, &dir.data_dir, &base_url, force, true)?;
-                println!("{name}: {}", path.display());
+                outln!("{name}: {}", path.display());
             }
             Ok(())
         }
@@ -188,7 +189,7 @@ pub fn run(cmd: DatasetsCommand) -> Result<()> {
         DatasetsCommand::Generate { name, dir } => {
             let entry = registry::lookup(&name)?;
             let path = dataset::synthetic::generate_to(entry, &dir.data_dir)?;
-            println!("{name}: {}", path.display());
+            outln!("{name}: {}", path.display());
             Ok(())
         }
     }
@@ -198,12 +199,13 @@ fn write(ds: &dataset::Dataset, output: Option<PathBuf>, data_dir: &Path) -> Res
     let path = match output {
         Some(p) => p,
         None => {
+            dataset::datadir::check_name(&ds.name)?;
             dataset::datadir::ensure_dir(data_dir)?;
             data_dir.join(format!("{}.hdf5", ds.name))
         }
     };
     dataset::save(ds, &path)?;
-    println!(
+    outln!(
         "{}: {} train, {} test, dimension {}, {}, ground truth k={} -> {}",
         ds.name,
         ds.train.nrows(),
@@ -217,9 +219,14 @@ fn write(ds: &dataset::Dataset, output: Option<PathBuf>, data_dir: &Path) -> Res
 }
 
 fn list(data_dir: &Path) -> Result<()> {
-    println!(
+    outln!(
         "{:<30} {:>5} {:<9} {:>10} {:>7}  {:<9} local",
-        "name", "dim", "metric", "train", "test", "source"
+        "name",
+        "dim",
+        "metric",
+        "train",
+        "test",
+        "source"
     );
     for e in registry::all() {
         let local = data_dir.join(e.file_name());
@@ -233,9 +240,14 @@ fn list(data_dir: &Path) -> Result<()> {
         } else {
             "-".into()
         };
-        println!(
+        outln!(
             "{:<30} {:>5} {:<9} {:>10} {:>7}  {:<9} {here}",
-            e.name, e.dimension, e.metric, e.train, e.test, source
+            e.name,
+            e.dimension,
+            e.metric,
+            e.train,
+            e.test,
+            source
         );
     }
     Ok(())
@@ -244,21 +256,21 @@ fn list(data_dir: &Path) -> Result<()> {
 fn info(dataset: &str, data_dir: &Path) -> Result<()> {
     let path = dataset::resolve(dataset, data_dir)?;
     let i = dataset::info(&path)?;
-    println!("name:         {}", i.name);
-    println!("file:         {}", path.display());
-    println!(
+    outln!("name:         {}", i.name);
+    outln!("file:         {}", path.display());
+    outln!(
         "file size:    {} bytes ({:.1} MiB)",
         i.file_size,
         i.file_size as f64 / (1 << 20) as f64
     );
-    println!("metric:       {}", i.metric);
-    println!("dimension:    {}", i.dimension);
-    println!("train:        {} x {}", i.train, i.dimension);
-    println!("test:         {} x {}", i.test, i.dimension);
+    outln!("metric:       {}", i.metric);
+    outln!("dimension:    {}", i.dimension);
+    outln!("train:        {} x {}", i.train, i.dimension);
+    outln!("test:         {} x {}", i.test, i.dimension);
     match i.ground_truth_k {
-        Some(k) => println!("ground truth: yes, k={k}"),
+        Some(k) => outln!("ground truth: yes, k={k}"),
         None => {
-            println!("ground truth: no (compute with `annbench datasets groundtruth {dataset}`)")
+            outln!("ground truth: no (compute with `annbench datasets groundtruth {dataset}`)")
         }
     }
     Ok(())
@@ -266,7 +278,8 @@ fn info(dataset: &str, data_dir: &Path) -> Result<()> {
 
 fn groundtruth(dataset: &str, k: usize, dry_run: bool, data_dir: &Path) -> Result<()> {
     let path = dataset::resolve(dataset, data_dir)?;
-    let mut ds = dataset::open(&path)?;
+    // The file's own ground truth is not needed, and may be what failed its checks.
+    let mut ds = dataset::open_vectors(&path)?;
     if k == 0 {
         return Err(Error::Config("--k must be at least 1".into()));
     }
@@ -274,7 +287,7 @@ fn groundtruth(dataset: &str, k: usize, dry_run: bool, data_dir: &Path) -> Resul
     let (gt, stats) =
         dataset::groundtruth::compute_with_stats(ds.train.view(), ds.test.view(), ds.metric, k);
     let secs = start.elapsed().as_secs_f64();
-    println!(
+    outln!(
         "ground truth: {} queries x {} train x {} dims, k={}, {} threads: {secs:.3} s \
          (computation only; excludes reading and writing the file; {} queries rescanned exactly)",
         ds.test.nrows(),
@@ -287,7 +300,7 @@ fn groundtruth(dataset: &str, k: usize, dry_run: bool, data_dir: &Path) -> Resul
     if !dry_run {
         ds.ground_truth = Some(gt);
         dataset::save(&ds, &path)?;
-        println!("stored in {}", path.display());
+        outln!("stored in {}", path.display());
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 
 mod progress;
 
+use super::out::{errln, outln};
 use crate::backend::BackendOptions;
 use crate::runner::{self, PassOrder, SweepOptions, SweepSummary};
 use crate::{Error, Result};
@@ -60,6 +61,10 @@ pub struct RunArgs {
     /// Measure again and overwrite points that are already stored.
     #[arg(long)]
     pub force: bool,
+    /// Go on after a failing point, build or algorithm; list the failures at the end and exit
+    /// non-zero. Without it the first failure stops the sweep.
+    #[arg(long)]
+    pub keep_going: bool,
     /// Label stored with every point, e.g. mariadb-11.8 (for `annbench compare`).
     #[arg(long)]
     pub label: Option<String>,
@@ -164,6 +169,7 @@ impl RunArgs {
             force: self.force,
             label: self.label,
             timeout: self.timeout,
+            keep_going: self.keep_going,
             backend: BackendOptions {
                 mariadb_url: self.mariadb,
                 postgres_url: self.postgres,
@@ -181,18 +187,38 @@ pub fn run(args: RunArgs) -> Result<()> {
     progress.clear();
     let summary = match summary {
         Err(Error::Interrupted) => {
-            eprintln!("interrupted: every point measured so far is stored; run again to resume");
+            errln!("interrupted: every point measured so far is stored; run again to resume");
             return Err(Error::Interrupted);
         }
         other => other?,
     };
     print_summary(&summary, &opts);
-    Ok(())
+    if summary.failures.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Backend(format!(
+        "{} part(s) of the sweep failed (listed above); every other point is stored, and a \
+         rerun measures only what is missing",
+        summary.failures.len()
+    )))
 }
 
 fn print_summary(summary: &SweepSummary, opts: &SweepOptions) {
+    print_points(summary, opts);
+    if !summary.failures.is_empty() {
+        outln!("\nfailed ({}):", summary.failures.len());
+        for f in &summary.failures {
+            outln!("  {}: {}", f.what(), f.error);
+        }
+    }
+    for w in &summary.warnings {
+        errln!("warning: {w}");
+    }
+}
+
+fn print_points(summary: &SweepSummary, opts: &SweepOptions) {
     if summary.points.is_empty() {
-        println!("no points");
+        outln!("no points");
         return;
     }
     let rows: Vec<(&crate::results::PointResult, String, bool)> = summary
@@ -213,7 +239,7 @@ fn print_summary(summary: &SweepSummary, opts: &SweepOptions) {
     let wp = rows.iter().map(|r| r.1.len()).fold(10, usize::max);
     let intervals: Vec<String> = rows.iter().map(|r| interval_text(r.0)).collect();
     let wi = intervals.iter().map(String::len).fold(10, usize::max);
-    println!(
+    outln!(
         "\n{:<wa$} {:<wp$} {:>7} {:>8} {:>11} {:<wi$} {:>6} {:>9} {:>9} {:>9}",
         "algorithm",
         "parameters",
@@ -232,7 +258,7 @@ fn print_summary(summary: &SweepSummary, opts: &SweepOptions) {
         let mark = if m.flags.is_empty() { "" } else { "~" };
         flagged += usize::from(!m.flags.is_empty());
         let qps = format!("{mark}{:.1}", m.qps);
-        println!(
+        outln!(
             "{:<wa$} {:<wp$} {:>7} {:>8.4} {qps:>11} {ci:<wi$} {:>6} {:>9.3} {:>9.3} {:>9.2}{}",
             r.algorithm,
             args,
@@ -246,20 +272,17 @@ fn print_summary(summary: &SweepSummary, opts: &SweepOptions) {
         );
     }
     if flagged > 0 {
-        println!(
+        outln!(
             "\n~ {flagged} figure(s) flagged (heavy interference, stalled passes or an interval \
              wider than 10% of the median); see the warnings and docs/methodology.md"
         );
     }
-    println!(
+    outln!(
         "\n{} point(s) measured, {} already stored; results in {}",
         summary.measured(),
         summary.points.len() - summary.measured(),
         opts.results_dir.display()
     );
-    for w in &summary.warnings {
-        eprintln!("warning: {w}");
-    }
 }
 
 /// `[low, high]` (with its coverage below 95%), or `-` without an interval (one pass).

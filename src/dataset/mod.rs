@@ -40,7 +40,9 @@ pub mod bundled;
 pub mod create;
 pub mod datadir;
 pub mod download;
+pub mod fingerprint;
 pub mod groundtruth;
+pub mod gtcheck;
 pub mod hdf5_io;
 pub mod registry;
 pub mod rng;
@@ -50,4 +52,5 @@ pub mod validate;
 pub mod vectors;
 
 pub use datadir::{default_data_dir, resolve};
-pub use hdf5_io::{Info, info, open, save};
+pub use fingerprint::fingerprint;
+pub use hdf5_io::{Info, info, open, open_vectors, save};

@@ -102,7 +102,7 @@ impl Progress for PyProgress {
 /// Runs a sweep (the options of `annbench run`) and returns the JSON export rows of every
 /// point of the grid, measured now or already stored.
 #[pyfunction]
-#[pyo3(signature = (dataset, algorithms, config_files, build_overrides, query_overrides, count, runs, clients, results, data_dir, force, label, mariadb, postgres, timeout, callback, min_time=1.0, target_ci=None, max_time=None, rebuilds=1, order="rounds".to_string()))]
+#[pyo3(signature = (dataset, algorithms, config_files, build_overrides, query_overrides, count, runs, clients, results, data_dir, force, label, mariadb, postgres, timeout, callback, min_time=1.0, target_ci=None, max_time=None, rebuilds=1, order="rounds".to_string(), keep_going=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn run_sweep(
     py: Python<'_>,
@@ -127,6 +127,7 @@ pub fn run_sweep(
     max_time: Option<f64>,
     rebuilds: usize,
     order: String,
+    keep_going: bool,
 ) -> PyResult<String> {
     let seconds = |v: Option<f64>, what: &str| {
         v.map(Duration::try_from_secs_f64).transpose().map_err(|_| {
@@ -164,6 +165,7 @@ pub fn run_sweep(
         force,
         label,
         timeout,
+        keep_going,
         backend: BackendOptions {
             mariadb_url: mariadb,
             postgres_url: postgres,
@@ -173,6 +175,19 @@ pub fn run_sweep(
     let progress = PyProgress::new(callback);
     let outcome = py.detach(|| {
         let summary = runner::run_sweep(&opts, &progress)?;
+        if !summary.failures.is_empty() {
+            let list: Vec<String> = summary
+                .failures
+                .iter()
+                .map(|f| format!("{}: {}", f.what(), f.error))
+                .collect();
+            return Err(crate::Error::Backend(format!(
+                "{} part(s) of the sweep failed; every other point is stored (a rerun measures \
+                 only what is missing): {}",
+                list.len(),
+                list.join("; ")
+            )));
+        }
         let points: Vec<_> = summary.points.into_iter().map(|p| p.result).collect();
         render::to_json(&export_table(&points))
     });

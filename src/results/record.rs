@@ -25,6 +25,11 @@ pub struct PointResult {
     pub clients: usize,
     /// User label of the run, e.g. `mariadb-11.8`.
     pub label: Option<String>,
+    /// Fingerprint of the data the point was measured on (train, test, the ground truth's first
+    /// `count` columns and the metric; see [`crate::dataset::fingerprint`]). A stored point is
+    /// reused only for data with the same fingerprint. `None` for files of earlier versions
+    /// and for ann-benchmarks results.
+    pub dataset_fingerprint: Option<String>,
 
     // Timings of the index this point ran on.
     /// Table load seconds (None for ann-benchmarks results, which do not separate it).
@@ -217,7 +222,7 @@ pub struct PointMetrics {
     pub passes: usize,
     /// QPS of every pass, in run order (used or not).
     pub qps_passes: Vec<f64>,
-    /// Latency of the median pass (of the best pass in files written before format 2).
+    /// Latency of the median pass (of the best pass in files written before format 3).
     pub latency_mean: f64,
     pub latency_p50: f64,
     pub latency_p95: f64,
@@ -258,4 +263,8 @@ pub struct Environment {
     pub finished_at: String,
     /// Warnings raised while measuring (client bottleneck, build notices...).
     pub notices: Vec<String>,
+    /// The command line of the process that measured the point, passwords masked (empty in
+    /// files written before annbench recorded it).
+    #[serde(default)]
+    pub command: String,
 }

@@ -1,12 +1,14 @@
-//! One build point of a sweep: skip it when every point is stored, else build the index
-//! (`--rebuilds` times), verify the plan, measure each missing (query point x client count)
-//! on every build, and store each point after its last build.
+//! One build point of a sweep: skip it when every point is stored for this data, else build
+//! the index (`--rebuilds` times), verify the plan, measure each missing (query point x client
+//! count) on every build, and store each point after its last build. With `--keep-going` a
+//! failing build or point is recorded and the sweep goes on.
 
 use super::interference::Watcher;
 use super::measure::PassBuffers;
 use super::point::{Measured, PassEnv, PointRun};
 use super::progress::{Event, Progress};
 use super::schedule::{self, BuildStep};
+use super::stored::{self, Stored};
 use super::sweep::{Ctx, warn};
 use super::{SweepPoint, SweepSummary};
 use crate::backend::{Backend, BuildReport};
@@ -14,12 +16,23 @@ use crate::config::BuildPoint;
 use crate::params::Params;
 use crate::results::{self, PointKey, PointResult};
 use crate::{Error, Result};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
+/// A point of this build still to measure, or stored.
+struct Todo<'a> {
+    query_args: &'a Params,
+    clients: usize,
+    path: PathBuf,
+    stored: Option<PointResult>,
+    supersedes: Option<PathBuf>,
+}
+
 /// One build point: skip it when all its points are stored, else build, verify the plan and
-/// measure every (query point x clients) that is missing (or all with `force`).
+/// measure every (query point x clients) that is missing (or all with `force`). An error of
+/// the build fails all of its points; with `keep_going` it is recorded and `Ok` returned.
 pub(super) fn run_build(
     ctx: &Ctx<'_>,
     backend: &mut dyn Backend,
@@ -28,6 +41,7 @@ pub(super) fn run_build(
 ) -> Result<()> {
     let opts = ctx.opts;
     let mut todo = Vec::new();
+    let mut whys = Vec::new();
     for query_args in &build.query_args {
         for &clients in &opts.clients {
             let key = PointKey {
@@ -39,46 +53,52 @@ pub(super) fn run_build(
                 clients,
                 label: opts.label.as_deref(),
             };
-            let path = results::point_path(&opts.results_dir, &key)?;
-            let stored = if opts.force || !path.exists() {
-                None
-            } else {
-                match results::read_point(&path) {
-                    Ok(p) => Some(p),
-                    Err(e) => {
-                        warn(
-                            ctx.progress,
-                            summary,
-                            format!("{e}; measuring this point again"),
-                        );
-                        None
-                    }
+            let found = results::point_path(&opts.results_dir, &key)
+                .and_then(|path| Ok((stored::lookup(ctx, summary, &key, &path)?, path)));
+            let (found, path) = match found {
+                Ok(f) => f,
+                Err(e) => {
+                    let f = ctx.failure(&build.build_args, Some(query_args), Some(clients));
+                    ctx.fail(summary, f, e)?;
+                    continue;
                 }
             };
-            todo.push((query_args, clients, path, stored));
+            let (stored, supersedes) = match found {
+                Stored::Reuse(p) => (Some(*p), None),
+                Stored::Measure { supersedes, why } => {
+                    whys.extend(why);
+                    (None, supersedes)
+                }
+            };
+            todo.push(Todo {
+                query_args,
+                clients,
+                path,
+                stored,
+                supersedes,
+            });
         }
     }
-    if todo.iter().all(|t| t.3.is_some()) {
+    let described = crate::params::describe(&build.build_args);
+    stored::explain(ctx, summary, &described, &whys);
+    if todo.iter().all(|t| t.stored.is_some()) {
         ctx.progress.on_event(&Event::BuildSkipped {
             algorithm: ctx.algorithm,
             build_args: &build.build_args,
         });
-    } else {
-        let mut runs: Vec<PointRun> = todo
-            .iter()
-            .filter(|t| t.3.is_none())
-            .map(|(q, clients, _, _)| PointRun::new((*q).clone(), *clients))
-            .collect();
-        measure_builds(ctx, backend, build, &mut runs, summary)?;
+    } else if let Err(e) = measure_builds(ctx, backend, build, &todo, summary) {
+        // Nothing of this build is measured from here on: its missing points failed.
+        let f = ctx.failure(&build.build_args, None, None);
+        ctx.fail(summary, f, e)?;
     }
-    for (_, _, path, stored) in todo {
-        if let Some(point) = stored {
+    for t in todo {
+        if let Some(point) = t.stored {
             ctx.progress.on_event(&Event::PointSkipped {
                 point: &point,
-                path: &path,
+                path: &t.path,
             });
             summary.points.push(SweepPoint {
-                path,
+                path: t.path,
                 skipped: true,
                 result: point,
             });
@@ -102,16 +122,22 @@ pub fn point_label(p: &PointResult) -> String {
     )
 }
 
-/// Build the index `--rebuilds` times, measure every point on each build, and store each
-/// point once its last build is measured.
+/// Build the index `--rebuilds` times, measure every point of `todo` not stored on each build,
+/// and store each point once its last build is measured. Errors of one point go to `ctx.fail`
+/// (recorded with `keep_going`); an error returned is the build's own.
 fn measure_builds(
     ctx: &Ctx<'_>,
     backend: &mut dyn Backend,
     build: &BuildPoint,
-    runs: &mut [PointRun],
+    todo: &[Todo<'_>],
     summary: &mut SweepSummary,
 ) -> Result<()> {
     let opts = ctx.opts;
+    let missing: Vec<&Todo<'_>> = todo.iter().filter(|t| t.stored.is_none()).collect();
+    let mut runs: Vec<PointRun> = missing
+        .iter()
+        .map(|t| PointRun::new(t.query_args.clone(), t.clients))
+        .collect();
     let policy = opts.policy();
     let max_clients = opts.clients.iter().copied().max().unwrap_or(1);
     let mut bufs = PassBuffers::new(ctx.queries.nrows(), opts.count, max_clients);
@@ -143,15 +169,25 @@ fn measure_builds(
         };
         let last = b + 1 == opts.rebuilds;
         let first_report = first.get_or_insert_with(|| report.clone()).clone();
-        let mut store = |run: &mut PointRun| -> Result<()> {
+        let mut done = |run: &mut PointRun, failed: Option<Error>| -> Result<()> {
+            if let Some(e) = failed {
+                let f = ctx.failure(&build.build_args, Some(&run.query_args), Some(run.clients));
+                return ctx.fail(summary, f, e);
+            }
             if !last {
                 return Ok(());
             }
+            let t = missing
+                .iter()
+                .find(|t| *t.query_args == run.query_args && t.clients == run.clients)
+                .ok_or_else(|| {
+                    Error::Backend("internal: a measured point not in the todo".into())
+                })?;
             let m = run.finish(&policy)?;
             let point = assemble(ctx, &build.build_args, &first_report, run, m);
-            store_point(ctx, &first_report, point, summary)
+            store_point(ctx, &first_report, point, t, summary)
         };
-        schedule::measure(&step, runs, &mut searchers, &mut bufs, &mut store)?;
+        schedule::measure(&step, &mut runs, &mut searchers, &mut bufs, &mut done)?;
     }
     Ok(())
 }
@@ -190,14 +226,30 @@ fn build_index(
     Ok(report)
 }
 
-/// Write a measured point, warn about its notices, report it.
+/// Write a measured point (removing the file it supersedes), warn about its notices, report
+/// it.
 fn store_point(
     ctx: &Ctx<'_>,
     build: &BuildReport,
     point: PointResult,
+    todo: &Todo<'_>,
     summary: &mut SweepSummary,
 ) -> Result<()> {
     let written = results::write_point(&ctx.opts.results_dir, &point)?;
+    debug_assert_eq!(written, todo.path);
+    if let Some(old) = &todo.supersedes {
+        if let Err(e) = std::fs::remove_file(old) {
+            warn(
+                ctx.progress,
+                summary,
+                format!(
+                    "cannot remove {}, now replaced by {}: {e}",
+                    old.display(),
+                    written.display()
+                ),
+            );
+        }
+    }
     for n in &point.environment.notices {
         if !build.notices.contains(n) {
             warn(
@@ -238,6 +290,7 @@ fn assemble(
         query_args: run.query_args.clone(),
         clients: run.clients,
         label: opts.label.clone(),
+        dataset_fingerprint: Some(ctx.fingerprint.clone()),
         load_seconds: Some(ctx.load.seconds),
         build_seconds: m.build_seconds,
         index_size_bytes: Some(build.index_size_bytes),

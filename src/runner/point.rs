@@ -64,6 +64,8 @@ pub struct PointRun {
     /// Seconds of the timed passes of the current build (for `--max-time`).
     seconds: f64,
     build: usize,
+    /// Failed (recorded with `--keep-going`): no more passes, never stored.
+    pub failed: bool,
 }
 
 impl PointRun {
@@ -76,6 +78,7 @@ impl PointRun {
             times: None,
             seconds: 0.0,
             build: 0,
+            failed: false,
         }
     }
 
@@ -217,7 +220,7 @@ impl PointRun {
 
     /// Whether the current build of this point needs another timed pass.
     pub fn needs_more(&self, policy: &Policy) -> bool {
-        assess::needs_more(&self.passes, self.build, policy, self.seconds)
+        !self.failed && assess::needs_more(&self.passes, self.build, policy, self.seconds)
     }
 
     /// The point's figures, raw data and notices (the run is left empty).

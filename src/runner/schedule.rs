@@ -9,9 +9,9 @@ use super::assess::Policy;
 use super::measure::PassBuffers;
 use super::point::{PassEnv, PointRun};
 use super::progress::Event;
-use crate::Result;
 use crate::backend::{BuildReport, Searcher};
 use crate::params::Params;
+use crate::{Error, Result};
 
 /// How the passes of a build's points are ordered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -49,24 +49,27 @@ pub(super) struct BuildStep<'a> {
 }
 
 /// Measure every point of `runs` on this build; `done` gets each point once it has all its
-/// passes of this build (in rounds, all at the end).
+/// passes of this build (in rounds, all at the end) with `None`, or once it fails with the
+/// error (then it is marked failed and skipped from here on, if `done` returns `Ok`: the
+/// caller records it under `--keep-going`). An error `done` returns stops the build.
 pub(super) fn measure(
     step: &BuildStep<'_>,
     runs: &mut [PointRun],
     searchers: &mut [Box<dyn Searcher>],
     bufs: &mut PassBuffers,
-    done: &mut dyn FnMut(&mut PointRun) -> Result<()>,
+    done: &mut dyn FnMut(&mut PointRun, Option<Error>) -> Result<()>,
 ) -> Result<()> {
     let env = &step.env;
     env.progress.on_event(&Event::MeasureStarted {
         algorithm: env.algorithm,
         build_args: step.build_args,
-        points: runs.len(),
-        passes: runs.len() * (step.policy.runs + 1),
+        points: runs.iter().filter(|r| !r.failed).count(),
+        passes: runs.iter().filter(|r| !r.failed).count() * (step.policy.runs + 1),
     });
     let mut current: Option<usize> = None;
     let mut select = |i: usize, run: &PointRun, s: &mut [Box<dyn Searcher>]| -> Result<()> {
         if current != Some(i) {
+            current = None;
             run.apply_args(s)?;
             current = Some(i);
         }
@@ -84,10 +87,12 @@ pub(super) fn measure(
     };
     match step.order {
         PassOrder::Rounds => {
-            for (i, run) in runs.iter_mut().enumerate() {
-                select(i, run, searchers)?;
-                start(run);
-                run.recall_pass(env, searchers, bufs, step.build, step.report)?;
+            for (i, run) in runs.iter_mut().enumerate().filter(|(_, r)| !r.failed) {
+                let r = select(i, run, searchers).and_then(|()| {
+                    start(run);
+                    run.recall_pass(env, searchers, bufs, step.build, step.report)
+                });
+                settle(run, r, done)?;
             }
             loop {
                 let needy: Vec<usize> = (0..runs.len())
@@ -97,25 +102,44 @@ pub(super) fn measure(
                     break;
                 }
                 for i in needy {
-                    select(i, &runs[i], searchers)?;
-                    runs[i].timed_pass(env, searchers, bufs, &step.policy)?;
+                    let run = &mut runs[i];
+                    let r = select(i, run, searchers)
+                        .and_then(|()| run.timed_pass(env, searchers, bufs, &step.policy));
+                    settle(run, r, done)?;
                 }
             }
-            for run in runs.iter_mut() {
-                done(run)?;
+            for run in runs.iter_mut().filter(|r| !r.failed) {
+                let r = done(run, None);
+                settle(run, r, done)?;
             }
         }
         PassOrder::Points => {
-            for (i, run) in runs.iter_mut().enumerate() {
-                select(i, run, searchers)?;
-                start(run);
-                run.recall_pass(env, searchers, bufs, step.build, step.report)?;
-                while run.needs_more(&step.policy) {
-                    run.timed_pass(env, searchers, bufs, &step.policy)?;
-                }
-                done(run)?;
+            for (i, run) in runs.iter_mut().enumerate().filter(|(_, r)| !r.failed) {
+                let r = select(i, run, searchers).and_then(|()| {
+                    start(run);
+                    run.recall_pass(env, searchers, bufs, step.build, step.report)?;
+                    while run.needs_more(&step.policy) {
+                        run.timed_pass(env, searchers, bufs, &step.policy)?;
+                    }
+                    done(run, None)
+                });
+                settle(run, r, done)?;
             }
         }
+    }
+    Ok(())
+}
+
+/// A point's step went wrong: hand the error to `done` (which records it, or returns it to
+/// stop the sweep) and skip the point from here on.
+fn settle(
+    run: &mut PointRun,
+    r: Result<()>,
+    done: &mut dyn FnMut(&mut PointRun, Option<Error>) -> Result<()>,
+) -> Result<()> {
+    if let Err(e) = r {
+        run.failed = true;
+        done(run, Some(e))?;
     }
     Ok(())
 }

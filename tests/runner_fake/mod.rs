@@ -74,6 +74,8 @@ pub struct Script {
     pub stall: Option<(usize, Duration)>,
     /// Answer with this many ids fewer than k (pgvector with ef_search < k).
     pub short_by: usize,
+    /// Builds with these build args (`describe` text, e.g. `m=4`) fail.
+    pub fail_builds: Vec<String>,
 }
 
 pub struct Fake {
@@ -155,6 +157,11 @@ impl Backend for Fake {
             std::thread::sleep(Duration::from_millis(5));
         }
         let mut log = self.log.lock().unwrap();
+        if self.script.fail_builds.contains(&describe(build_args)) {
+            log.calls
+                .push(format!("build {} failed", describe(build_args)));
+            return Err(Error::Backend("fake build failed".into()));
+        }
         log.calls.push(format!("build {}", describe(build_args)));
         log.first_searcher = log.searches.len();
         Ok(BuildReport {

@@ -1,235 +1,228 @@
 //! Bulk loading the train vectors into a MariaDB table.
 //!
-//! The rows stream from memory: the train matrix is encoded in chunks of about
-//! [`CHUNK_BYTES`], each sent by one statement, so memory stays bounded for any dataset size.
-//! With several connections each takes the next free chunk. `benches`/`examples` compare the
-//! methods; [`LoadMethod::default`] is the fastest measured (see `docs/bench-backends.md`).
+//! The rows stream from memory: the train matrix is sent in chunks of about [`CHUNK_BYTES`] of
+//! vector data, so memory stays bounded for any dataset size. With several connections each
+//! takes the next free chunk. `examples/bench_mariadb_load.rs` measures every method against
+//! mariadb-connector-python; [`LoadMethod::default`] is the fastest measured (figures in
+//! `docs/bench-backends.md`). How one chunk is sent is in `load_send`.
 
+use super::load_send::send_chunk;
 use super::sql_err;
 use crate::backend::parallel::on_each_connection;
 use crate::connect::{ServerUrl, connect_mariadb};
 use crate::{Error, Result};
+use mysql::Conn;
 use mysql::prelude::Queryable;
-use mysql::{Conn, LocalInfileHandler};
 use ndarray::ArrayView2;
-use std::io::Write;
+use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-/// Target size of one encoded chunk (one statement).
-const CHUNK_BYTES: usize = 16 << 20;
-/// Multi-row INSERT statements stay well under the default 16 MiB max_allowed_packet.
-const INSERT_BYTES: usize = 4 << 20;
+/// Vector bytes per chunk. One chunk is one statement (one `COM_STMT_BULK_EXECUTE` packet,
+/// one multi-row INSERT, one LOAD DATA), kept well under the default 16 MiB
+/// `max_allowed_packet` even as hex text (2 characters per byte).
+pub const CHUNK_BYTES: usize = 4 << 20;
+
+/// Connections a MariaDB load uses unless told otherwise: one used less server CPU than two
+/// at 60,000 x 784 and at 1,000,000 x 1,536, and loaded faster (docs/bench-backends.md).
+pub const DEFAULT_CONNECTIONS: usize = 1;
+
+/// Vector bytes per transaction on each connection.
+pub const COMMIT_BYTES: usize = 256 << 20;
 
 /// How rows are sent to MariaDB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LoadMethod {
-    /// `LOAD DATA LOCAL INFILE`, raw little-endian f32 bytes, backslash-escaped.
-    LoadDataBinary,
-    /// `LOAD DATA LOCAL INFILE`, hex text decoded by `UNHEX()` on the server.
-    LoadDataHex,
-    /// Multi-row `INSERT ... VALUES (id, X'..'), ...` text statements of ~4 MiB: the fastest
-    /// measured on MariaDB 11.8 (about 2x LOAD DATA LOCAL INFILE through the Rust driver,
-    /// whose local-infile stream is sent in 4 KiB packets), so the default.
+    /// A prepared `INSERT ... VALUES (?, ?)` executed with an array of rows per round trip:
+    /// MariaDB's bulk binary protocol (`COM_STMT_BULK_EXECUTE`), as Connector/C and
+    /// mariadb-connector-python's `executemany` use it. Vectors travel as raw bytes, so the
+    /// server neither parses nor converts them: the least server CPU per row of all methods,
+    /// and the default.
     #[default]
-    InsertMultiRow,
-    /// One prepared `INSERT ... VALUES (?, CAST(? AS BINARY))` per row, autocommit: the naive
-    /// baseline, for benchmarks only.
+    Bulk,
+    /// A prepared multi-row `INSERT ... VALUES (?, ?), (?, ?), ...` with binary parameters,
+    /// [`PREPARED_ROWS`] rows per execution (COM_STMT_EXECUTE).
+    PreparedMultiRow,
+    /// Multi-row `INSERT ... VALUES (id, X'..'), ...` text statements: the server parses
+    /// twice the vector bytes as hex.
+    InsertHex,
+    /// `LOAD DATA LOCAL INFILE` of raw little-endian f32 bytes, backslash-escaped.
+    LoadDataBinary,
+    /// One prepared `INSERT ... VALUES (?, ?)` per row, autocommit: the naive baseline.
     InsertRowByRow,
 }
 
+/// Rows per statement of [`LoadMethod::PreparedMultiRow`].
+pub const PREPARED_ROWS: usize = 200;
+
 impl LoadMethod {
-    /// The method's name, recorded in the load report and metadata.
+    /// Every method, default first (benchmarks and tests run them all).
+    pub const ALL: [LoadMethod; 5] = [
+        LoadMethod::Bulk,
+        LoadMethod::PreparedMultiRow,
+        LoadMethod::InsertHex,
+        LoadMethod::LoadDataBinary,
+        LoadMethod::InsertRowByRow,
+    ];
+
+    /// The method's name, recorded with the results as the load method.
     pub fn label(self) -> &'static str {
         match self {
+            LoadMethod::Bulk => "bulk binary INSERT (COM_STMT_BULK_EXECUTE)",
+            LoadMethod::PreparedMultiRow => "prepared multi-row INSERT (binary parameters)",
+            LoadMethod::InsertHex => "multi-row INSERT (hex literals)",
             LoadMethod::LoadDataBinary => "LOAD DATA LOCAL INFILE (binary)",
-            LoadMethod::LoadDataHex => "LOAD DATA LOCAL INFILE (hex)",
-            LoadMethod::InsertMultiRow => "multi-row INSERT (hex literals)",
             LoadMethod::InsertRowByRow => "row-by-row prepared INSERT",
         }
     }
 }
 
+/// What a load did: its wall time and the method as it actually ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loaded {
+    /// From the first row sent to the last commit acknowledged (connections are opened
+    /// before).
+    pub seconds: f64,
+    /// The method's label, with the number of connections when more than one.
+    pub method: String,
+}
+
 /// Load all rows of `train` into `table` (already created, empty) with `connections`
-/// connections. Returns the wall seconds of the load.
+/// connections.
 pub fn load_rows(
     url: &ServerUrl,
     table: &str,
     train: ArrayView2<'_, f32>,
     method: LoadMethod,
     connections: usize,
-) -> Result<f64> {
-    let row_bytes = train.ncols() * 4 * 2 + 16;
-    let budget = if method == LoadMethod::InsertMultiRow {
-        INSERT_BYTES
-    } else {
-        CHUNK_BYTES
-    };
-    let chunk_rows = (budget / row_bytes).max(1);
+) -> Result<Loaded> {
+    load_rows_with(url, table, train, method, connections, &[])
+}
+
+/// [`load_rows`] with extra session statements run on each connection before the timer starts
+/// (benchmarks measure e.g. `SET unique_checks = 0`; the default runs none, see
+/// `docs/bench-backends.md`).
+pub fn load_rows_with(
+    url: &ServerUrl,
+    table: &str,
+    train: ArrayView2<'_, f32>,
+    method: LoadMethod,
+    connections: usize,
+    session: &[&str],
+) -> Result<Loaded> {
+    let connections = connections.max(1);
+    let chunk_rows = (CHUNK_BYTES / (train.ncols() * 4).max(1)).max(1);
     let n_chunks = train.nrows().div_ceil(chunk_rows);
-    let next = AtomicUsize::new(0);
-    let mut conns = Vec::with_capacity(connections.max(1));
-    for _ in 0..connections.max(1) {
+    let mut conns = Vec::with_capacity(connections);
+    for _ in 0..connections {
         let mut c = connect_mariadb(url)?;
-        c.query_drop("SET SESSION unique_checks = 0, foreign_key_checks = 0")
+        // Parameters of the prepared methods are sent as strings (the driver has no BLOB
+        // type); in the binary character set the server stores their bytes as they are.
+        // Without it a VECTOR column rejects them, and CAST(? AS BINARY) doubles the
+        // server's CPU per row.
+        c.query_drop("SET SESSION character_set_client = binary")
             .map_err(|e| sql_err(e, "preparing the load session"))?;
-        conns.push(c);
+        for sql in session {
+            c.query_drop(sql)
+                .map_err(|e| sql_err(e, &format!("running `{sql}` before the load")))?;
+        }
+        let executes = stmt_executes(&mut c)?;
+        conns.push((c, executes));
     }
+    let next = AtomicUsize::new(0);
+    let bulk_fallback = AtomicUsize::new(0);
     let start = Instant::now();
     // Connections take the next chunk until none is left, so a slow one does not hold the rest.
-    on_each_connection(conns, |_, mut conn| {
+    on_each_connection(conns, |_, (mut conn, executes_before)| {
+        // Transactions of up to COMMIT_BYTES: a commit waits for the redo log's fsync, which
+        // on a busy disk costs more than the rows it commits (except for the naive baseline,
+        // which commits every row like a naive client).
+        let batched = method != LoadMethod::InsertRowByRow;
+        let tx = |conn: &mut Conn, sql: &str| -> Result<()> {
+            if batched {
+                conn.query_drop(sql)
+                    .map_err(|e| sql_err(e, "committing loaded rows"))?;
+            }
+            Ok(())
+        };
+        let (mut rows, mut uncommitted) = (0, 0);
+        tx(&mut conn, "START TRANSACTION")?;
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
             if i >= n_chunks {
-                return Ok(());
+                break;
             }
             let lo = i * chunk_rows;
             let hi = (lo + chunk_rows).min(train.nrows());
-            load_chunk(&mut conn, table, train, lo, hi, method)?;
+            send_chunk(&mut conn, table, train, lo, hi, method)?;
+            rows += hi - lo;
+            uncommitted += (hi - lo) * train.ncols() * 4;
+            if uncommitted >= COMMIT_BYTES {
+                tx(&mut conn, "COMMIT")?;
+                tx(&mut conn, "START TRANSACTION")?;
+                uncommitted = 0;
+            }
         }
+        tx(&mut conn, "COMMIT")?;
+        if method == LoadMethod::Bulk && rows > 1 {
+            // The driver silently executes row by row when the server does not offer the bulk
+            // protocol (e.g. a proxy in between): then the label must say so.
+            let executes = stmt_executes(&mut conn)? - executes_before;
+            if executes >= rows as u64 {
+                bulk_fallback.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        Ok(())
     })?;
-    Ok(start.elapsed().as_secs_f64())
+    let seconds = start.elapsed().as_secs_f64();
+    let mut label = if bulk_fallback.load(Ordering::Relaxed) > 0 {
+        "prepared INSERT per row (the server refused COM_STMT_BULK_EXECUTE)".to_string()
+    } else {
+        method.label().to_string()
+    };
+    if connections > 1 {
+        label = format!("{label} x{connections} connections");
+    }
+    Ok(Loaded {
+        seconds,
+        method: label,
+    })
 }
 
-fn load_chunk(
-    conn: &mut Conn,
-    table: &str,
-    train: ArrayView2<'_, f32>,
-    lo: usize,
-    hi: usize,
-    method: LoadMethod,
-) -> Result<()> {
-    let what = "loading rows into MariaDB";
-    match method {
-        LoadMethod::LoadDataBinary | LoadMethod::LoadDataHex => {
-            let mut buf = Vec::with_capacity((hi - lo) * (train.ncols() * 9 + 12));
-            for i in lo..hi {
-                write!(buf, "{i}\t").map_err(|e| Error::Backend(e.to_string()))?;
-                for x in train.row(i) {
-                    let b = x.to_le_bytes();
-                    if method == LoadMethod::LoadDataHex {
-                        push_hex(&mut buf, &b);
-                    } else {
-                        push_escaped(&mut buf, &b);
-                    }
-                }
-                buf.push(b'\n');
-            }
-            let data = Arc::new(Mutex::new(Some(buf)));
-            let slot = Arc::clone(&data);
-            conn.set_local_infile_handler(Some(LocalInfileHandler::new(move |_, w| {
-                let chunk = slot.lock().ok().and_then(|mut s| s.take());
-                w.write_all(chunk.as_deref().unwrap_or_default())
-            })));
-            let columns = if method == LoadMethod::LoadDataHex {
-                "(id, @h) SET v = UNHEX(@h)"
-            } else {
-                "(id, v)"
-            };
-            let escape = if method == LoadMethod::LoadDataHex {
-                "''"
-            } else {
-                "'\\\\'"
-            };
-            let sql = format!(
-                "LOAD DATA LOCAL INFILE 'annbench' INTO TABLE {table} CHARACTER SET binary \
-                 FIELDS TERMINATED BY '\\t' ESCAPED BY {escape} LINES TERMINATED BY '\\n' {columns}"
-            );
-            let r = conn.query_drop(sql).map_err(|e| sql_err(e, what));
-            conn.set_local_infile_handler(None);
-            r?;
-            check_warnings(conn, lo, hi)
-        }
-        LoadMethod::InsertMultiRow => {
-            let mut sql = format!("INSERT INTO {table} (id, v) VALUES ").into_bytes();
-            for i in lo..hi {
-                if i > lo {
-                    sql.push(b',');
-                }
-                write!(sql, "({i},X'").map_err(|e| Error::Backend(e.to_string()))?;
-                for x in train.row(i) {
-                    push_hex(&mut sql, &x.to_le_bytes());
-                }
-                sql.extend_from_slice(b"')");
-            }
-            let sql = String::from_utf8(sql).map_err(|e| Error::Backend(e.to_string()))?;
-            conn.query_drop(sql).map_err(|e| sql_err(e, what))
-        }
-        LoadMethod::InsertRowByRow => {
-            let stmt = conn
-                .prep(format!(
-                    "INSERT INTO {table} (id, v) VALUES (?, CAST(? AS BINARY))"
-                ))
-                .map_err(|e| sql_err(e, what))?;
-            for i in lo..hi {
-                let bytes: Vec<u8> = train.row(i).iter().flat_map(|x| x.to_le_bytes()).collect();
-                conn.exec_drop(&stmt, (i as i64, bytes))
-                    .map_err(|e| sql_err(e, what))?;
-            }
-            Ok(())
-        }
+/// MariaDB refuses a vector whose squared length overflows a float (>= f32::MAX, e.g. one
+/// value of 2^64: "Incorrect vector value", measured on 11.8). Name the row before sending
+/// anything.
+pub fn check_lengths(train: ArrayView2<'_, f32>, dataset: &str) -> Result<()> {
+    let too_long = |row: &ndarray::ArrayView1<'_, f32>| {
+        row.iter()
+            .map(|&x| f64::from(x) * f64::from(x))
+            .sum::<f64>()
+            >= f64::from(f32::MAX)
+    };
+    let bad = train
+        .outer_iter()
+        .into_par_iter()
+        .enumerate()
+        .find_first(|(_, row)| too_long(row));
+    match bad {
+        None => Ok(()),
+        Some((i, row)) => Err(Error::Dataset(format!(
+            "dataset '{dataset}': train row {i} has a squared length of {:.3e}, beyond the \
+             float range (3.4e38) that MariaDB accepts for a VECTOR; scale the vectors down \
+             (nothing was sent to the server)",
+            row.iter()
+                .map(|&x| f64::from(x) * f64::from(x))
+                .sum::<f64>()
+        ))),
     }
 }
 
-/// LOAD DATA turns bad values into warnings, not errors; any warning means lost data.
-fn check_warnings(conn: &mut Conn, lo: usize, hi: usize) -> Result<()> {
-    let loaded = conn.affected_rows();
-    if conn.warnings() == 0 {
-        if loaded != (hi - lo) as u64 {
-            return Err(Error::Backend(format!(
-                "MariaDB loaded {loaded} rows of rows {lo}..{hi}; expected {}",
-                hi - lo
-            )));
-        }
-        return Ok(());
-    }
-    let shown: Vec<(String, u32, String)> = conn
-        .query("SHOW WARNINGS LIMIT 3")
-        .map_err(|e| sql_err(e, "reading load warnings"))?;
-    let text: Vec<String> = shown
-        .into_iter()
-        .map(|(_, c, m)| format!("{c}: {m}"))
-        .collect();
-    Err(Error::Backend(format!(
-        "MariaDB reported warnings loading rows {lo}..{hi}: {}",
-        text.join("; ")
-    )))
-}
-
-fn push_hex(buf: &mut Vec<u8>, bytes: &[u8]) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    for b in bytes {
-        buf.push(HEX[usize::from(b >> 4)]);
-        buf.push(HEX[usize::from(b & 15)]);
-    }
-}
-
-/// Escape the bytes LOAD DATA treats specially with `ESCAPED BY '\\'`: the escape character,
-/// the field and line terminators, and NUL (which `\0` restores).
-fn push_escaped(buf: &mut Vec<u8>, bytes: &[u8]) {
-    for &b in bytes {
-        match b {
-            b'\\' => buf.extend_from_slice(b"\\\\"),
-            b'\t' => buf.extend_from_slice(b"\\t"),
-            b'\n' => buf.extend_from_slice(b"\\n"),
-            0 => buf.extend_from_slice(b"\\0"),
-            _ => buf.push(b),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn encodings() {
-        let mut b = Vec::new();
-        push_hex(&mut b, &1.0f32.to_le_bytes());
-        assert_eq!(b, b"0000803F");
-        let mut e = Vec::new();
-        push_escaped(&mut e, &[b'a', b'\\', b'\t', b'\n', 0, 9]);
-        assert_eq!(e, b"a\\\\\\t\\n\\0\\t");
-    }
+/// The session's count of executed prepared statements (a bulk execution counts once).
+fn stmt_executes(conn: &mut Conn) -> Result<u64> {
+    let row: Option<(String, u64)> = conn
+        .query_first("SHOW SESSION STATUS LIKE 'Com_stmt_execute'")
+        .map_err(|e| sql_err(e, "reading the session's statement count"))?;
+    row.map(|(_, n)| n).ok_or_else(|| {
+        Error::Backend("MariaDB did not report Com_stmt_execute in SHOW SESSION STATUS".into())
+    })
 }

@@ -3,6 +3,7 @@
 
 mod build;
 pub mod load;
+mod load_send;
 mod meta;
 pub mod search;
 pub(crate) mod stop;
@@ -100,7 +101,10 @@ impl MariaDb {
                 .clone()
                 .or_else(|| std::env::var_os("ANNBENCH_MARIADB_DATADIR").map(PathBuf::from)),
             load_method: LoadMethod::default(),
-            load_connections: opts.load_connections.unwrap_or(2).max(1),
+            load_connections: opts
+                .load_connections
+                .unwrap_or(load::DEFAULT_CONNECTIONS)
+                .max(1),
             build_timeout: opts.build_timeout,
             loaded: None,
         })
@@ -263,6 +267,7 @@ impl Backend for MariaDb {
 
     fn load(&mut self, spec: &TableSpec, train: ArrayView2<'_, f32>) -> Result<LoadReport> {
         check_train(train, spec.dimension, &spec.dataset)?;
+        load::check_lengths(train, &spec.dataset)?;
         let fingerprint = fingerprint_hex(train);
         self.loaded = None;
         let (url, method, conns) = (self.url.clone(), self.load_method, self.load_connections);
@@ -272,13 +277,8 @@ impl Backend for MariaDb {
             train.nrows(),
             &fingerprint,
             &mut |_, qt| {
-                let secs = load::load_rows(&url, qt, train, method, conns)?;
-                let label = if conns > 1 {
-                    format!("{} x{conns} connections", method.label())
-                } else {
-                    method.label().to_string()
-                };
-                Ok((secs, label))
+                let done = load::load_rows(&url, qt, train, method, conns)?;
+                Ok((done.seconds, done.method))
             },
         )?;
         self.loaded = Some(Loaded {

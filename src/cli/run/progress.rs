@@ -2,6 +2,7 @@
 //! build, a bar over the passes of each build's points, one line per finished point. Ctrl-C asks the
 //! sweep to stop cleanly (a second Ctrl-C kills the process).
 
+use crate::cli::out::errln;
 use crate::params::describe;
 use crate::runner::{Event, PassKind, Progress};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -59,7 +60,7 @@ impl CliProgress {
     fn line(&self, text: String) {
         match self.bar.lock().ok().and_then(|b| b.clone()) {
             Some(pb) => pb.println(text),
-            None => eprintln!("{text}"),
+            None => errln!("{text}"),
         }
     }
 
