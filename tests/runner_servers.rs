@@ -8,6 +8,7 @@ mod backend_util;
 
 use annbench::Metric;
 use annbench::backend::{Backend, BackendOptions, TableSpec, create};
+use annbench::connect::ServerKind;
 use annbench::dataset::Dataset;
 use annbench::params::Params;
 use annbench::runner::interference::Watcher;
@@ -83,14 +84,8 @@ fn finds_the_server(algorithm: &str, opts: BackendOptions, server_comm: &str) {
 /// One test, so no other test thread holds connections while the servers are found.
 #[test]
 fn both_servers_over_tcp_and_unix_sockets() {
-    let mariadb = |var: &str| BackendOptions {
-        mariadb_url: Some(url(var)),
-        ..Default::default()
-    };
-    let postgres = |var: &str| BackendOptions {
-        postgres_url: Some(url(var)),
-        ..Default::default()
-    };
+    let mariadb = |var: &str| BackendOptions::default().with_url(ServerKind::MariaDb, url(var));
+    let postgres = |var: &str| BackendOptions::default().with_url(ServerKind::Postgres, url(var));
     finds_the_server("mariadb", mariadb("ANNBENCH_MARIADB_URL"), "mariadbd");
     finds_the_server(
         "mariadb",
@@ -133,10 +128,8 @@ fn pgvector_with_ef_search_below_k_answers_short_and_says_so() {
         results_dir: dir.path().join("results"),
         ..SweepOptions::default()
     };
-    let backend = BackendOptions {
-        postgres_url: Some(url("ANNBENCH_POSTGRES_URL")),
-        ..Default::default()
-    };
+    let backend =
+        BackendOptions::default().with_url(ServerKind::Postgres, url("ANNBENCH_POSTGRES_URL"));
     let summary =
         run_sweep_with(dataset, &opts, &NoProgress, &|algo| create(algo, &backend)).unwrap();
     let p = &summary.points[0].result;

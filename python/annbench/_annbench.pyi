@@ -34,6 +34,7 @@ __all__ = [
     "clients_json",
     "report_html",
     "run_sweep",
+    "algorithms_json",
 ]
 
 __version__: str
@@ -180,3 +181,4 @@ def run_sweep(
     order: str = ...,
     keep_going: bool = False,
 ) -> str: ...
+def algorithms_json() -> str: ...

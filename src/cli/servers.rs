@@ -1,9 +1,11 @@
 //! `annbench servers ...`
 
 use super::out::outln;
+use crate::connect::ServerKind;
 use crate::servers::{CheckOutcome, ServerCheck, check_all};
 use crate::{Error, Result};
 use clap::{Args, Subcommand};
+use std::collections::BTreeMap;
 
 #[derive(Debug, Subcommand)]
 pub enum ServersCommand {
@@ -36,7 +38,14 @@ pub fn run(cmd: ServersCommand) -> Result<()> {
 }
 
 fn check(args: CheckArgs) -> Result<()> {
-    let outcomes = check_all(args.mariadb.as_deref(), args.postgres.as_deref());
+    let urls: BTreeMap<ServerKind, String> = [
+        (ServerKind::MariaDb, args.mariadb),
+        (ServerKind::Postgres, args.postgres),
+    ]
+    .into_iter()
+    .filter_map(|(kind, url)| Some((kind, url?)))
+    .collect();
+    let outcomes = check_all(&urls);
     if args.json {
         let text = serde_json::to_string_pretty(&outcomes)
             .map_err(|e| Error::Results(format!("cannot write JSON: {e}")))?;
@@ -87,21 +96,22 @@ fn print_outcome(outcome: &CheckOutcome) {
     };
     outln!("{} {} (from {})", c.server, c.url, c.source);
     let row = |k: &str, v: &str| outln!("  {k:<34} {v}");
-    if let Some(v) = &c.version {
+    let r = &c.report;
+    if let Some(v) = &r.version {
         row("version", v);
     }
-    if let Some(v) = &c.vector_support {
+    if let Some(v) = &r.vector_support {
         row("vector support", v);
     }
-    for (k, v) in &c.settings {
+    for (k, v) in &r.settings {
         row(k, v);
     }
-    for w in &c.warnings {
+    for w in &r.warnings {
         outln!("  warning: {w}");
     }
     match &c.error {
-        None if c.warnings.is_empty() => outln!("  status: usable"),
-        None => outln!("  status: usable, with {} warning(s)", c.warnings.len()),
+        None if r.warnings.is_empty() => outln!("  status: usable"),
+        None => outln!("  status: usable, with {} warning(s)", r.warnings.len()),
         Some(e) => outln!("  status: UNUSABLE: {e}"),
     }
 }
