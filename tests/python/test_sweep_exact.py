@@ -46,7 +46,8 @@ def test_compare_ratio_is_me_over_base(store, tmp_path):
         b.sort_values("clients")["qps"].to_numpy() / a.sort_values("clients")["qps"].to_numpy()
     )
     np.testing.assert_allclose(params["ratio"], expected)
-    assert set(cmp["verdict"].dropna()) <= {"faster", "slower", "within noise"}
+    # "disturbed": a side measured under heavy interference (a busy machine) gets no verdict.
+    assert set(cmp["verdict"].dropna()) <= {"faster", "slower", "within noise", "disturbed"}
     assert set(cmp.attrs["summary"]["match"]) == {"params", "recall"}
     assert {"geomean", "geomean_ci_low", "within_noise"} <= set(cmp.attrs["summary"].columns)
     assert any("build-to-build variance" in n for n in cmp.attrs["notes"])
