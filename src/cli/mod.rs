@@ -56,6 +56,7 @@ where
             };
         }
     };
+    crate::dataset::bars::enable();
     let result = match cli.command {
         Command::Datasets(cmd) => datasets::run(cmd),
         Command::Servers(cmd) => servers::run(cmd),

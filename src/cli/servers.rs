@@ -9,6 +9,25 @@ pub enum ServersCommand {
     /// Connect to each server and report version, vector support, the settings that shape
     /// results, and warnings with the value to set. Exits non-zero if a server is unusable.
     Check(CheckArgs),
+    /// Drop the tables (and indexes) annbench loaded for a dataset, to free the servers' disk;
+    /// the next run loads them again.
+    DropTables(DropArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DropArgs {
+    /// Dataset name, as given to `annbench run`.
+    #[arg(long)]
+    dataset: String,
+    /// Only on this server: mariadb or postgres (default: every configured one).
+    #[arg(long, value_parser = ["mariadb", "postgres"])]
+    server: Option<String>,
+    /// MariaDB URL (default as for `servers check`).
+    #[arg(long, value_name = "URL")]
+    mariadb: Option<String>,
+    /// PostgreSQL URL (default as for `servers check`).
+    #[arg(long, value_name = "URL")]
+    postgres: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -31,7 +50,46 @@ pub struct CheckArgs {
 pub fn run(cmd: ServersCommand) -> Result<()> {
     match cmd {
         ServersCommand::Check(args) => check(args),
+        ServersCommand::DropTables(args) => drop_tables(args),
     }
+}
+
+fn drop_tables(args: DropArgs) -> Result<()> {
+    use crate::backend::{BackendOptions, mariadb::MariaDb, pgvector};
+    let opts = BackendOptions {
+        mariadb_url: args.mariadb,
+        postgres_url: args.postgres,
+        ..BackendOptions::default()
+    };
+    let wanted = |s: &str| args.server.as_deref().is_none_or(|w| w == s);
+    let configured = |url: &Option<String>, mariadb: bool| {
+        url.is_some()
+            || if mariadb {
+                crate::connect::mariadb_url(None).is_ok()
+            } else {
+                crate::connect::postgres_url(None).is_ok()
+            }
+    };
+    let mut done = 0;
+    if wanted("mariadb") && configured(&opts.mariadb_url, true) {
+        MariaDb::connect(&opts)?.drop_tables(&args.dataset)?;
+        println!("mariadb: dropped the tables of '{}'", args.dataset);
+        done += 1;
+    }
+    if wanted("postgres") && configured(&opts.postgres_url, false) {
+        for variant in [pgvector::Variant::Vector, pgvector::Variant::HalfvecColumn] {
+            pgvector::PgVector::connect(&opts, variant)?.drop_table(&args.dataset)?;
+        }
+        println!("postgres: dropped the tables of '{}'", args.dataset);
+        done += 1;
+    }
+    if done == 0 {
+        return Err(Error::Config(
+            "no server configured: pass --mariadb / --postgres URLs (see `annbench servers check`)"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 fn check(args: CheckArgs) -> Result<()> {

@@ -5,6 +5,8 @@ use super::progress::{Event, Progress};
 use crate::dataset::{self, Dataset};
 use crate::{Error, Result};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 /// Resolve `name_or_path` (a file, a name in `data_dir`, a bundled or synthetic set) and open it.
 pub fn open(name_or_path: &str, data_dir: &Path) -> Result<Dataset> {
@@ -47,11 +49,40 @@ pub fn ensure_ground_truth(data: &mut Dataset, k: usize, progress: &dyn Progress
         queries: data.test.nrows(),
         k: width,
     });
-    data.ground_truth = Some(dataset::groundtruth::try_compute(
-        data.train.view(),
-        data.test.view(),
-        data.metric,
-        width,
-    )?);
-    Ok(())
+    let (train, test) = (data.train.view(), data.test.view());
+    dataset::groundtruth::check_input(train, test, width)?;
+    let total = dataset::groundtruth::work_units(train.nrows(), test.nrows());
+    let done = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    // Computed on a helper thread; this (the sweep's) thread sends the progress events and
+    // relays Ctrl-C, as progress implementations expect.
+    let computed = std::thread::scope(|s| {
+        let worker = s.spawn(|| {
+            dataset::groundtruth::compute_observed(train, test, data.metric, width, &|n| {
+                done.fetch_add(n, Ordering::Relaxed);
+                !stop.load(Ordering::Relaxed)
+            })
+        });
+        while !worker.is_finished() {
+            std::thread::sleep(Duration::from_millis(100));
+            progress.on_event(&Event::GroundTruthProgress {
+                done: done.load(Ordering::Relaxed).min(total),
+                total,
+            });
+            if progress.cancelled() {
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+        worker.join()
+    });
+    match computed {
+        Ok(Some((gt, _))) => {
+            data.ground_truth = Some(gt);
+            Ok(())
+        }
+        Ok(None) => Err(Error::Interrupted),
+        Err(_) => Err(Error::Dataset(
+            "the ground-truth computation panicked".into(),
+        )),
+    }
 }

@@ -4,6 +4,8 @@
 
 mod build;
 mod data;
+pub mod dryrun;
+pub mod estimate;
 pub mod measure;
 pub mod point;
 pub mod progress;

@@ -3,7 +3,8 @@
 use super::search::{query_args_sql, query_sql, vector_bytes};
 use super::stop::{StopReason, stoppable};
 use super::{Engine, INDEX_NAME, MariaDb, distance_name, sql_err};
-use crate::backend::{BuildReport, Cancel, ServerInfo};
+use crate::backend::{BuildReport, BuildWatch, Cancel, ServerInfo};
+use crate::backend::{MemoryPlan, plan};
 use crate::params::Params;
 use crate::{Error, Result};
 use mysql::Conn;
@@ -87,7 +88,12 @@ pub(super) fn server_info(conn: &mut Conn) -> Result<ServerInfo> {
     })
 }
 
-pub(super) fn build(b: &mut MariaDb, args: &Params, cancel: &Cancel<'_>) -> Result<BuildReport> {
+pub(super) fn build(
+    b: &mut MariaDb,
+    args: &Params,
+    cancel: &Cancel<'_>,
+    watch: &BuildWatch,
+) -> Result<BuildReport> {
     let args = parse_build_args(args)?;
     let l = b.loaded()?.clone();
     let mut notices = Vec::new();
@@ -142,7 +148,8 @@ pub(super) fn build(b: &mut MariaDb, args: &Params, cancel: &Cancel<'_>) -> Resu
     // The time limit is enforced here, not with max_statement_time (see `stop`).
     let t0 = Instant::now();
     let deadline = b.build_timeout.map(|t| t0 + t);
-    let (result, stop) = stoppable(&b.url, b.conn.connection_id(), cancel, deadline, || {
+    let id = b.conn.connection_id();
+    let (result, stop) = stoppable(&b.url, id, cancel, deadline, watch, || {
         b.conn.query_drop(&sql)
     });
     let elapsed = t0.elapsed();
@@ -258,13 +265,47 @@ fn index_size(b: &mut MariaDb, engine: Engine, t: &str) -> Result<u64> {
     }
 }
 
-/// An index larger than `mhnsw_max_cache_size` makes the server evict and reload graph nodes
-/// during queries, so QPS would measure cache churn: refuse, with the fix.
-fn check_cache(conn: &mut Conn, index_bytes: u64) -> Result<()> {
+/// The plan of an index with `args` over `rows` x `dimension`: its estimated size against
+/// `mhnsw_max_cache_size`, which must hold it (see [`check_cache`]).
+pub(super) fn memory_plan(
+    b: &mut MariaDb,
+    rows: usize,
+    dimension: usize,
+    args: &Params,
+) -> Result<MemoryPlan> {
+    let a = parse_build_args(args)?;
+    let need = plan::mariadb_index_bytes(rows, dimension, a.m as usize);
+    let cache = cache_size(&mut b.conn)?;
+    let want = (need as f64 * 1.1 / (1 << 20) as f64).ceil() as u64;
+    Ok(MemoryPlan {
+        algorithm: "mariadb".into(),
+        what: format!("the MHNSW index of {rows} x {dimension} (M={})", a.m),
+        need_bytes: need,
+        setting: "mhnsw_max_cache_size".into(),
+        setting_bytes: cache,
+        consequence: "queries would evict and re-read graph nodes (cache churn), so annbench \
+                      refuses to measure such an index"
+            .into(),
+        fix: format!(
+            "SET GLOBAL mhnsw_max_cache_size = {} (or start mariadbd with \
+             --mhnsw-max-cache-size={want}M), then run again",
+            want << 20
+        ),
+        enforced: true,
+    })
+}
+
+fn cache_size(conn: &mut Conn) -> Result<u64> {
     let cache: Option<u64> = conn
         .query_first("SELECT @@GLOBAL.mhnsw_max_cache_size")
         .map_err(|e| sql_err(e, "reading mhnsw_max_cache_size"))?;
-    let cache = cache.unwrap_or(0);
+    Ok(cache.unwrap_or(0))
+}
+
+/// An index larger than `mhnsw_max_cache_size` makes the server evict and reload graph nodes
+/// during queries, so QPS would measure cache churn: refuse, with the fix.
+fn check_cache(conn: &mut Conn, index_bytes: u64) -> Result<()> {
+    let cache = cache_size(conn)?;
     if cache < index_bytes {
         return Err(Error::Backend(format!(
             "mariadb: the index ({index_bytes} bytes) is larger than mhnsw_max_cache_size \

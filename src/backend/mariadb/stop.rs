@@ -11,7 +11,7 @@
 //! 1317 and leave the table intact. A statement seen in any other state is left to reach the
 //! copy phase or to finish; the caller then treats the build as stopped all the same.
 
-use crate::backend::Cancel;
+use crate::backend::{BuildWatch, Cancel};
 use crate::connect::{ServerUrl, connect_mariadb};
 use mysql::Conn;
 use mysql::prelude::Queryable;
@@ -33,14 +33,19 @@ const POLL: Duration = Duration::from_millis(20);
 /// The processlist state in which a kill is safe (see the module comment).
 const KILLABLE_STATE: &str = "copy to tmp table";
 
+/// How often the watcher reads the statement's progress.
+const PROGRESS_POLL: Duration = Duration::from_millis(500);
+
 /// Run `statement` (on the connection with id `conn_id`) while a watcher polls `cancel` and
 /// the `deadline`; once either asks, the watcher sends `KILL QUERY` whenever the statement is
-/// in its copy phase, until it returns. Returns the result and the first stop reason, if any.
+/// in its copy phase, until it returns. Meanwhile it reports the statement's processlist state
+/// and `PROGRESS` to `watch`. Returns the result and the first stop reason, if any.
 pub(super) fn stoppable<T>(
     url: &ServerUrl,
     conn_id: u32,
     cancel: &Cancel<'_>,
     deadline: Option<Instant>,
+    watch: &BuildWatch,
     statement: impl FnOnce() -> T,
 ) -> (T, Option<StopReason>) {
     let done = AtomicBool::new(false);
@@ -48,6 +53,7 @@ pub(super) fn stoppable<T>(
         let watcher = s.spawn(|| {
             let mut killer: Option<Conn> = None;
             let mut reason = None;
+            let mut last_progress: Option<Instant> = None;
             while !done.load(Ordering::Relaxed) {
                 if reason.is_none() {
                     if cancel() {
@@ -56,12 +62,16 @@ pub(super) fn stoppable<T>(
                         reason = Some(StopReason::TimedOut);
                     }
                 }
-                if reason.is_some() {
-                    if killer.is_none() {
-                        killer = connect_mariadb(url).ok();
-                    }
-                    if let Some(k) = killer.as_mut() {
+                let progress_due = last_progress.is_none_or(|t| t.elapsed() >= PROGRESS_POLL);
+                if (reason.is_some() || progress_due) && killer.is_none() {
+                    killer = connect_mariadb(url).ok();
+                }
+                if let Some(k) = killer.as_mut() {
+                    if reason.is_some() {
                         kill_if_copying(k, conn_id);
+                    } else if progress_due {
+                        report_progress(k, conn_id, watch);
+                        last_progress = Some(Instant::now());
                     }
                 }
                 std::thread::sleep(POLL);
@@ -72,6 +82,27 @@ pub(super) fn stoppable<T>(
         done.store(true, Ordering::Relaxed);
         (r, watcher.join().unwrap_or(None))
     })
+}
+
+/// The statement's processlist state and, while it copies rows (where a vector index build
+/// spends nearly all its time, inserting each row into the graph), the percentage of rows
+/// copied that MariaDB reports as `PROGRESS`.
+fn report_progress(conn: &mut Conn, conn_id: u32, watch: &BuildWatch) {
+    let row: Option<(Option<String>, Option<f64>)> = conn
+        .exec_first(
+            "SELECT STATE, PROGRESS FROM information_schema.PROCESSLIST WHERE ID = ?",
+            (conn_id,),
+        )
+        .ok()
+        .flatten();
+    if let Some((Some(state), progress)) = row {
+        let percent = if state == KILLABLE_STATE {
+            progress
+        } else {
+            None
+        };
+        watch.set(&state, percent);
+    }
 }
 
 /// Send `KILL QUERY conn_id` if that connection's statement is copying rows. Errors are

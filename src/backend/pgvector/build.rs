@@ -3,7 +3,8 @@
 
 use super::search::{VecParam, query_args_sql, query_sql};
 use super::{PgVector, Variant, pg_err};
-use crate::backend::{BuildPhase, BuildReport, Cancel, ServerInfo};
+use crate::backend::watch::percent;
+use crate::backend::{BuildPhase, BuildReport, BuildWatch, Cancel, ServerInfo};
 use crate::params::Params;
 use crate::{Error, Metric, Result};
 use postgres::Client;
@@ -133,7 +134,12 @@ fn opclass(variant: Variant, metric: Metric, d: usize) -> String {
     }
 }
 
-pub(super) fn build(b: &mut PgVector, args: &Params, cancel: &Cancel<'_>) -> Result<BuildReport> {
+pub(super) fn build(
+    b: &mut PgVector,
+    args: &Params,
+    cancel: &Cancel<'_>,
+    watch: &BuildWatch,
+) -> Result<BuildReport> {
     let args = parse_build_args(args)?;
     let l = b.loaded()?.clone();
     let d = l.spec.dimension;
@@ -184,7 +190,7 @@ pub(super) fn build(b: &mut PgVector, args: &Params, cancel: &Cancel<'_>) -> Res
     );
     let done = AtomicBool::new(false);
     let (result, seconds, samples) = std::thread::scope(|s| {
-        let poller = s.spawn(|| poll_phases(&mut watcher, pid, &done, cancel));
+        let poller = s.spawn(|| poll_phases(&mut watcher, pid, &done, cancel, watch));
         let t0 = Instant::now();
         let r = b.client.batch_execute(&sql);
         let seconds = t0.elapsed().as_secs_f64();
@@ -237,19 +243,25 @@ pub(super) fn build(b: &mut PgVector, args: &Params, cancel: &Cancel<'_>) -> Res
     })
 }
 
-/// Sample the build's phase until `done`; returns (first time seen, phase) per change, and
-/// whether the build was cancelled: once `cancel` is true, `pg_cancel_backend` is sent on each
-/// poll until the statement returns (one sent before the statement started does nothing).
+/// Sample the build's phase and progress until `done`; returns (first time seen, phase) per
+/// change, and whether the build was cancelled: once `cancel` is true, `pg_cancel_backend` is
+/// sent on each poll until the statement returns (one sent before the statement started does
+/// nothing). Progress goes to `watch`: tuples done out of the total where the server knows the
+/// total, else heap blocks scanned out of the table's (pgvector inserts each row into the graph
+/// as the scan reads it, so the scan's progress is the build's).
 fn poll_phases(
     c: &mut Client,
     pid: i32,
     done: &AtomicBool,
     cancel: &Cancel<'_>,
+    watch: &BuildWatch,
 ) -> (Vec<(Instant, String)>, bool) {
     let mut seen: Vec<(Instant, String)> = Vec::new();
     let mut stopped = false;
-    let Ok(stmt) = c.prepare("SELECT phase FROM pg_stat_progress_create_index WHERE pid = $1")
-    else {
+    let Ok(stmt) = c.prepare(
+        "SELECT phase, blocks_total, blocks_done, tuples_total, tuples_done \
+         FROM pg_stat_progress_create_index WHERE pid = $1",
+    ) else {
         return (seen, stopped);
     };
     while !done.load(Ordering::Relaxed) {
@@ -258,6 +270,9 @@ fn poll_phases(
         }
         if let Ok(Some(row)) = c.query_opt(&stmt, &[&pid]) {
             let phase: String = row.get(0);
+            let n = |i: usize| row.get::<_, Option<i64>>(i).unwrap_or(0);
+            let pct = percent(n(4), n(3)).or_else(|| percent(n(2), n(1)));
+            watch.set(&phase, pct);
             if seen.last().is_none_or(|(_, p)| *p != phase) {
                 seen.push((Instant::now(), phase));
             }

@@ -6,6 +6,7 @@
 
 mod build;
 pub mod load;
+mod memory;
 mod meta;
 pub mod search;
 
@@ -14,7 +15,8 @@ pub use load::LoadMethod;
 use super::prepared::PreparedFor;
 use super::table::{check_ident, check_train, check_train_within, fingerprint_hex, table_name};
 use super::{
-    Backend, BackendOptions, BuildReport, Cancel, LoadReport, Searcher, ServerInfo, TableSpec,
+    Backend, BackendOptions, BuildReport, BuildWatch, Cancel, LoadReport, MemoryPlan, Searcher,
+    ServerInfo, TableSpec,
 };
 use crate::connect::{ServerUrl, connect_postgres_with, postgres_config, postgres_url};
 use crate::params::Params;
@@ -147,9 +149,10 @@ impl PgVector {
         })
     }
 
-    /// Drop the table annbench loaded for `dataset` (shared by both variants) and its metadata.
+    /// Drop the table this variant loads for `dataset` (the float32 table is shared by
+    /// `pgvector` and `pgvector_halfvec`) and its metadata.
     pub fn drop_table(&mut self, dataset: &str) -> Result<()> {
-        let t = table_name("vec", dataset)?;
+        let t = table_name(self.variant.table_prefix(), dataset)?;
         meta::delete(&mut self.client, &self.schema, &t)?;
         let sql = format!("DROP TABLE IF EXISTS {}.{t}", self.schema);
         self.exec(&sql, "dropping a table")?;
@@ -305,7 +308,25 @@ impl Backend for PgVector {
         build_args: &Params,
         cancel: &Cancel<'_>,
     ) -> Result<BuildReport> {
-        build::build(self, build_args, cancel)
+        build::build(self, build_args, cancel, &BuildWatch::default())
+    }
+
+    fn build_watched(
+        &mut self,
+        build_args: &Params,
+        cancel: &Cancel<'_>,
+        watch: &BuildWatch,
+    ) -> Result<BuildReport> {
+        build::build(self, build_args, cancel, watch)
+    }
+
+    fn memory_plan(
+        &mut self,
+        rows: usize,
+        dimension: usize,
+        build_args: &Params,
+    ) -> Result<Option<MemoryPlan>> {
+        memory::plan(self, rows, dimension, build_args).map(Some)
     }
 
     fn verify_index_used(&mut self, query: &[f32], k: usize, query_args: &Params) -> Result<()> {
