@@ -215,3 +215,35 @@ fn a_cancelled_build_is_stopped_on_the_server_and_leaves_no_index() {
     b.build(&params(json!({"M": 4}))).unwrap();
     b.verify_index_used(&q, 10, &qa).unwrap();
 }
+
+#[test]
+fn builds_report_their_copy_progress_and_plan_the_cache() {
+    let (train, _) = data(4500, 0);
+    let mut b = backend();
+    b.load(&spec("maria-progress", Metric::Euclidean), train.view())
+        .unwrap();
+    let args = params(json!({"M": 16}));
+    let plan = b.memory_plan(4500, 128, &args).unwrap().unwrap();
+    assert_eq!(plan.setting, "mhnsw_max_cache_size");
+    assert!(plan.setting_bytes >= 1 << 20 && plan.enforced, "{plan:?}");
+    // 1M x 1536 at M=16 needs gigabytes; the plan says how much and what to set.
+    let big = b.memory_plan(1_000_000, 1536, &args).unwrap().unwrap();
+    assert!(big.need_bytes > 3 << 30, "{big:?}");
+    assert!(big.fix.contains("SET GLOBAL mhnsw_max_cache_size"), "{big:?}");
+    assert!(b.memory_plan(10, 128, &params(json!({"M": 1}))).is_err());
+
+    let watch = annbench::backend::BuildWatch::default();
+    let built = b.build_watched(&args, &|| false, &watch).unwrap();
+    // The build spends its time copying rows into the new table, and says how far it is.
+    let phases = watch.phases();
+    let copy = phases.iter().find(|p| p.phase == "copy to tmp table");
+    assert!(
+        copy.is_some_and(|p| p.percent.is_some_and(|x| (0.0..=100.0).contains(&x))),
+        "{phases:?} after {:.2} s",
+        built.seconds
+    );
+    // The size model is within a wide margin of the server's figure even at this small size.
+    let est = annbench::backend::plan::mariadb_index_bytes(4500, 128, 16) as f64;
+    let got = built.index_size_bytes as f64;
+    assert!((0.5..2.0).contains(&(got / est)), "index {got} bytes, model {est}");
+}

@@ -12,9 +12,10 @@ pub struct BuildStatus {
     pub percent: Option<f64>,
 }
 
-/// The latest [`BuildStatus`], shared between threads.
+/// The latest [`BuildStatus`], shared between threads, and each phase seen with the highest
+/// percentage reported in it.
 #[derive(Debug, Default)]
-pub struct BuildWatch(Mutex<Option<BuildStatus>>);
+pub struct BuildWatch(Mutex<(Option<BuildStatus>, Vec<BuildStatus>)>);
 
 impl BuildWatch {
     /// Records what the server reports now.
@@ -24,13 +25,28 @@ impl BuildWatch {
             percent: percent.map(|p| p.clamp(0.0, 100.0)),
         };
         if let Ok(mut slot) = self.0.lock() {
-            *slot = Some(status);
+            let seen = &mut slot.1;
+            match seen.iter_mut().find(|s| s.phase == status.phase) {
+                Some(s) => {
+                    s.percent = match (s.percent, status.percent) {
+                        (Some(a), Some(b)) => Some(a.max(b)),
+                        (a, b) => a.or(b),
+                    }
+                }
+                None => seen.push(status.clone()),
+            }
+            slot.0 = Some(status);
         }
     }
 
     /// The latest observation, if any.
     pub fn get(&self) -> Option<BuildStatus> {
-        self.0.lock().ok().and_then(|s| s.clone())
+        self.0.lock().ok().and_then(|s| s.0.clone())
+    }
+
+    /// Every phase seen, in order, with the highest percentage reported in it.
+    pub fn phases(&self) -> Vec<BuildStatus> {
+        self.0.lock().map(|s| s.1.clone()).unwrap_or_default()
     }
 }
 
@@ -52,6 +68,9 @@ mod tests {
         assert_eq!(w.get().unwrap().percent, Some(40.0));
         w.set("x", Some(-3.0));
         assert_eq!(w.get().unwrap().percent, Some(0.0));
+        let phases = w.phases();
+        assert_eq!(phases.len(), 2);
+        assert_eq!((phases[0].phase.as_str(), phases[0].percent), ("loading tuples", Some(100.0)));
         assert_eq!(percent(5, 0), None);
         assert_eq!(percent(1, 4), Some(25.0));
     }

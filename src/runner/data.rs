@@ -63,15 +63,19 @@ pub fn ensure_ground_truth(data: &mut Dataset, k: usize, progress: &dyn Progress
                 !stop.load(Ordering::Relaxed)
             })
         });
-        while !worker.is_finished() {
-            std::thread::sleep(Duration::from_millis(100));
+        loop {
+            let finished = worker.is_finished();
             progress.on_event(&Event::GroundTruthProgress {
                 done: done.load(Ordering::Relaxed).min(total),
                 total,
             });
+            if finished {
+                break;
+            }
             if progress.cancelled() {
                 stop.store(true, Ordering::Relaxed);
             }
+            std::thread::sleep(Duration::from_millis(100));
         }
         worker.join()
     });
