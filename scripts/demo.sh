@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The demo: sets everything up on a fresh machine, then runs a real sweep of MariaDB MHNSW and
 # pgvector HNSW (vector and halfvec) on the bundled glove-twitter-25-angular set and prints the
-# best-QPS-at-recall table. Extra arguments go to `annbench run` (e.g. --runs 5).
+# best-QPS-at-recall table, and writes the HTML report (results/report.html). Extra arguments go
+# to `annbench run` (e.g. --runs 5).
 set -euo pipefail
 log() { printf "\033[1m==> %s\033[0m\n" "$*" >&2; }
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,3 +28,6 @@ log "sweep on $dataset (results in results/)"
 
 log "best QPS at recall"
 "$annbench" table --dataset "$dataset"
+
+log "HTML report (open it in a browser; it needs no network)"
+"$annbench" report --dataset "$dataset" --output results/report.html

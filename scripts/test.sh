@@ -8,6 +8,17 @@ cd "$repo"
 # shellcheck source=setup.sh
 source scripts/setup.sh
 
+# The HTML report's browser test drives Debian's chromium through its chromedriver.
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "error: chromium and chromedriver are missing; as root: apt-get install chromium chromium-driver fonts-dejavu-core" >&2
+    exit 1
+  fi
+  log "installing chromium and chromium-driver (apt-get) for the report's browser test"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver fonts-dejavu-core >/dev/null
+fi
+
 log "starting MariaDB and PostgreSQL + pgvector (scripts/databases.sh up)"
 scripts/databases.sh up
 scripts/databases.sh up-legacy
@@ -26,4 +37,6 @@ log "Python package (pip install .) and tests"
 "$ANNBENCH_VENV/bin/python" -m pip install --quiet --disable-pip-version-check '.[test]'
 "$ANNBENCH_VENV/bin/python" -m mypy.stubtest annbench._annbench
 "$ANNBENCH_VENV/bin/python" -m mypy python/annbench
+# Screenshots of the report's views (the browser test) land in artifacts/screenshots/.
 "$ANNBENCH_VENV/bin/python" -m pytest -q tests/python
+log "report screenshots: $repo/artifacts/screenshots/"

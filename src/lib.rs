@@ -10,6 +10,7 @@ pub mod config;
 pub mod connect;
 pub mod dataset;
 pub mod error;
+pub mod fsutil;
 pub mod metric;
 pub mod metrics;
 pub mod params;

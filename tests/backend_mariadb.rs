@@ -229,7 +229,10 @@ fn builds_report_their_copy_progress_and_plan_the_cache() {
     // 1M x 1536 at M=16 needs gigabytes; the plan says how much and what to set.
     let big = b.memory_plan(1_000_000, 1536, &args).unwrap().unwrap();
     assert!(big.need_bytes > 3 << 30, "{big:?}");
-    assert!(big.fix.contains("SET GLOBAL mhnsw_max_cache_size"), "{big:?}");
+    assert!(
+        big.fix.contains("SET GLOBAL mhnsw_max_cache_size"),
+        "{big:?}"
+    );
     assert!(b.memory_plan(10, 128, &params(json!({"M": 1}))).is_err());
 
     let watch = annbench::backend::BuildWatch::default();
@@ -245,5 +248,8 @@ fn builds_report_their_copy_progress_and_plan_the_cache() {
     // The size model is within a wide margin of the server's figure even at this small size.
     let est = annbench::backend::plan::mariadb_index_bytes(4500, 128, 16) as f64;
     let got = built.index_size_bytes as f64;
-    assert!((0.5..2.0).contains(&(got / est)), "index {got} bytes, model {est}");
+    assert!(
+        (0.5..2.0).contains(&(got / est)),
+        "index {got} bytes, model {est}"
+    );
 }

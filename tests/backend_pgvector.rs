@@ -324,18 +324,27 @@ fn builds_report_progress_and_the_graph_memory_is_planned() {
     assert!(plan.fix.contains("maintenance_work_mem="), "{}", plan.fix);
     let default = params(json!({"M": 16, "ef_construction": 64}));
     let plan = b.memory_plan(3000, 128, &default).unwrap().unwrap();
-    assert!(plan.setting_bytes > 0 && plan.setting == "maintenance_work_mem", "{plan:?}");
+    assert!(
+        plan.setting_bytes > 0 && plan.setting == "maintenance_work_mem",
+        "{plan:?}"
+    );
     let half = backend("pgvector_halfvec")
         .memory_plan(3000, 128, &default)
         .unwrap()
         .unwrap();
-    assert!(half.need_bytes < plan.need_bytes, "halfvec elements are smaller");
+    assert!(
+        half.need_bytes < plan.need_bytes,
+        "halfvec elements are smaller"
+    );
 
     let watch = annbench::backend::BuildWatch::default();
     let built = b.build_watched(&small, &|| false, &watch).unwrap();
     // The plan's shortfall is what the server then says.
     assert!(
-        built.notices.iter().any(|n| n.contains("maintenance_work_mem")),
+        built
+            .notices
+            .iter()
+            .any(|n| n.contains("maintenance_work_mem")),
         "{built:?}"
     );
     let phases = watch.phases();

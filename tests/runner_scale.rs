@@ -64,7 +64,11 @@ fn a_memory_shortfall_is_warned_and_recorded_with_every_point() {
     for p in &out.points {
         let stored = annbench::results::read_point(&p.path).unwrap();
         assert!(
-            stored.environment.notices.iter().any(|n| n.starts_with("memory plan: ")),
+            stored
+                .environment
+                .notices
+                .iter()
+                .any(|n| n.starts_with("memory plan: ")),
             "{:?}",
             stored.environment.notices
         );
@@ -97,7 +101,13 @@ fn an_enforced_plan_clearly_short_is_refused_before_building() {
     };
     let log = Arc::new(Mutex::new(Log::default()));
     run_sweep_with(dataset(40, 12), &opts, &rec, &factory(script, &log)).unwrap();
-    assert!(log.lock().unwrap().calls.iter().any(|c| c.starts_with("build")));
+    assert!(
+        log.lock()
+            .unwrap()
+            .calls
+            .iter()
+            .any(|c| c.starts_with("build"))
+    );
 }
 
 #[test]
@@ -128,8 +138,15 @@ fn builds_report_progress_and_ground_truth_reports_its_work() {
     assert!(pct.windows(2).all(|w| w[0] <= w[1]), "{pct:?}");
     assert!(pct.iter().all(|p| (0.0..=100.0).contains(p)), "{pct:?}");
     // The ground truth (40 x 12 pairs) is reported done in full.
-    let gt: Vec<&String> = ev.iter().filter(|e| e.starts_with("ground truth")).collect();
-    assert_eq!(gt.last().map(|s| s.as_str()), Some("ground truth 480/480"), "{ev:?}");
+    let gt: Vec<&String> = ev
+        .iter()
+        .filter(|e| e.starts_with("ground truth"))
+        .collect();
+    assert_eq!(
+        gt.last().map(|s| s.as_str()),
+        Some("ground truth 480/480"),
+        "{ev:?}"
+    );
 }
 
 #[test]
@@ -161,9 +178,23 @@ fn dry_run_lists_stored_points_and_estimates_from_earlier_results() {
     assert_eq!(a.builds.len(), 2);
     assert!(a.builds.iter().all(|b| !b.skipped && b.build.is_none()));
     assert!(a.builds[0].memory.as_ref().is_some_and(|m| m.fits()));
-    assert_eq!(plan.total().1, 1 + 2 + 4, "load, builds, points without estimates");
-    assert!(plan.notes.iter().any(|n| n.contains("--calibrate")), "{:?}", plan.notes);
-    assert!(log.lock().unwrap().calls.iter().all(|c| c == "server_info" || !c.contains("build")));
+    assert_eq!(
+        plan.total().1,
+        1 + 2 + 4,
+        "load, builds, points without estimates"
+    );
+    assert!(
+        plan.notes.iter().any(|n| n.contains("--calibrate")),
+        "{:?}",
+        plan.notes
+    );
+    assert!(
+        log.lock()
+            .unwrap()
+            .calls
+            .iter()
+            .all(|c| c == "server_info" || !c.contains("build"))
+    );
 
     // After a sweep, everything is stored; with --force the same grid is estimated from it.
     run_sweep_with(data, &opts, &rec, &f).unwrap();

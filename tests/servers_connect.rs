@@ -175,3 +175,37 @@ fn server_info_for_result_files() {
     );
     assert!(msg.contains("no VECTOR type"), "{msg}");
 }
+
+#[test]
+fn mariadb_errors_read_as_text_not_bytes_or_rust_debug() {
+    use mysql::prelude::Queryable;
+    let url = mariadb();
+    let mut c = connect_mariadb(&url).unwrap();
+    let table = unique("bytes_err");
+    c.query_drop(format!("CREATE TABLE {table} (v VECTOR(2) NOT NULL)"))
+        .unwrap();
+    // A rejected vector: the server quotes all 6,000 of its bytes in the message.
+    let bytes: Vec<u8> = (0..6000).map(|i| (i % 256) as u8).collect();
+    let err = c
+        .exec_drop(format!("INSERT INTO {table} VALUES (?)"), (bytes,))
+        .unwrap_err();
+    c.query_drop(format!("DROP TABLE {table}")).unwrap();
+    let msg = annbench::connect::mariadb_error(&url, "loading", err).to_string();
+    assert!(msg.contains("Incorrect vector value"), "{msg}");
+    assert!(msg.len() < 400, "{} bytes: {msg}", msg.len());
+    assert!(!msg.chars().any(|ch| ch.is_control()), "{msg}");
+
+    // A session killed by the server: the driver's CodecError/IoError becomes plain words.
+    let mut victim = connect_mariadb(&url).unwrap();
+    let id = victim.connection_id();
+    c.query_drop(format!("KILL CONNECTION {id}")).unwrap();
+    let err = victim.query_drop("SELECT 1").unwrap_err();
+    let msg = annbench::connect::mariadb_error(&url, "querying", err).to_string();
+    for debug in ["CodecError", "IoError", "DriverError", " { "] {
+        assert!(!msg.contains(debug), "{msg}");
+    }
+    assert!(
+        msg.contains("lost the connection") && msg.contains("querying"),
+        "{msg}"
+    );
+}

@@ -24,6 +24,7 @@ fn sample_point() -> PointResult {
         query_args: params(json!({"ef_search": 40})),
         clients: 3,
         label: Some("pg17".into()),
+        dataset_fingerprint: Some("0123456789abcdef0123456789abcdef".into()),
         load_seconds: Some(1.25),
         build_seconds: 3.5,
         index_size_bytes: Some(123_456),
@@ -67,6 +68,7 @@ fn sample_point() -> PointResult {
             ram_bytes: 1 << 30,
             finished_at: "2026-11-29T22:00:00Z".into(),
             notices: vec!["a notice".into()],
+            command: "annbench run --dataset x --mariadb mysql://u:***@h/db".into(),
         },
     }
 }
@@ -155,12 +157,19 @@ fn str_attr(f: &hdf5::File, name: &str, v: &str) {
 #[test]
 fn ann_benchmarks_results_are_read_with_metrics_from_ground_truth() {
     let dir = tempfile::tempdir().unwrap();
-    // The dataset with (hand-made) ground truth: 2 queries, 3 true neighbours each.
+    // The dataset with (hand-made, exact) ground truth: 2 queries, 3 true neighbours each.
     let data = annbench::dataset::Dataset {
         name: "toy-euclidean".into(),
         metric: Metric::Euclidean,
-        train: ndarray::Array2::from_shape_fn((6, 2), |(i, j)| (i * 2 + j) as f32),
-        test: array![[0.5f32, 0.5], [3.0, 3.0]],
+        train: array![
+            [1.0f32, 0.0],
+            [2.0, 0.0],
+            [3.0, 0.0],
+            [101.0, 100.0],
+            [100.0, 101.5],
+            [104.0, 100.0]
+        ],
+        test: array![[0.0f32, 0.0], [100.0, 100.0]],
         ground_truth: Some(annbench::dataset::GroundTruth {
             neighbors: array![[0i32, 1, 2], [3, 4, 5]],
             distances: array![[1.0f32, 2.0, 3.0], [1.0, 1.5, 4.0]],

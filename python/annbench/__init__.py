@@ -36,7 +36,7 @@ if TYPE_CHECKING:
         subset,
     )
     from .frames import pareto
-    from .reports import build_table, clients_table, compare, results, table
+    from .reports import build_table, clients_table, compare, report, results, table
     from .sweep import run
 
 # Public name -> (module, attribute or None for the module itself), loaded on first access.
@@ -58,7 +58,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     },
     **{
         name: (".reports", name)
-        for name in ("build_table", "clients_table", "compare", "results", "table")
+        for name in ("build_table", "clients_table", "compare", "report", "results", "table")
     },
 }
 
@@ -82,6 +82,7 @@ __all__ = [
     "load_dataset",
     "pareto",
     "plot",
+    "report",
     "results",
     "run",
     "subset",

@@ -32,6 +32,7 @@ __all__ = [
     "compare_json",
     "build_json",
     "clients_json",
+    "report_html",
     "run_sweep",
 ]
 
@@ -139,6 +140,18 @@ def build_json(
 def clients_json(
     dataset: str, count: int = 10, results: str = ..., data_dir: str | None = None
 ) -> str: ...
+def report_html(
+    dataset: str,
+    output: str = ...,
+    count: int = 10,
+    recall: list[float] = ...,
+    base: str | None = None,
+    label: str | None = None,
+    clients: int | None = None,
+    title: str | None = None,
+    results: str = ...,
+    data_dir: str | None = None,
+) -> int: ...
 def run_sweep(
     dataset: str,
     algorithms: list[str],
@@ -156,4 +169,5 @@ def run_sweep(
     postgres: str | None,
     timeout: float | None,
     callback: Callable[[dict[str, Any]], object] | None,
+    keep_going: bool = False,
 ) -> str: ...

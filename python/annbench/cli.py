@@ -1,8 +1,9 @@
 """The ``annbench`` console command.
 
-``annbench plot ...`` is handled here in Python (with :mod:`annbench.plot`); every other
-subcommand runs the Rust command line in-process, so output, errors and exit codes are the
-same as the standalone binary's.
+``annbench plot ...`` is handled here in Python (matplotlib, :mod:`annbench.plot`; the
+standalone binary draws the same kinds with its built-in renderer); every other subcommand
+runs the Rust command line in-process, so output, errors and exit codes are the same as the
+standalone binary's.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from collections.abc import Sequence
 
 from ._annbench import cli_main
 
-PLOT_HELP = "  plot      Plot stored results as PNG or SVG (see 'annbench plot --help')"
+PLOT_HELP = (
+    "  'annbench plot' here draws with matplotlib (annbench.plot); see 'annbench plot --help'"
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -27,7 +30,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout.flush()
     status = cli_main(["annbench", *args])
     if status == 0 and args in (["-h"], ["--help"], ["help"]):
-        print(f"\nPython-only command:\n{PLOT_HELP}")
+        print(f"\nIn the Python package:\n{PLOT_HELP}")
     return status
 
 

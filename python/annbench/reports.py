@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Union
 
 import pandas as pd
@@ -18,7 +19,15 @@ PathLike = Union[str, "os.PathLike[str]"]
 #: Recall thresholds of the best-QPS-at-recall table when none are given.
 DEFAULT_RECALLS: tuple[float, ...] = (1.0, 0.99, 0.98, 0.97, 0.96, 0.95)
 
-__all__ = ["DEFAULT_RECALLS", "build_table", "clients_table", "compare", "results", "table"]
+__all__ = [
+    "DEFAULT_RECALLS",
+    "build_table",
+    "clients_table",
+    "compare",
+    "report",
+    "results",
+    "table",
+]
 
 
 def _dir(path: PathLike | None) -> str | None:
@@ -107,3 +116,37 @@ def clients_table(
     algorithm, label, name, clients, qps, latency_p50, latency_p99, recall, scaling, ..."""
     text = _annbench.clients_json(os.fspath(dataset), count, os.fspath(results), _dir(data_dir))
     return pd.DataFrame.from_records(json.loads(text))
+
+
+def report(
+    dataset: PathLike,
+    output: PathLike = "report.html",
+    count: int = 10,
+    recall: Sequence[float] = DEFAULT_RECALLS,
+    *,
+    base: str | None = None,
+    label: str | None = None,
+    clients: int | None = None,
+    title: str | None = None,
+    results: PathLike = "results",
+    data_dir: PathLike | None = None,
+) -> Path:
+    """Writes the self-contained HTML report of ``dataset`` (the same file as ``annbench
+    report``) to ``output`` and returns its path. The page needs no server or network:
+    interactive QPS-vs-recall, build-time, index-size and (when measured) QPS-vs-clients
+    charts, the best-QPS-at-recall, build and clients tables, comparisons of each label
+    against ``base`` (default: the label measured first) and the run metadata. ``label``
+    and ``clients`` keep only those points; ``recall`` sets the table's thresholds."""
+    _annbench.report_html(
+        os.fspath(dataset),
+        os.fspath(output),
+        count,
+        list(recall),
+        base,
+        label,
+        clients,
+        title,
+        os.fspath(results),
+        _dir(data_dir),
+    )
+    return Path(output)

@@ -38,6 +38,7 @@ def run(
     postgres: str | None = None,
     timeout: float | None = None,
     progress: bool | Callback = True,
+    keep_going: bool = False,
 ) -> pd.DataFrame:
     """Runs a sweep and returns one row per point of the grid (measured now, or already
     stored and skipped unless ``force``), with the columns of :func:`annbench.results`.
@@ -50,6 +51,9 @@ def run(
     default to ``$ANNBENCH_MARIADB_URL`` / ``$ANNBENCH_POSTGRES_URL`` and the servers that
     ``scripts/databases.sh`` started. ``timeout``: longest index build, in seconds.
     ``progress``: tqdm bars (True), nothing (False), or a callable given each event dict.
+    ``keep_going``: go on after a failing point, build or algorithm, then raise
+    ``BackendError`` listing what failed (everything else is stored; a rerun measures only what
+    is missing). Without it the first failure raises.
 
     The GIL is released while the sweep runs. Ctrl-C (KeyboardInterrupt) stops it at the
     next check (within about 0.1 s); every point measured before stays stored."""
@@ -76,6 +80,7 @@ def run(
             postgres,
             timeout,
             callback,
+            keep_going,
         )
     finally:
         if bars is not None:

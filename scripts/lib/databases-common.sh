@@ -161,10 +161,29 @@ version_ge() {
     [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]
 }
 
-# Is PID alive and is its command NAME?
+# Is PID alive and is its command NAME? A zombie is not alive: a server killed with -9 stays one
+# until its parent reaps it (forever, where PID 1 does not reap), and must not count as running.
 pid_is() {
-    local pid=$1 name=$2
-    [ -n "$pid" ] && [ -r "/proc/$pid/comm" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$name" ]
+    local pid=$1 name=$2 stat
+    [ -n "$pid" ] && [ -r "/proc/$pid/comm" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$name" ] || return 1
+    stat="$(cat "/proc/$pid/stat" 2>/dev/null)" || return 1
+    # Field 3, after the parenthesised command: R, S, D... alive; Z or X dead.
+    case "${stat##*) }" in
+    Z* | X*) return 1 ;;
+    esac
+}
+
+# Pids of live processes whose working directory is DIR (a server's leftovers: PostgreSQL's
+# processes run in their data directory), space-separated.
+procs_in_dir() {
+    local dir p pid out=""
+    dir="$(readlink -f "$1")"
+    for p in /proc/[0-9]*; do
+        [ "$(readlink "$p/cwd" 2>/dev/null)" = "$dir" ] || continue
+        pid="${p#/proc/}"
+        pid_is "$pid" "$(cat "$p/comm" 2>/dev/null)" && out="$out${out:+ }$pid"
+    done
+    echo "$out"
 }
 
 # Send SIG to PID and wait up to 120 s for it to exit.

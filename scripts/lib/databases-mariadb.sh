@@ -65,6 +65,9 @@ mariadb_up() {
     hdir="$(host_path "$M_MODE" "$M_DIR")"
     port="${!M_PORT_VAR}"
     if pid="$(mariadb_pid)"; then
+        # Started from another cache dir (the legacy server is shared): take its port from its cnf.
+        [ -n "$port" ] || port="$(sed -n 's/^port=//p' "$(host_path "$M_MODE" "$M_CNF")" 2>/dev/null)"
+        printf -v "$M_PORT_VAR" '%s' "$port"
         say "$M_NAME already running (pid $pid, 127.0.0.1:$port)"
         mariadb_provision
         return 0

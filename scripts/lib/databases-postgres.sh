@@ -44,6 +44,7 @@ postgres_up() {
         postgres_provision
         return 0
     fi
+    postgres_clear_stale_lock
     port="$(pick_port "${POSTGRES_PORT:-15432}")"
     POSTGRES_PORT=$port
     if [ ! -f "$P_HDIR/PG_VERSION" ]; then
@@ -64,6 +65,31 @@ postgres_up() {
         fail_log "PostgreSQL did not start" "$P_HDIR/server.log"
     say "PostgreSQL $(postgres_version) started on 127.0.0.1:$port"
     postgres_provision
+}
+
+# After a kill -9 the postmaster's lock file stays, naming a dead (or zombie) pid, and
+# PostgreSQL refuses to start ("lock file postmaster.pid already exists"). Once the killed
+# server's own processes are gone (they exit when they notice), the lock is stale: remove it.
+postgres_clear_stale_lock() {
+    local f="$P_HDIR/postmaster.pid" old
+    [ -f "$f" ] || return 0
+    old="$(head -n1 "$f" 2>/dev/null)"
+    pid_is "$old" postgres && return 0
+    local _ left
+    for _ in $(seq 1 60); do
+        left="$(procs_in_dir "$P_HDIR")"
+        [ -n "$left" ] || break
+        sleep 0.5
+    done
+    [ -z "$left" ] || die "processes of a killed PostgreSQL (pids $left) still use $P_HDIR after 30 s; stop them, then run up again"
+    warn "PostgreSQL (pid $old) was killed without shutting down: removing its stale lock files"
+    rm -f "$f"
+    # The socket's lock file (in the data directory, our unix_socket_directories) names it too.
+    local lock
+    for lock in "$P_HDIR"/.s.PGSQL.*.lock; do
+        [ -f "$lock" ] || continue
+        pid_is "$(head -n1 "$lock" 2>/dev/null)" postgres || rm -f "$lock" "${lock%.lock}"
+    done
 }
 
 postgres_version() {

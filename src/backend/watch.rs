@@ -70,7 +70,10 @@ mod tests {
         assert_eq!(w.get().unwrap().percent, Some(0.0));
         let phases = w.phases();
         assert_eq!(phases.len(), 2);
-        assert_eq!((phases[0].phase.as_str(), phases[0].percent), ("loading tuples", Some(100.0)));
+        assert_eq!(
+            (phases[0].phase.as_str(), phases[0].percent),
+            ("loading tuples", Some(100.0))
+        );
         assert_eq!(percent(5, 0), None);
         assert_eq!(percent(1, 4), Some(25.0));
     }

@@ -1,5 +1,6 @@
 //! `annbench datasets ...`: thin wrappers over `crate::dataset`.
 
+use super::out::outln;
 use crate::dataset::{self, create::CreateOptions, download, registry};
 use crate::{Error, Metric, Result};
 use clap::{Args, Subcommand, ValueEnum};
@@ -143,7 +144,7 @@ pub fn run(cmd: DatasetsCommand) -> Result<()> {
         } => {
             for name in names {
                 let path = download::get(&name, &dir.data_dir, &base_url, force, true)?;
-                println!("{name}: {}", path.display());
+                outln!("{name}: {}", path.display());
             }
             Ok(())
         }
@@ -188,7 +189,7 @@ pub fn run(cmd: DatasetsCommand) -> Result<()> {
         DatasetsCommand::Generate { name, dir } => {
             let entry = registry::lookup(&name)?;
             let (path, t) = dataset::synthetic::generate_to_timed(entry, &dir.data_dir)?;
-            println!(
+            outln!(
                 "{name}: {} (vectors {:.1} s, exact ground truth k=100 {:.1} s with {} threads, \
                  writing {:.1} s)",
                 path.display(),
@@ -206,12 +207,13 @@ fn write(ds: &dataset::Dataset, output: Option<PathBuf>, data_dir: &Path) -> Res
     let path = match output {
         Some(p) => p,
         None => {
+            dataset::datadir::check_name(&ds.name)?;
             dataset::datadir::ensure_dir(data_dir)?;
             data_dir.join(format!("{}.hdf5", ds.name))
         }
     };
     dataset::save(ds, &path)?;
-    println!(
+    outln!(
         "{}: {} train, {} test, dimension {}, {}, ground truth k={} -> {}",
         ds.name,
         ds.train.nrows(),
@@ -225,9 +227,14 @@ fn write(ds: &dataset::Dataset, output: Option<PathBuf>, data_dir: &Path) -> Res
 }
 
 fn list(data_dir: &Path) -> Result<()> {
-    println!(
+    outln!(
         "{:<30} {:>5} {:<9} {:>10} {:>7}  {:<9} local",
-        "name", "dim", "metric", "train", "test", "source"
+        "name",
+        "dim",
+        "metric",
+        "train",
+        "test",
+        "source"
     );
     for e in registry::all() {
         let local = data_dir.join(e.file_name());
@@ -241,9 +248,14 @@ fn list(data_dir: &Path) -> Result<()> {
         } else {
             "-".into()
         };
-        println!(
+        outln!(
             "{:<30} {:>5} {:<9} {:>10} {:>7}  {:<9} {here}",
-            e.name, e.dimension, e.metric, e.train, e.test, source
+            e.name,
+            e.dimension,
+            e.metric,
+            e.train,
+            e.test,
+            source
         );
     }
     Ok(())
@@ -252,21 +264,21 @@ fn list(data_dir: &Path) -> Result<()> {
 fn info(dataset: &str, data_dir: &Path) -> Result<()> {
     let path = dataset::resolve(dataset, data_dir)?;
     let i = dataset::info(&path)?;
-    println!("name:         {}", i.name);
-    println!("file:         {}", path.display());
-    println!(
+    outln!("name:         {}", i.name);
+    outln!("file:         {}", path.display());
+    outln!(
         "file size:    {} bytes ({:.1} MiB)",
         i.file_size,
         i.file_size as f64 / (1 << 20) as f64
     );
-    println!("metric:       {}", i.metric);
-    println!("dimension:    {}", i.dimension);
-    println!("train:        {} x {}", i.train, i.dimension);
-    println!("test:         {} x {}", i.test, i.dimension);
+    outln!("metric:       {}", i.metric);
+    outln!("dimension:    {}", i.dimension);
+    outln!("train:        {} x {}", i.train, i.dimension);
+    outln!("test:         {} x {}", i.test, i.dimension);
     match i.ground_truth_k {
-        Some(k) => println!("ground truth: yes, k={k}"),
+        Some(k) => outln!("ground truth: yes, k={k}"),
         None => {
-            println!("ground truth: no (compute with `annbench datasets groundtruth {dataset}`)");
+            outln!("ground truth: no (compute with `annbench datasets groundtruth {dataset}`)");
             return Ok(());
         }
     }
@@ -279,13 +291,21 @@ fn info(dataset: &str, data_dir: &Path) -> Result<()> {
 /// The per-query difficulty distributions of `datasets info`.
 fn print_difficulty(d: &dataset::difficulty::Difficulty, train: usize) {
     use dataset::difficulty::{LID_K, RC_K, RC_SAMPLE, summarize};
-    println!(
+    outln!(
         "difficulty:   per query (Aumüller & Ceccarello); LID: higher is harder, RC: lower is \
          harder"
     );
-    println!(
+    outln!(
         "  {:<13} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}",
-        "", "mean", "min", "p10", "p25", "p50", "p75", "p90", "max"
+        "",
+        "mean",
+        "min",
+        "p10",
+        "p25",
+        "p50",
+        "p75",
+        "p90",
+        "max"
     );
     let sample = RC_SAMPLE.min(train);
     for (name, values) in [
@@ -293,7 +313,7 @@ fn print_difficulty(d: &dataset::difficulty::Difficulty, train: usize) {
         (format!("RC (k={RC_K})"), &d.rc),
     ] {
         match summarize(values) {
-            Some(s) => println!(
+            Some(s) => outln!(
                 "  {name:<13} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2}{}",
                 s.mean,
                 s.min,
@@ -312,10 +332,10 @@ fn print_difficulty(d: &dataset::difficulty::Difficulty, train: usize) {
                     String::new()
                 }
             ),
-            None => println!("  {name:<13} undefined for every query (duplicate neighbours)"),
+            None => outln!("  {name:<13} undefined for every query (duplicate neighbours)"),
         }
     }
-    println!(
+    outln!(
         "  (distances: Euclidean, chord distance for angular; RC's mean over ~{sample} evenly \
          spaced train rows)"
     );
@@ -323,14 +343,15 @@ fn print_difficulty(d: &dataset::difficulty::Difficulty, train: usize) {
 
 fn groundtruth(dataset: &str, k: usize, dry_run: bool, data_dir: &Path) -> Result<()> {
     let path = dataset::resolve(dataset, data_dir)?;
-    let ds = dataset::open(&path)?;
+    // The file's own ground truth is not needed, and may be what failed its checks.
+    let ds = dataset::open_vectors(&path)?;
     if k == 0 {
         return Err(Error::Config("--k must be at least 1".into()));
     }
     let start = Instant::now();
     let (gt, stats) = dataset::bars::ground_truth(ds.train.view(), ds.test.view(), ds.metric, k)?;
     let secs = start.elapsed().as_secs_f64();
-    println!(
+    outln!(
         "ground truth: {} queries x {} train x {} dims, k={}, {} threads: {secs:.3} s \
          (computation only; excludes reading and writing the file; {} queries rescanned exactly)",
         ds.test.nrows(),
@@ -344,7 +365,7 @@ fn groundtruth(dataset: &str, k: usize, dry_run: bool, data_dir: &Path) -> Resul
         // The vectors are already in the file: only the ground truth is written.
         drop(ds);
         dataset::hdf5_io::store_ground_truth(&path, &gt)?;
-        println!("stored in {}", path.display());
+        outln!("stored in {}", path.display());
     }
     Ok(())
 }

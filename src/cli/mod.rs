@@ -2,11 +2,13 @@
 //! error chain. One file per subcommand group.
 
 mod datasets;
+mod out;
 mod report;
 mod run;
 mod servers;
 
 use clap::{Parser, Subcommand};
+use out::errln;
 use std::ffi::OsString;
 use std::process::ExitCode;
 
@@ -36,6 +38,11 @@ enum Command {
     Export(report::ExportArgs),
     /// Relative QPS of one labelled run against another.
     Compare(report::CompareArgs),
+    /// Write a self-contained HTML report (interactive charts, tables, metadata) that opens
+    /// offline.
+    Report(report::ReportArgs),
+    /// Plot stored results as PNG or SVG (by the --output extension).
+    Plot(report::PlotArgs),
 }
 
 /// Entry point shared by the binary and the Python `annbench` command.
@@ -64,7 +71,17 @@ where
         Command::Table(args) => report::table(args),
         Command::Export(args) => report::export(args),
         Command::Compare(args) => report::compare(args),
+        Command::Report(args) => report::report(args),
+        Command::Plot(args) => report::plot(args),
     };
+    // A write error on standard output other than a closed pipe fails the command.
+    let result = result.and_then(|()| match out::finish() {
+        None => Ok(()),
+        Some(e) => Err(crate::Error::Io {
+            context: "cannot write to standard output".into(),
+            source: e,
+        }),
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -76,10 +93,15 @@ where
 
 /// `error: top-level message` then `  caused by: ...` for each source.
 fn print_error(err: &crate::Error) {
-    eprintln!("error: {err}");
+    let text = err.to_string();
+    errln!("error: {text}");
     let mut source = std::error::Error::source(err);
     while let Some(cause) = source {
-        eprintln!("  caused by: {cause}");
+        // `Error::Io` already ends with its source's text.
+        let cause_text = cause.to_string();
+        if !text.ends_with(&cause_text) {
+            errln!("  caused by: {cause_text}");
+        }
         source = cause.source();
     }
 }

@@ -1,9 +1,11 @@
-//! `annbench table | export | compare`: parse options, load the stored points of one dataset
-//! and count, run the report, write it to stdout or `--output`.
+//! `annbench table | export | compare | report`: parse options, load the stored points of one
+//! dataset and count, run the report, write it to stdout or `--output`.
 
 use crate::report::build_table::{build_rows_table, build_table};
 use crate::report::clients::{clients_rows_table, clients_table};
+use crate::report::html::{ReportOptions, html_report, write_report};
 use crate::report::pareto::{frontier_table, pareto};
+use crate::report::plot::{PlotKind, PlotOptions};
 use crate::report::render::{Format, render};
 use crate::report::select::select;
 use crate::report::series::Distinct;
@@ -104,6 +106,92 @@ pub struct CompareArgs {
     pub format: Format,
 }
 
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Dataset name, as given to `annbench run`.
+    #[arg(long)]
+    pub dataset: String,
+    /// k, the number of neighbours the runs asked for.
+    #[arg(long, default_value_t = 10)]
+    pub count: usize,
+    /// The result store.
+    #[arg(long, default_value = "results")]
+    pub results: PathBuf,
+    /// Where datasets live (ground truth for ann-benchmarks result files).
+    #[arg(long, env = "ANNBENCH_DATA_DIR", default_value = "data")]
+    pub data_dir: PathBuf,
+    /// The HTML file to write.
+    #[arg(long, short, default_value = "report.html")]
+    pub output: PathBuf,
+    /// Only points of this run label.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Only points measured with this many clients.
+    #[arg(long)]
+    pub clients: Option<usize>,
+    /// Recall thresholds of the best-QPS table, highest first.
+    #[arg(long, value_delimiter = ',', default_value = THRESHOLDS)]
+    pub recall: Vec<f64>,
+    /// Label the other labels are compared with (default: the label measured first).
+    #[arg(long)]
+    pub base: Option<String>,
+    /// Page title (default: "annbench: DATASET (k=COUNT)").
+    #[arg(long)]
+    pub title: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// Which plot.
+    #[arg(value_enum)]
+    pub kind: PlotKind,
+    /// Dataset name, as given to `annbench run`.
+    #[arg(long)]
+    pub dataset: String,
+    /// Image file: .png or .svg.
+    #[arg(long, short)]
+    pub output: PathBuf,
+    /// k, the number of neighbours the runs asked for.
+    #[arg(long, default_value_t = 10)]
+    pub count: usize,
+    /// The result store.
+    #[arg(long, default_value = "results")]
+    pub results: PathBuf,
+    /// Where datasets live (ground truth for ann-benchmarks result files).
+    #[arg(long, env = "ANNBENCH_DATA_DIR", default_value = "data")]
+    pub data_dir: PathBuf,
+    /// Only points of this run label.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Only points measured with this many clients.
+    #[arg(long)]
+    pub clients: Option<usize>,
+    /// qps-recall: also draw every point off the frontier.
+    #[arg(long)]
+    pub raw: bool,
+    /// qps-clients: best QPS at recall >= this instead of fixed parameters.
+    #[arg(long)]
+    pub recall: Option<f64>,
+    /// relative-qps: label of the base run.
+    #[arg(long)]
+    pub base: Option<String>,
+    /// relative-qps: label of the run compared with the base.
+    #[arg(long)]
+    pub me: Option<String>,
+    /// Plot title.
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Width in inches (times --dpi gives pixels).
+    #[arg(long, default_value_t = 8.0)]
+    pub width: f64,
+    /// Height in inches.
+    #[arg(long, default_value_t = 5.5)]
+    pub height: f64,
+    /// Pixels per inch.
+    #[arg(long, default_value_t = 100)]
+    pub dpi: u32,
+}
+
 fn parse_format(s: &str) -> Result<Format, String> {
     s.parse().map_err(|e: crate::Error| e.to_string())
 }
@@ -164,6 +252,93 @@ pub fn compare(args: CompareArgs) -> crate::Result<()> {
     let points = select(load(src)?, None, src.clients)?;
     let comparison = compare_labels(&points, &args.base, &args.me, &args.recall)?;
     emit(src, &comparison.render(args.format)?)
+}
+
+pub fn report(args: ReportArgs) -> crate::Result<()> {
+    let src = Source {
+        dataset: args.dataset.clone(),
+        count: args.count,
+        results: args.results.clone(),
+        data_dir: args.data_dir.clone(),
+        clients: args.clients,
+        output: Some(args.output.clone()),
+    };
+    let points = select(load(&src)?, args.label.as_deref(), args.clients)?;
+    let n = points.len();
+    let options = ReportOptions {
+        thresholds: args.recall.clone(),
+        base_label: args.base.clone(),
+        title: args.title.clone(),
+        command: Some(report_command(&args)),
+    };
+    let html = html_report(points, &options)?;
+    write_report(&args.output, &html)?;
+    println!(
+        "wrote {} ({} kB, {n} points)",
+        args.output.display(),
+        html.len().div_ceil(1000)
+    );
+    Ok(())
+}
+
+pub fn plot(args: PlotArgs) -> crate::Result<()> {
+    let px = |inches: f64, what: &str| {
+        let px = inches * f64::from(args.dpi);
+        if px.is_finite() && (50.0..=20_000.0).contains(&px) {
+            Ok(px.round() as u32)
+        } else {
+            Err(crate::Error::Config(format!(
+                "--{what} {inches} at --dpi {}: the image would be {px:.0} pixels; give a \
+                 size between 50 and 20000 pixels",
+                args.dpi
+            )))
+        }
+    };
+    let size = (px(args.width, "width")?, px(args.height, "height")?);
+    let src = Source {
+        dataset: args.dataset.clone(),
+        count: args.count,
+        results: args.results.clone(),
+        data_dir: args.data_dir.clone(),
+        clients: args.clients,
+        output: Some(args.output.clone()),
+    };
+    let points = select(load(&src)?, args.label.as_deref(), args.clients)?;
+    let options = PlotOptions {
+        kind: args.kind,
+        raw: args.raw,
+        recall: args.recall,
+        base: args.base,
+        me: args.me,
+        title: args.title,
+        size,
+    };
+    crate::report::plot::plot(points, &options, &args.output)?;
+    println!("wrote {}", args.output.display());
+    Ok(())
+}
+
+/// The command line that makes the same report (shown in its footer).
+fn report_command(args: &ReportArgs) -> String {
+    let mut cmd = format!("annbench report --dataset {}", args.dataset);
+    if args.count != 10 {
+        cmd.push_str(&format!(" --count {}", args.count));
+    }
+    cmd.push_str(&format!(" --results {}", args.results.display()));
+    if let Some(l) = &args.label {
+        cmd.push_str(&format!(" --label {l}"));
+    }
+    if let Some(c) = args.clients {
+        cmd.push_str(&format!(" --clients {c}"));
+    }
+    if args.recall != crate::report::DEFAULT_THRESHOLDS {
+        let r: Vec<String> = args.recall.iter().map(f64::to_string).collect();
+        cmd.push_str(&format!(" --recall {}", r.join(",")));
+    }
+    if let Some(b) = &args.base {
+        cmd.push_str(&format!(" --base {b}"));
+    }
+    cmd
 }
 
 /// The stored points of the dataset and count; an error naming the directory when none.

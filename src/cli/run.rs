@@ -4,6 +4,7 @@
 mod dry_run;
 mod progress;
 
+use super::out::{errln, outln};
 use crate::backend::BackendOptions;
 use crate::runner::{self, SweepOptions, SweepSummary};
 use crate::{Error, Result};
@@ -39,6 +40,10 @@ pub struct RunArgs {
     /// Measure again and overwrite points that are already stored.
     #[arg(long)]
     pub force: bool,
+    /// Go on after a failing point, build or algorithm; list the failures at the end and exit
+    /// non-zero. Without it the first failure stops the sweep.
+    #[arg(long)]
+    pub keep_going: bool,
     /// Label stored with every point, e.g. mariadb-11.8 (for `annbench compare`).
     #[arg(long)]
     pub label: Option<String>,
@@ -110,6 +115,7 @@ impl RunArgs {
             force: self.force,
             label: self.label,
             timeout: self.timeout,
+            keep_going: self.keep_going,
             backend: BackendOptions {
                 mariadb_url: self.mariadb,
                 postgres_url: self.postgres,
@@ -131,18 +137,38 @@ pub fn run(args: RunArgs) -> Result<()> {
     progress.clear();
     let summary = match summary {
         Err(Error::Interrupted) => {
-            eprintln!("interrupted: every point measured so far is stored; run again to resume");
+            errln!("interrupted: every point measured so far is stored; run again to resume");
             return Err(Error::Interrupted);
         }
         other => other?,
     };
     print_summary(&summary, &opts);
-    Ok(())
+    if summary.failures.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Backend(format!(
+        "{} part(s) of the sweep failed (listed above); every other point is stored, and a \
+         rerun measures only what is missing",
+        summary.failures.len()
+    )))
 }
 
 fn print_summary(summary: &SweepSummary, opts: &SweepOptions) {
+    print_points(summary, opts);
+    if !summary.failures.is_empty() {
+        outln!("\nfailed ({}):", summary.failures.len());
+        for f in &summary.failures {
+            outln!("  {}: {}", f.what(), f.error);
+        }
+    }
+    for w in &summary.warnings {
+        errln!("warning: {w}");
+    }
+}
+
+fn print_points(summary: &SweepSummary, opts: &SweepOptions) {
     if summary.points.is_empty() {
-        println!("no points");
+        outln!("no points");
         return;
     }
     let rows: Vec<(&crate::results::PointResult, String, bool)> = summary
@@ -161,12 +187,19 @@ fn print_summary(summary: &SweepSummary, opts: &SweepOptions) {
     // Columns as wide as their longest entry, so long algorithm names stay aligned.
     let wa = rows.iter().map(|r| r.0.algorithm.len()).fold(9, usize::max);
     let wp = rows.iter().map(|r| r.1.len()).fold(10, usize::max);
-    println!(
+    outln!(
         "\n{:<wa$} {:<wp$} {:>7} {:>8} {:>10} {:>9} {:>9} {:>9}",
-        "algorithm", "parameters", "clients", "recall", "QPS", "p50 ms", "p99 ms", "isecs"
+        "algorithm",
+        "parameters",
+        "clients",
+        "recall",
+        "QPS",
+        "p50 ms",
+        "p99 ms",
+        "isecs"
     );
     for (r, args, skipped) in &rows {
-        println!(
+        outln!(
             "{:<wa$} {:<wp$} {:>7} {:>8.4} {:>10.1} {:>9.3} {:>9.3} {:>9.2}{}",
             r.algorithm,
             args,
@@ -179,15 +212,12 @@ fn print_summary(summary: &SweepSummary, opts: &SweepOptions) {
             if *skipped { "  (stored)" } else { "" }
         );
     }
-    println!(
+    outln!(
         "\n{} point(s) measured, {} already stored; results in {}",
         summary.measured(),
         summary.points.len() - summary.measured(),
         opts.results_dir.display()
     );
-    for w in &summary.warnings {
-        eprintln!("warning: {w}");
-    }
 }
 
 #[cfg(test)]

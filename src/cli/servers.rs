@@ -1,5 +1,6 @@
 //! `annbench servers ...`
 
+use super::out::outln;
 use crate::servers::{CheckOutcome, ServerCheck, check_all};
 use crate::{Error, Result};
 use clap::{Args, Subcommand};
@@ -97,11 +98,11 @@ fn check(args: CheckArgs) -> Result<()> {
     if args.json {
         let text = serde_json::to_string_pretty(&outcomes)
             .map_err(|e| Error::Results(format!("cannot write JSON: {e}")))?;
-        println!("{text}");
+        outln!("{text}");
     } else {
         for (i, outcome) in outcomes.iter().enumerate() {
             if i > 0 {
-                println!();
+                outln!();
             }
             print_outcome(outcome);
         }
@@ -137,13 +138,13 @@ fn check(args: CheckArgs) -> Result<()> {
 fn print_outcome(outcome: &CheckOutcome) {
     let c = match outcome {
         CheckOutcome::NotConfigured { server, hint } => {
-            println!("{server}: not configured ({hint})");
+            outln!("{server}: not configured ({hint})");
             return;
         }
         CheckOutcome::Checked(c) => c,
     };
-    println!("{} {} (from {})", c.server, c.url, c.source);
-    let row = |k: &str, v: &str| println!("  {k:<34} {v}");
+    outln!("{} {} (from {})", c.server, c.url, c.source);
+    let row = |k: &str, v: &str| outln!("  {k:<34} {v}");
     if let Some(v) = &c.version {
         row("version", v);
     }
@@ -154,11 +155,11 @@ fn print_outcome(outcome: &CheckOutcome) {
         row(k, v);
     }
     for w in &c.warnings {
-        println!("  warning: {w}");
+        outln!("  warning: {w}");
     }
     match &c.error {
-        None if c.warnings.is_empty() => println!("  status: usable"),
-        None => println!("  status: usable, with {} warning(s)", c.warnings.len()),
-        Some(e) => println!("  status: UNUSABLE: {e}"),
+        None if c.warnings.is_empty() => outln!("  status: usable"),
+        None => outln!("  status: usable, with {} warning(s)", c.warnings.len()),
+        Some(e) => outln!("  status: UNUSABLE: {e}"),
     }
 }

@@ -147,6 +147,8 @@ pub fn config_algorithm(text: &str, source: &str) -> Result<String> {
 }
 
 fn parse_file(text: &str, source: &str) -> Result<ConfigFile> {
+    // Editors on Windows start UTF-8 files with a byte-order mark; YAML allows it.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     serde_norway::from_str(text).map_err(|e| Error::Config(format!("{source}: {e}")))
 }
 
@@ -246,7 +248,7 @@ fn axes(map: Map<String, Value>, allowed: &[(&str, Rule)], at: &str) -> Result<A
             .map(|v| rules::check_value(rule, v))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|why| Error::Config(format!("{at}: {key}: {why}")))?;
-        out.push((key, values));
+        out.push((key, dedup(values)));
     }
     Ok(out)
 }
@@ -274,9 +276,21 @@ fn check_overrides(
                 .map(|v| rules::check_value(*rule, v))
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|why| Error::Config(format!("{flag} {name}: {why}")))?;
-            Ok((name.to_string(), values))
+            Ok((name.to_string(), dedup(values)))
         })
         .collect()
+}
+
+/// Values in first-seen order without repeats (after normalising, so `myisam` and `MyISAM`
+/// are one): a value listed twice is one point, measured once.
+fn dedup(values: Vec<Value>) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::with_capacity(values.len());
+    for v in values {
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
 }
 
 /// Replace (or add) the overridden keys.

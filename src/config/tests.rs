@@ -183,3 +183,30 @@ fn a_config_for_another_algorithm_is_refused() {
         1
     );
 }
+
+#[test]
+fn repeated_values_are_one_point() {
+    let text = "algorithm: mariadb\ngroups:\n  - {build: {M: [8, 8, 16], engine: [innodb, InnoDB]}, query: {ef_search: [10, 10, 20]}}\n";
+    let g = parse_grid(text, "d.yml", &Overrides::default()).unwrap();
+    assert_eq!(g.builds.len(), 2);
+    assert_eq!(g.builds[0].query_args.len(), 2);
+    let over = Overrides {
+        query: vec![parse_override("ef_search=40,40,10,40").unwrap()],
+        ..Default::default()
+    };
+    let g = parse_grid(text, "d.yml", &over).unwrap();
+    let efs: Vec<i64> = g.builds[0]
+        .query_args
+        .iter()
+        .map(|q| ints(q, "ef_search"))
+        .collect();
+    assert_eq!(efs, [40, 10]);
+}
+
+#[test]
+fn a_byte_order_mark_is_allowed() {
+    let text = "\u{feff}algorithm: mariadb\ngroups:\n  - build: {M: 8}\n";
+    let g = parse_grid(text, "bom.yml", &Overrides::default()).unwrap();
+    assert_eq!(g.builds.len(), 1);
+    assert_eq!(config_algorithm(text, "bom.yml").unwrap(), "mariadb");
+}

@@ -11,7 +11,7 @@ mod resolve;
 pub use checks::{
     MIN_MARIADB, MIN_PGVECTOR_HALFVEC, Version, check_mariadb_version, ensure_pgvector,
 };
-pub use errors::{mariadb_error, postgres_error};
+pub use errors::{mariadb_error, postgres_error, redact_text};
 pub use resolve::{
     FORKS_DEFAULT_DB, UrlSource, find_url, lookup, not_configured, read_servers_env, resolve_from,
     resolve_with_source, servers_env_path,
@@ -39,14 +39,23 @@ pub struct ServerUrl {
 }
 
 impl ServerUrl {
-    /// Parse and check the scheme.
+    /// Parse and check the scheme. Errors never show the password, however malformed the
+    /// text (see [`errors::redact_text`]).
     pub fn parse(kind: ServerKind, text: &str) -> Result<Self> {
+        let shown = errors::redact_text(text);
         let url = url::Url::parse(text).map_err(|e| {
-            Error::Config(format!(
-                "bad {} URL '{}': {e}",
-                kind.name(),
-                redact_text(text)
-            ))
+            let hint = match e {
+                url::ParseError::RelativeUrlWithoutBase if text.contains('=') => format!(
+                    "; annbench takes a URL, not key=value settings: {}",
+                    kind.example()
+                ),
+                url::ParseError::RelativeUrlWithoutBase => {
+                    format!("; expected a URL such as {}", kind.example())
+                }
+                _ if text.contains('@') => format!("; {ENCODE_HINT}"),
+                _ => String::new(),
+            };
+            Error::Config(format!("bad {} URL '{shown}': {e}{hint}", kind.name()))
         })?;
         let ok = match kind {
             ServerKind::MariaDb => matches!(url.scheme(), "mysql" | "mariadb"),
@@ -54,10 +63,24 @@ impl ServerUrl {
         };
         if !ok {
             return Err(Error::Config(format!(
-                "bad {} URL '{}': expected {}",
+                "bad {} URL '{shown}': expected {}",
                 kind.name(),
-                redact_text(text),
                 kind.example()
+            )));
+        }
+        // `mysql:/u:pw@h` parses, as a path with no host: refuse it before it is ever shown.
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err(Error::Config(format!(
+                "bad {} URL '{shown}': no host; expected {}",
+                kind.name(),
+                kind.example()
+            )));
+        }
+        // A connection URL has no `#part`: there is one when a password holds a raw '#'.
+        if url.fragment().is_some() {
+            return Err(Error::Config(format!(
+                "bad {} URL '{shown}': it has a '#' part; {ENCODE_HINT}",
+                kind.name()
             )));
         }
         Ok(ServerUrl { kind, url })
@@ -73,9 +96,20 @@ impl ServerUrl {
         percent_decode(self.url.path().trim_start_matches('/'))
     }
 
-    /// The decoded password, for scrubbing driver messages (never for display).
+    /// The decoded user name.
+    pub fn user(&self) -> String {
+        percent_decode(self.url.username())
+    }
+
+    /// The decoded password, for scrubbing driver messages (never for display). A
+    /// `?password=` query parameter (libpq's URL form) counts too.
     pub(crate) fn password(&self) -> Option<String> {
-        self.url.password().map(percent_decode)
+        self.url.password().map(percent_decode).or_else(|| {
+            self.url
+                .query_pairs()
+                .find(|(k, _)| k.eq_ignore_ascii_case("password"))
+                .map(|(_, v)| v.into_owned())
+        })
     }
 
     /// The URL itself, with the password (only for handing to a driver).
@@ -97,11 +131,28 @@ impl ServerUrl {
         if unix { "unix socket" } else { "tcp" }
     }
 
-    /// The URL with the password replaced by `***`.
+    /// The URL with the password (in the user part or a `password=` parameter) replaced by
+    /// `***`.
     pub fn redacted(&self) -> String {
         let mut u = self.url.clone();
         if u.password().is_some() {
             let _ = u.set_password(Some("***"));
+        }
+        if u.query_pairs()
+            .any(|(k, _)| k.eq_ignore_ascii_case("password"))
+        {
+            let pairs: Vec<(String, String)> = u
+                .query_pairs()
+                .map(|(k, v)| {
+                    let v = if k.eq_ignore_ascii_case("password") {
+                        "***".into()
+                    } else {
+                        v.into_owned()
+                    };
+                    (k.into_owned(), v)
+                })
+                .collect();
+            u.query_pairs_mut().clear().extend_pairs(pairs);
         }
         u.to_string()
     }
@@ -136,19 +187,10 @@ impl ServerKind {
     }
 }
 
-/// Mask anything between `//user:` and `@` in a URL-ish string that failed to parse.
-fn redact_text(text: &str) -> String {
-    match (text.find("://"), text.rfind('@')) {
-        (Some(s), Some(at)) if at > s + 3 => {
-            let creds = &text[s + 3..at];
-            match creds.find(':') {
-                Some(c) => format!("{}{}:***{}", &text[..s + 3], &creds[..c], &text[at..]),
-                None => text.to_string(),
-            }
-        }
-        _ => text.to_string(),
-    }
-}
+/// How to write a password that holds URL syntax.
+const ENCODE_HINT: &str = "if the password contains @ # / ? : or %, percent-encode them in the \
+     URL (%40 %23 %2F %3F %3A %25), or give the parts with MARIADB_CONN_ARGS / POSTGRES_CONN_ARGS \
+     (user:password:host:port, taken as is)";
 
 /// Resolve the MariaDB URL: explicit (`--mariadb`), then `ANNBENCH_MARIADB_URL`, then
 /// `MARIADB_CONN_ARGS` + `MARIADB_DB_NAME`, then the `servers.env` of `scripts/databases.sh`.
@@ -176,7 +218,7 @@ pub fn connect_mariadb(url: &ServerUrl) -> Result<mysql::Conn> {
     let opts = mysql::Opts::from_url(u.as_str()).map_err(|e| {
         Error::Config(format!(
             "bad MariaDB URL {url}: {}",
-            errors::scrub(&e.to_string(), url)
+            errors::scrub(&errors::url_error_text(&e), url)
         ))
     })?;
     let mut builder = mysql::OptsBuilder::from_opts(opts);
@@ -223,24 +265,11 @@ pub fn postgres_config(url: &ServerUrl) -> Result<postgres::Config> {
     Ok(config)
 }
 
-/// Decode `%XX` escapes (URL user, password and path parts).
+/// Decode `%XX` escapes (URL user, password and path parts); invalid escapes stay as is.
 fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 #[cfg(test)]
@@ -255,6 +284,63 @@ mod tests {
         assert!(!format!("{u:?}").contains("s3cret"));
         let err = ServerUrl::parse(ServerKind::Postgres, "mysql://bob:s3cret@h/db").unwrap_err();
         assert!(!err.to_string().contains("s3cret"), "{err}");
+    }
+
+    #[test]
+    fn malformed_urls_never_show_the_password() {
+        let pw = "Zq9pw";
+        let cases = [
+            "postgres//bob:Zq9pw@h/db",
+            "mysql:/bob:Zq9pw@h/db",
+            "mysql:bob:Zq9pw@h/db",
+            "bob:Zq9pw@127.0.0.1/db",
+            "host=h user=bob password=Zq9pw dbname=d",
+            "host=h password = 'Zq 9\\'pw Zq9pw' dbname=d",
+            "postgres://bob:Zq9pw#x@h/db",
+            "postgres://bob:12#Zq9pw@h/db",
+            "postgres://bob:Zq/9pw@h/db",
+            "mysql://bob:Zq9pw",
+            "postgres://h/db?sslmode=off&password=Zq9pw",
+            "http://bob:Zq9pw@h/db",
+            "mysql://bob:%5AZq9pw@h:notaport/db",
+        ];
+        for text in cases {
+            for kind in [ServerKind::MariaDb, ServerKind::Postgres] {
+                let shown = match ServerUrl::parse(kind, text) {
+                    Ok(u) => format!("{u} {u:?}"),
+                    Err(e) => e.to_string(),
+                };
+                assert!(
+                    !shown.contains(pw) && !shown.contains("9pw"),
+                    "{text}: {shown}"
+                );
+            }
+            assert!(
+                !redact_text(text).contains("Zq9"),
+                "{text}: {}",
+                redact_text(text)
+            );
+        }
+        let e = ServerUrl::parse(ServerKind::Postgres, "postgres://u:a/b@h/db").unwrap_err();
+        assert!(e.to_string().contains("%2F"), "{e}");
+        let e = ServerUrl::parse(ServerKind::Postgres, "host=h password=x").unwrap_err();
+        assert!(e.to_string().contains("not key=value"), "{e}");
+        let q = ServerUrl::parse(ServerKind::Postgres, "postgres://u@h/db?password=Zq9pw").unwrap();
+        assert_eq!(q.password().as_deref(), Some("Zq9pw"));
+    }
+
+    #[test]
+    fn driver_messages_are_tidied() {
+        let long = format!(
+            "Incorrect vector value: '{}' for column `v`",
+            "\\x00".repeat(500)
+        );
+        let t = errors::tidy(&long);
+        assert!(
+            t.len() < 120 && t.contains("(2000 characters)") && t.ends_with("column `v`"),
+            "{t}"
+        );
+        assert_eq!(errors::tidy("a\nb 'short'"), "a\\x0Ab 'short'");
     }
 
     #[test]

@@ -143,10 +143,15 @@ fn conn_args_url(kind: ServerKind, n: &Names, args: &str, db: &str) -> Result<Se
     }
     let mut url = url::Url::parse(&format!("{}://placeholder/", n.scheme))
         .map_err(|e| Error::Config(format!("${}: {e}", n.conn_args)))?;
+    // The parts are taken as they are: encode everything, `%` included, so a `%41` in a
+    // password stays those three characters.
+    let enc = |t: &str| {
+        percent_encoding::utf8_percent_encode(t, percent_encoding::NON_ALPHANUMERIC).to_string()
+    };
     let host_ok = url.set_host(Some(host)).is_ok();
     let set_ok = url.set_port(Some(port)).is_ok()
-        && url.set_username(user).is_ok()
-        && url.set_password(Some(password)).is_ok();
+        && url.set_username(&enc(user)).is_ok()
+        && url.set_password(Some(&enc(password))).is_ok();
     if !host_ok || !set_ok {
         return Err(bad(&format!("host '{host}' is not valid")));
     }
@@ -173,6 +178,7 @@ pub fn read_servers_env(path: &std::path::Path, key: &str) -> Result<Option<Stri
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(path, "cannot read server URLs from", e)),
     };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     Ok(text.lines().find_map(|line| {
         let line = line.trim();
         let line = line.strip_prefix("export ").unwrap_or(line);

@@ -97,3 +97,15 @@ fn env_file_syntax() {
     assert_eq!(read_servers_env(&p, "C").unwrap().as_deref(), Some("z=1"));
     assert_eq!(read_servers_env(&p, "D").unwrap(), None);
 }
+
+#[test]
+fn conn_args_take_the_password_as_written() {
+    let env = env_of(&[
+        ("MARIADB_CONN_ARGS", "u_1:p%41ss@#/?:x:127.0.0.1:3306"),
+        ("ANNBENCH_CACHE_DIR", "/nonexistent"),
+    ]);
+    let (u, _) = resolve_from(ServerKind::MariaDb, None, &env).unwrap();
+    assert_eq!(u.password().as_deref(), Some("p%41ss@#/?:x"));
+    assert_eq!(u.user(), "u_1");
+    assert!(!u.to_string().contains("p%41ss"), "{u}");
+}

@@ -25,6 +25,13 @@ pub fn resolve(name_or_path: &str, data_dir: &Path) -> Result<PathBuf> {
     if as_path.is_file() {
         return Ok(as_path.to_path_buf());
     }
+    // A directory is not a dataset; said so instead of "no such file" or "unknown name".
+    let directory = || {
+        Error::Dataset(format!(
+            "{name_or_path} is a directory, not a dataset file: give an .hdf5 file in it, or a \
+             dataset name with --data-dir {name_or_path}"
+        ))
+    };
     let looks_like_path = name_or_path.contains(std::path::MAIN_SEPARATOR)
         || name_or_path.contains('/')
         || name_or_path.ends_with(".hdf5");
@@ -32,6 +39,9 @@ pub fn resolve(name_or_path: &str, data_dir: &Path) -> Result<PathBuf> {
         let in_dir = data_dir.join(name_or_path);
         if !name_or_path.contains('/') && in_dir.is_file() {
             return Ok(in_dir);
+        }
+        if as_path.is_dir() {
+            return Err(directory());
         }
         return Err(Error::Dataset(format!(
             "{name_or_path}: no such file (also looked in {}); check the path, or give a \
@@ -43,7 +53,10 @@ pub fn resolve(name_or_path: &str, data_dir: &Path) -> Result<PathBuf> {
     if local.is_file() {
         return Ok(local);
     }
-    let entry = registry::lookup(name_or_path)?;
+    let entry = match registry::lookup(name_or_path) {
+        Err(_) if as_path.is_dir() => return Err(directory()),
+        other => other?,
+    };
     match entry.source {
         Source::Bundled => bundled::write_to(entry, data_dir),
         Source::Synthetic => synthetic::generate_to(entry, data_dir),
@@ -52,6 +65,31 @@ pub fn resolve(name_or_path: &str, data_dir: &Path) -> Result<PathBuf> {
              `annbench datasets get {name_or_path}` (or pass --data-dir / {DATA_DIR_ENV} to \
              point at where it is)",
             data_dir.display()
+        ))),
+    }
+}
+
+/// Refuse a dataset name that is not one plain file name: it becomes `{data_dir}/{name}.hdf5`,
+/// so `../x` or `a/b` would write outside the data directory, and a leading `.` would hide it.
+pub fn check_name(name: &str) -> Result<()> {
+    let why = if name.is_empty() {
+        Some("it is empty")
+    } else if name.contains(['/', '\\', '\0']) {
+        Some("it contains a path separator")
+    } else if name.starts_with('.') {
+        Some("it starts with '.'")
+    } else if name.chars().any(char::is_control) {
+        Some("it contains a control character")
+    } else if name.len() > 200 {
+        Some("it is longer than 200 bytes")
+    } else {
+        None
+    };
+    match why {
+        None => Ok(()),
+        Some(why) => Err(Error::Config(format!(
+            "dataset name {name:?} cannot be used: {why}; a name is a plain file name such as \
+             my-vectors-384-angular (use --output PATH to write elsewhere)"
         ))),
     }
 }
@@ -67,30 +105,8 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
     })
 }
 
-/// Writes `bytes` to `path` atomically (temporary file in the same directory, then rename).
+/// Writes `bytes` to `path` atomically (temporary file in the same directory, then rename),
+/// after checking there is room.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = std::fs::write(&tmp, bytes)
-        .map_err(|e| {
-            Error::io(
-                &tmp,
-                "cannot write (is the directory writable and not full?)",
-                e,
-            )
-        })
-        .and_then(|()| {
-            std::fs::rename(&tmp, path).map_err(|e| Error::io(path, "cannot create", e))
-        });
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    crate::fsutil::write_atomic(path, bytes, "the dataset")
 }

@@ -166,9 +166,19 @@ pub fn info(path: &Path) -> Result<Info> {
     check_file(path).map(|c| c.info)
 }
 
-/// Opens and fully validates an ann-benchmarks HDF5 file. Errors name the file, what is wrong
-/// and the fix.
+/// Opens and fully validates an ann-benchmarks HDF5 file, including its ground truth (see
+/// [`super::gtcheck`]). Errors name the file, what is wrong and the fix.
 pub fn open(path: &Path) -> Result<Dataset> {
+    read(path, true)
+}
+
+/// Opens a file's vectors and ignores any ground truth in it: for recomputing ground truth
+/// that failed its checks (`annbench datasets groundtruth`).
+pub fn open_vectors(path: &Path) -> Result<Dataset> {
+    read(path, false)
+}
+
+fn read(path: &Path, with_ground_truth: bool) -> Result<Dataset> {
     let Checked { file, info } = check_file(path)?;
     let read_f32 = |name: &str| -> Result<Array2<f32>> {
         let ds = file
@@ -180,8 +190,7 @@ pub fn open(path: &Path) -> Result<Dataset> {
     let train = read_f32("train")?;
     let test = read_f32("test")?;
     let ground_truth = match info.ground_truth_k {
-        None => None,
-        Some(_) => {
+        Some(_) if with_ground_truth => {
             let neighbors = file
                 .dataset("neighbors")
                 .and_then(|d| d.read_2d::<i32>())
@@ -191,6 +200,7 @@ pub fn open(path: &Path) -> Result<Dataset> {
                 distances: read_f32("distances")?,
             })
         }
+        _ => None,
     };
     let ds = Dataset {
         name: info.name,
@@ -199,7 +209,16 @@ pub fn open(path: &Path) -> Result<Dataset> {
         test,
         ground_truth,
     };
-    validate::check(&ds).map_err(|e| err(path, e))?;
+    // Messages say `datasets groundtruth FILE`: name this file instead.
+    let bad = |e: String| {
+        let e = e.replace(
+            "datasets groundtruth FILE",
+            &format!("datasets groundtruth {}", path.display()),
+        );
+        err(path, e)
+    };
+    validate::check(&ds).map_err(bad)?;
+    super::gtcheck::verify(&ds).map_err(bad)?;
     Ok(ds)
 }
 
@@ -289,6 +308,13 @@ pub fn save(ds: &Dataset, path: &Path) -> Result<()> {
         file_name.to_string_lossy(),
         std::process::id()
     ));
+    // HDF5 reports a full disk as a long low-level error: check first, with a clear one.
+    let gt = ds
+        .ground_truth
+        .as_ref()
+        .map_or(0, |g| g.neighbors.len() * 8);
+    let bytes = (ds.train.len() + ds.test.len()) * 4 + gt;
+    crate::fsutil::ensure_space(&dir, bytes as u64, "the dataset")?;
     let written = write_file(ds, &tmp);
     let result = written.and_then(|()| {
         std::fs::rename(&tmp, path)

@@ -43,7 +43,9 @@ pub mod datadir;
 pub mod difficulty;
 pub mod download;
 pub mod embeddings;
+pub mod fingerprint;
 pub mod groundtruth;
+pub mod gtcheck;
 pub mod hdf5_io;
 pub mod registry;
 pub mod rng;
@@ -53,4 +55,5 @@ pub mod validate;
 pub mod vectors;
 
 pub use datadir::{default_data_dir, resolve};
-pub use hdf5_io::{Info, info, open, save};
+pub use fingerprint::fingerprint;
+pub use hdf5_io::{Info, info, open, open_vectors, save};

@@ -46,6 +46,7 @@ fn annbench_ext(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(report::compare_json, m)?)?;
     m.add_function(wrap_pyfunction!(report::build_json, m)?)?;
     m.add_function(wrap_pyfunction!(report::clients_json, m)?)?;
+    m.add_function(wrap_pyfunction!(report::report_html, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::run_sweep, m)?)?;
     Ok(())
 }

@@ -135,6 +135,53 @@ pub fn clients_json(
     .py_err()
 }
 
+/// Writes the self-contained HTML report of (`dataset`, `count`) to `output`; returns the
+/// number of points it shows.
+#[pyfunction]
+#[pyo3(signature = (dataset, output="report.html".into(), count=10, recall=report::DEFAULT_THRESHOLDS.to_vec(), base=None, label=None, clients=None, title=None, results="results".into(), data_dir=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn report_html(
+    py: Python<'_>,
+    dataset: String,
+    output: PathBuf,
+    count: usize,
+    recall: Vec<f64>,
+    base: Option<String>,
+    label: Option<String>,
+    clients: Option<usize>,
+    title: Option<String>,
+    results: PathBuf,
+    data_dir: Option<PathBuf>,
+) -> PyResult<usize> {
+    py.detach(move || {
+        let points = load(&dataset, count, &results, data_dir)?;
+        if points.is_empty() {
+            return Err(crate::Error::Results(format!(
+                "no results for dataset '{}' with k={count} in {}: run a sweep first \
+                 (annbench.run), or pass results= (and count=) of the runs to report",
+                dataset_key(&dataset),
+                results.display()
+            )));
+        }
+        let points = report::select::select(points, label.as_deref(), clients)?;
+        let n = points.len();
+        let options = report::html::ReportOptions {
+            thresholds: recall,
+            base_label: base,
+            title,
+            command: Some(format!(
+                "annbench.report({:?}, results={:?})",
+                dataset,
+                results.display().to_string()
+            )),
+        };
+        let html = report::html::html_report(points, &options)?;
+        report::html::write_report(&output, &html)?;
+        Ok(n)
+    })
+    .py_err()
+}
+
 #[cfg(test)]
 mod tests {
     use super::dataset_key;

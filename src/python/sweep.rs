@@ -101,7 +101,7 @@ impl Progress for PyProgress {
 /// Runs a sweep (the options of `annbench run`) and returns the JSON export rows of every
 /// point of the grid, measured now or already stored.
 #[pyfunction]
-#[pyo3(signature = (dataset, algorithms, config_files, build_overrides, query_overrides, count, runs, clients, results, data_dir, force, label, mariadb, postgres, timeout, callback))]
+#[pyo3(signature = (dataset, algorithms, config_files, build_overrides, query_overrides, count, runs, clients, results, data_dir, force, label, mariadb, postgres, timeout, callback, keep_going=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn run_sweep(
     py: Python<'_>,
@@ -121,6 +121,7 @@ pub fn run_sweep(
     postgres: Option<String>,
     timeout: Option<f64>,
     callback: Option<Py<PyAny>>,
+    keep_going: bool,
 ) -> PyResult<String> {
     let timeout = timeout
         .map(Duration::try_from_secs_f64)
@@ -144,6 +145,7 @@ pub fn run_sweep(
         force,
         label,
         timeout,
+        keep_going,
         backend: BackendOptions {
             mariadb_url: mariadb,
             postgres_url: postgres,
@@ -153,6 +155,19 @@ pub fn run_sweep(
     let progress = PyProgress::new(callback);
     let outcome = py.detach(|| {
         let summary = runner::run_sweep(&opts, &progress)?;
+        if !summary.failures.is_empty() {
+            let list: Vec<String> = summary
+                .failures
+                .iter()
+                .map(|f| format!("{}: {}", f.what(), f.error))
+                .collect();
+            return Err(crate::Error::Backend(format!(
+                "{} part(s) of the sweep failed; every other point is stored (a rerun measures \
+                 only what is missing): {}",
+                list.len(),
+                list.join("; ")
+            )));
+        }
         let points: Vec<_> = summary.points.into_iter().map(|p| p.result).collect();
         render::to_json(&export_table(&points))
     });

@@ -1,5 +1,5 @@
 //! Reports over stored results: best-QPS-at-recall tables, Pareto frontiers, exports,
-//! build tables, QPS-vs-clients tables and relative comparisons.
+//! build tables, QPS-vs-clients tables, relative comparisons, the HTML report and plots.
 //!
 //! Each report is a function from a slice of [`PointResult`](crate::results::PointResult) to
 //! plain data; `to_table()` turns that data into a [`render::Table`], which [`render`] writes
@@ -11,8 +11,10 @@ pub mod compare;
 mod compare_view;
 pub mod difficulty;
 pub mod export;
+pub mod html;
 pub mod names;
 pub mod pareto;
+pub mod plot;
 pub mod render;
 pub mod select;
 pub mod series;

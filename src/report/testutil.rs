@@ -30,6 +30,7 @@ pub fn point(
         query_args: params(query),
         clients: 1,
         label: None,
+        dataset_fingerprint: None,
         load_seconds: Some(2.0),
         build_seconds: 10.0,
         index_size_bytes: Some(5_000_000),

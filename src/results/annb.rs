@@ -84,6 +84,7 @@ pub fn read_ann_benchmarks(
         query_args: Params::new(),
         clients: 1,
         label: None,
+        dataset_fingerprint: None,
         load_seconds: None,
         build_seconds,
         index_size_bytes: index_kb.map(|kb| (kb * 1024.0).round() as u64),

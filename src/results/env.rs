@@ -12,6 +12,8 @@ pub struct Host {
     pub cpu_model: String,
     pub cpu_cores: usize,
     pub ram_bytes: u64,
+    /// This process's command line, passwords in URLs masked.
+    pub command: String,
 }
 
 impl Host {
@@ -30,6 +32,7 @@ impl Host {
                 .unwrap_or_default(),
             cpu_cores: sys.cpus().len(),
             ram_bytes: sys.total_memory(),
+            command: masked_command(std::env::args()),
         }
     }
 
@@ -44,8 +47,44 @@ impl Host {
             ram_bytes: self.ram_bytes,
             finished_at: now_rfc3339(),
             notices,
+            command: self.command.clone(),
         }
     }
+}
+
+/// `args` as one line: each argument that holds a URL with a password (`--mariadb
+/// mysql://u:pw@h/db`, `--postgres=postgres://...`) gets `***` for the password; arguments
+/// with spaces are quoted.
+pub fn masked_command(args: impl IntoIterator<Item = String>) -> String {
+    let mask = |arg: String| -> String {
+        let (head, value) = match arg.find("://") {
+            None => return arg,
+            Some(i) => match arg[..i].find('=') {
+                Some(eq) => arg.split_at(eq + 1),
+                None => ("", arg.as_str()),
+            },
+        };
+        match url::Url::parse(value) {
+            Ok(mut u) if u.password().is_some() => {
+                let _ = u.set_password(Some("***"));
+                format!("{head}{u}")
+            }
+            Ok(_) => arg.clone(),
+            // Not a URL we can read: keep nothing after the scheme rather than risk a secret.
+            Err(_) => format!("{head}{}://***", &value[..value.find("://").unwrap_or(0)]),
+        }
+    };
+    args.into_iter()
+        .map(mask)
+        .map(|a| {
+            if a.contains(char::is_whitespace) {
+                format!("'{a}'")
+            } else {
+                a
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.
@@ -87,6 +126,28 @@ mod tests {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(rfc3339(1_798_761_599), "2026-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn passwords_in_the_command_are_masked() {
+        let args = [
+            "annbench",
+            "run",
+            "--mariadb",
+            "mysql://bench:s3cret@127.0.0.1:3306/annbench",
+            "--postgres=postgres://u:p%40ss@localhost/db",
+            "--label",
+            "two words",
+            "--x=weird://[bad",
+        ]
+        .map(String::from);
+        let line = masked_command(args);
+        assert_eq!(
+            line,
+            "annbench run --mariadb mysql://bench:***@127.0.0.1:3306/annbench \
+             --postgres=postgres://u:***@localhost/db --label 'two words' --x=weird://***"
+        );
+        assert!(!line.contains("s3cret") && !line.contains("p%40ss"));
     }
 
     #[test]

@@ -71,3 +71,35 @@ pub fn read_attr_bool(loc: &hdf5::Location, name: &str) -> hdf5::Result<bool> {
         _ => Ok(attr.read_scalar::<i64>()? != 0),
     }
 }
+
+/// Build an HDF5 file in memory with `fill` and return its bytes. HDF5 itself never touches
+/// the disk, so a full disk is an ordinary write error of the caller instead of a crash
+/// inside HDF5 (its close segfaults when its own writes fail).
+pub fn file_image(fill: impl FnOnce(&hdf5::File) -> hdf5::Result<()>) -> hdf5::Result<Vec<u8>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static SEQ: AtomicUsize = AtomicUsize::new(0);
+    // The core driver keeps the file in memory under this name; it is never created on disk.
+    let name = format!(
+        "annbench-in-memory-{}-{}.h5",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    );
+    let file = hdf5::File::with_options()
+        .with_fapl(|p| p.core_filebacked(false))
+        .create(&name)?;
+    fill(&file)?;
+    file.flush()?;
+    let id = file.id();
+    hdf5::sync::sync(|| {
+        // SAFETY: `id` is the open file above; the first call sizes the buffer the second fills.
+        let len = unsafe { hdf5_sys::h5f::H5Fget_file_image(id, std::ptr::null_mut(), 0) };
+        let len =
+            usize::try_from(len).map_err(|_| hdf5::Error::from("cannot size the file image"))?;
+        let mut buf = vec![0u8; len];
+        let got = unsafe { hdf5_sys::h5f::H5Fget_file_image(id, buf.as_mut_ptr().cast(), len) };
+        if usize::try_from(got).ok() != Some(len) {
+            return Err(hdf5::Error::from("cannot copy the file image"));
+        }
+        Ok(buf)
+    })
+}

@@ -11,7 +11,10 @@ mod path;
 pub mod record;
 mod store;
 
-pub use path::{PointKey, point_name, point_path};
+pub use path::{
+    MAX_FILE_NAME, PointKey, dataset_dir, legacy_dataset_dir, legacy_point_path, point_name,
+    point_path,
+};
 pub use record::{Environment, Pass, PointMetrics, PointResult};
 pub use store::{read_point, write_point};
 
@@ -32,13 +35,19 @@ pub fn load_points(
     count: usize,
     data_dir: &Path,
 ) -> Result<Vec<PointResult>> {
-    let root = results_dir.join(dataset).join(count.to_string());
-    if !root.is_dir() {
-        return Ok(Vec::new());
+    // Names with `%` or a leading `.` had a directory of their own before names were encoded.
+    let roots: Vec<PathBuf> = std::iter::once(dataset_dir(results_dir, dataset)?)
+        .chain(legacy_dataset_dir(results_dir, dataset))
+        .map(|d| d.join(count.to_string()))
+        .filter(|r| r.is_dir())
+        .collect();
+    let mut files = Vec::new();
+    for root in &roots {
+        files.extend(point_files(root)?);
     }
     let mut truth: Option<GroundTruth> = None;
     let mut points = Vec::new();
-    for path in point_files(&root)? {
+    for path in files {
         let file = hdf5::File::open(&path).map_err(|e| {
             Error::Results(format!(
                 "cannot read result file {}: {e}; move it out of {} to continue",

@@ -24,6 +24,11 @@ pub struct PointResult {
     pub clients: usize,
     /// User label of the run, e.g. `mariadb-11.8`.
     pub label: Option<String>,
+    /// Fingerprint of the data the point was measured on (train, test, the ground truth's first
+    /// `count` columns and the metric; see [`crate::dataset::fingerprint`]). A stored point is
+    /// reused only for data with the same fingerprint. `None` for files of earlier versions
+    /// and for ann-benchmarks results.
+    pub dataset_fingerprint: Option<String>,
 
     // Timings of the index this point ran on.
     /// Table load seconds (None for ann-benchmarks results, which do not separate it).
@@ -91,4 +96,8 @@ pub struct Environment {
     pub finished_at: String,
     /// Warnings raised while measuring (client bottleneck, build notices...).
     pub notices: Vec<String>,
+    /// The command line of the process that measured the point, passwords masked (empty in
+    /// files written before annbench recorded it).
+    #[serde(default)]
+    pub command: String,
 }

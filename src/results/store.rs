@@ -5,8 +5,11 @@
 //!
 //! `best_search_time` is the best pass's wall seconds / queries, so ann-benchmarks' tools
 //! (QPS = 1 / best_search_time) show our measured throughput.
+//!
+//! Format 2 adds `dataset_fingerprint` (format 1 files are read with none). A file is built in
+//! memory and then written atomically, so a full disk is a clear error, never a crash.
 
-use super::h5util::{read_attr_str, write_attr};
+use super::h5util::{file_image, read_attr_str, write_attr};
 use super::path::point_path;
 use super::{Environment, Pass, PointMetrics, PointResult};
 use crate::backend::BuildPhase;
@@ -17,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 /// Name of the JSON attribute that marks an annbench file.
 pub const EXTRAS_ATTR: &str = "annbench";
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// annbench's fields that ann-benchmarks' layout has no place for.
 #[derive(Debug, Serialize, Deserialize)]
@@ -27,6 +30,9 @@ struct Extras {
     query_args: Params,
     clients: usize,
     label: Option<String>,
+    /// Fingerprint of the data measured on (format 2 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dataset_fingerprint: Option<String>,
     load_seconds: Option<f64>,
     index_size_bytes: Option<u64>,
     table_size_bytes: Option<u64>,
@@ -43,36 +49,50 @@ fn h5err(path: &Path, what: &str) -> impl Fn(hdf5::Error) -> Error {
 }
 
 /// Write `point` to its file under `results_dir`, atomically (temp file, fsync, rename): a
-/// reader or a resumed sweep sees the whole point or nothing. Returns the final path.
+/// reader or a resumed sweep sees the whole point or nothing. A file there that holds another
+/// point (which injective names rule out, short of a case-insensitive file system or a
+/// renamed file) is never overwritten. Returns the final path.
 pub fn write_point(results_dir: &Path, point: &PointResult) -> Result<PathBuf> {
     let path = point_path(results_dir, &point.key())?;
+    if path.exists() {
+        if let Ok(other) = read_point(&path) {
+            if !other.key().same_point(&point.key()) {
+                return Err(Error::Results(format!(
+                    "{} holds another point ({}), not this one ({}); refusing to overwrite it: \
+                     move it away, or use another --results directory",
+                    path.display(),
+                    describe_key(&other),
+                    describe_key(point)
+                )));
+            }
+        }
+    }
     let dir = path.parent().unwrap_or(results_dir);
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::io(dir, "cannot create results directory", e))?;
-    let file_name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("point.hdf5");
-    let tmp = dir.join(format!(".{file_name}.tmp-{}", std::process::id()));
-    let written = write_file(&tmp, point).and_then(|()| {
-        std::fs::File::open(&tmp)
-            .and_then(|f| f.sync_all())
-            .map_err(|e| Error::io(&tmp, "cannot sync", e))
-    });
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
-    std::fs::rename(&tmp, &path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io(&path, "cannot move result into place at", e)
-    })?;
+    let bytes = file_image(|file| fill(file, point))
+        .map_err(|e| Error::Results(format!("cannot encode the result {}: {e}", path.display())))?;
+    crate::fsutil::write_atomic(&path, &bytes, "a result file")?;
     Ok(path)
 }
 
-fn write_file(tmp: &Path, p: &PointResult) -> Result<()> {
-    let err = h5err(tmp, "cannot write result file");
-    let file = hdf5::File::create(tmp).map_err(&err)?;
+/// `label 'x', clients 2, M=16, ef_search=40`, for the overwrite refusal.
+fn describe_key(p: &PointResult) -> String {
+    let label = p
+        .label
+        .as_deref()
+        .map_or("no label".to_string(), |l| format!("label '{l}'"));
+    format!(
+        "{} {}, {label}, {} client(s), {} {}",
+        p.dataset,
+        p.algorithm,
+        p.clients,
+        crate::params::describe(&p.build_args),
+        crate::params::describe(&p.query_args)
+    )
+}
+
+fn fill(file: &hdf5::File, p: &PointResult) -> hdf5::Result<()> {
     let queries = p.latencies.len().max(1) as f64;
     let best_wall = p
         .passes
@@ -96,6 +116,7 @@ fn write_file(tmp: &Path, p: &PointResult) -> Result<()> {
         query_args: p.query_args.clone(),
         clients: p.clients,
         label: p.label.clone(),
+        dataset_fingerprint: p.dataset_fingerprint.clone(),
         load_seconds: p.load_seconds,
         index_size_bytes: p.index_size_bytes,
         table_size_bytes: p.table_size_bytes,
@@ -104,35 +125,31 @@ fn write_file(tmp: &Path, p: &PointResult) -> Result<()> {
         metrics: p.metrics.clone(),
         environment: p.environment.clone(),
     };
-    let json = serde_json::to_string(&extras)
-        .map_err(|e| Error::Results(format!("cannot encode {}: {e}", tmp.display())))?;
-    (|| -> hdf5::Result<()> {
-        write_attr(&file, "build_time", p.build_seconds)?;
-        let kb = p.index_size_bytes.map_or(0.0, |b| b as f64 / 1024.0);
-        write_attr(&file, "index_size", kb)?;
-        write_attr(&file, "algo", p.algorithm.as_str())?;
-        write_attr(&file, "dataset", p.dataset.as_str())?;
-        write_attr(&file, "name", name.as_str())?;
-        write_attr(&file, "run_count", p.passes.len() as i64)?;
-        write_attr(&file, "distance", p.distance.as_str())?;
-        write_attr(&file, "count", p.count as i64)?;
-        write_attr(&file, "best_search_time", best_search_time)?;
-        write_attr(&file, "candidates", p.count as f64)?;
-        write_attr(&file, "expect_extra", false)?;
-        write_attr(&file, "batch_mode", false)?;
-        write_attr(&file, EXTRAS_ATTR, json.as_str())?;
-        file.new_dataset_builder()
-            .with_data(&p.latencies[..])
-            .create("times")?;
-        file.new_dataset_builder()
-            .with_data(&p.neighbors)
-            .create("neighbors")?;
-        file.new_dataset_builder()
-            .with_data(&p.distances)
-            .create("distances")?;
-        file.close()
-    })()
-    .map_err(err)
+    let json = serde_json::to_string(&extras).map_err(|e| hdf5::Error::from(e.to_string()))?;
+    write_attr(file, "build_time", p.build_seconds)?;
+    let kb = p.index_size_bytes.map_or(0.0, |b| b as f64 / 1024.0);
+    write_attr(file, "index_size", kb)?;
+    write_attr(file, "algo", p.algorithm.as_str())?;
+    write_attr(file, "dataset", p.dataset.as_str())?;
+    write_attr(file, "name", name.as_str())?;
+    write_attr(file, "run_count", p.passes.len() as i64)?;
+    write_attr(file, "distance", p.distance.as_str())?;
+    write_attr(file, "count", p.count as i64)?;
+    write_attr(file, "best_search_time", best_search_time)?;
+    write_attr(file, "candidates", p.count as f64)?;
+    write_attr(file, "expect_extra", false)?;
+    write_attr(file, "batch_mode", false)?;
+    write_attr(file, EXTRAS_ATTR, json.as_str())?;
+    file.new_dataset_builder()
+        .with_data(&p.latencies[..])
+        .create("times")?;
+    file.new_dataset_builder()
+        .with_data(&p.neighbors)
+        .create("neighbors")?;
+    file.new_dataset_builder()
+        .with_data(&p.distances)
+        .create("distances")?;
+    Ok(())
 }
 
 /// Read an annbench point file. ann-benchmarks' own files need ground truth: read those with
@@ -192,6 +209,7 @@ pub fn read_point(path: &Path) -> Result<PointResult> {
         query_args: x.query_args,
         clients: x.clients,
         label: x.label,
+        dataset_fingerprint: x.dataset_fingerprint,
         load_seconds: x.load_seconds,
         build_seconds,
         index_size_bytes: x.index_size_bytes,

@@ -1,8 +1,10 @@
-//! One build point of a sweep: skip it when every point is stored, else build the index,
-//! verify the plan once, and measure each missing (query point x client count).
+//! One build point of a sweep: skip it when every point is stored for this data, else build
+//! the index, verify the plan once, and measure each missing (query point x client count).
+//! With `--keep-going` a failing build or point is recorded and the sweep goes on.
 
 use super::point::measure_point;
 use super::progress::{Event, Progress};
+use super::stored::{self, Stored};
 use super::sweep::{Ctx, warn};
 use super::{SweepPoint, SweepSummary};
 use crate::backend::{Backend, BuildReport, BuildStatus, BuildWatch, Searcher};
@@ -10,12 +12,23 @@ use crate::config::BuildPoint;
 use crate::params::Params;
 use crate::results::{self, PointKey, PointResult};
 use crate::{Error, Result};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+/// A point of this build still to measure, or stored.
+struct Todo<'a> {
+    query_args: &'a Params,
+    clients: usize,
+    path: PathBuf,
+    stored: Option<PointResult>,
+    supersedes: Option<PathBuf>,
+}
+
 /// One build point: skip it when all its points are stored, else build, verify the plan and
-/// measure every (query point x clients) that is missing (or all with `force`).
+/// measure every (query point x clients) that is missing (or all with `force`). An error of
+/// the build fails all of its points; with `keep_going` it is recorded and `Ok` returned.
 pub(super) fn run_build(
     ctx: &Ctx<'_>,
     backend: &mut dyn Backend,
@@ -24,6 +37,7 @@ pub(super) fn run_build(
 ) -> Result<()> {
     let opts = ctx.opts;
     let mut todo = Vec::new();
+    let mut whys = Vec::new();
     for query_args in &build.query_args {
         for &clients in &opts.clients {
             let key = PointKey {
@@ -35,110 +49,52 @@ pub(super) fn run_build(
                 clients,
                 label: opts.label.as_deref(),
             };
-            let path = results::point_path(&opts.results_dir, &key)?;
-            let stored = if opts.force || !path.exists() {
-                None
-            } else {
-                match results::read_point(&path) {
-                    Ok(p) => Some(p),
-                    Err(e) => {
-                        warn(
-                            ctx.progress,
-                            summary,
-                            format!("{e}; measuring this point again"),
-                        );
-                        None
-                    }
+            let found = results::point_path(&opts.results_dir, &key)
+                .and_then(|path| Ok((stored::lookup(ctx, summary, &key, &path)?, path)));
+            let (found, path) = match found {
+                Ok(f) => f,
+                Err(e) => {
+                    let f = ctx.failure(&build.build_args, Some(query_args), Some(clients));
+                    ctx.fail(summary, f, e)?;
+                    continue;
                 }
             };
-            todo.push((query_args, clients, path, stored));
+            let (stored, supersedes) = match found {
+                Stored::Reuse(p) => (Some(*p), None),
+                Stored::Measure { supersedes, why } => {
+                    whys.extend(why);
+                    (None, supersedes)
+                }
+            };
+            todo.push(Todo {
+                query_args,
+                clients,
+                path,
+                stored,
+                supersedes,
+            });
         }
     }
-    if todo.iter().all(|t| t.3.is_some()) {
+    let described = crate::params::describe(&build.build_args);
+    stored::explain(ctx, summary, &described, &whys);
+    if todo.iter().all(|t| t.stored.is_some()) {
         ctx.progress.on_event(&Event::BuildSkipped {
             algorithm: ctx.algorithm,
             build_args: &build.build_args,
         });
-    } else {
-        if ctx.progress.cancelled() {
-            return Err(Error::Interrupted);
-        }
-        let plan_note = plan_memory(ctx, backend, build, summary)?;
-        ctx.progress.on_event(&Event::BuildStarted {
-            algorithm: ctx.algorithm,
-            build_args: &build.build_args,
-        });
-        let mut report =
-            build_polling_cancel(backend, ctx.algorithm, &build.build_args, ctx.progress)?;
-        ctx.progress.on_event(&Event::BuildFinished {
-            algorithm: ctx.algorithm,
-            build_args: &build.build_args,
-            report: &report,
-        });
-        for n in &report.notices {
-            warn(
-                ctx.progress,
-                summary,
-                format!(
-                    "{} build {}: {n}",
-                    ctx.algorithm,
-                    crate::params::describe(&build.build_args)
-                ),
-            );
-        }
-        // Recorded with every point of this build (it was shown as a warning already).
-        if let Some(note) = plan_note {
-            report.notices.insert(0, note);
-        }
-        let first = ctx.queries.row(0).to_vec();
-        let first_args = build.query_args.first().cloned().unwrap_or_default();
-        backend.verify_index_used(&first, opts.count, &first_args)?;
-        let max_clients = opts.clients.iter().copied().max().unwrap_or(1);
-        let mut searchers = (0..max_clients)
-            .map(|_| backend.searcher())
-            .collect::<Result<Vec<_>>>()?;
-        for (query_args, clients, path, stored) in &todo {
-            if stored.is_some() {
-                continue;
-            }
-            let point = run_point(
-                ctx,
-                &mut searchers[..*clients],
-                &build.build_args,
-                &report,
-                query_args,
-                *clients,
-            )?;
-            let written = results::write_point(&opts.results_dir, &point)?;
-            debug_assert_eq!(&written, path);
-            for n in &point.environment.notices {
-                if !report.notices.contains(n) {
-                    warn(
-                        ctx.progress,
-                        summary,
-                        format!("{}: {n}", point_label(&point)),
-                    );
-                }
-            }
-            ctx.progress.on_event(&Event::PointFinished {
-                point: &point,
-                path: &written,
-            });
-            summary.points.push(SweepPoint {
-                path: written,
-                skipped: false,
-                result: point,
-            });
-        }
+    } else if let Err(e) = measure_build(ctx, backend, build, &todo, summary) {
+        // Nothing of this build is measured from here on: its missing points failed.
+        let f = ctx.failure(&build.build_args, None, None);
+        ctx.fail(summary, f, e)?;
     }
-    for (_, _, path, stored) in todo {
-        if let Some(point) = stored {
+    for t in todo {
+        if let Some(point) = t.stored {
             ctx.progress.on_event(&Event::PointSkipped {
                 point: &point,
-                path: &path,
+                path: &t.path,
             });
             summary.points.push(SweepPoint {
-                path,
+                path: t.path,
                 skipped: true,
                 result: point,
             });
@@ -170,6 +126,106 @@ fn plan_memory(
     }
     warn(ctx.progress, summary, text.clone());
     Ok(Some(text))
+}
+
+/// Build the index and measure every point of `todo` not stored. Errors of one point go to
+/// `ctx.fail` (recorded with `keep_going`); an error returned is the build's own.
+fn measure_build(
+    ctx: &Ctx<'_>,
+    backend: &mut dyn Backend,
+    build: &BuildPoint,
+    todo: &[Todo<'_>],
+    summary: &mut SweepSummary,
+) -> Result<()> {
+    let opts = ctx.opts;
+    if ctx.progress.cancelled() {
+        return Err(Error::Interrupted);
+    }
+    let plan_note = plan_memory(ctx, backend, build, summary)?;
+    ctx.progress.on_event(&Event::BuildStarted {
+        algorithm: ctx.algorithm,
+        build_args: &build.build_args,
+    });
+    let mut report = build_polling_cancel(backend, ctx.algorithm, &build.build_args, ctx.progress)?;
+    ctx.progress.on_event(&Event::BuildFinished {
+        algorithm: ctx.algorithm,
+        build_args: &build.build_args,
+        report: &report,
+    });
+    for n in &report.notices {
+        warn(
+            ctx.progress,
+            summary,
+            format!(
+                "{} build {}: {n}",
+                ctx.algorithm,
+                crate::params::describe(&build.build_args)
+            ),
+        );
+    }
+    // Recorded with every point of this build (it was shown as a warning already).
+    if let Some(note) = plan_note {
+        report.notices.insert(0, note);
+    }
+    let first = ctx.queries.row(0).to_vec();
+    let first_args = build.query_args.first().cloned().unwrap_or_default();
+    backend.verify_index_used(&first, opts.count, &first_args)?;
+    let max_clients = opts.clients.iter().copied().max().unwrap_or(1);
+    let mut searchers = (0..max_clients)
+        .map(|_| backend.searcher())
+        .collect::<Result<Vec<_>>>()?;
+    for t in todo.iter().filter(|t| t.stored.is_none()) {
+        let measured = run_point(
+            ctx,
+            &mut searchers[..t.clients],
+            &build.build_args,
+            &report,
+            t.query_args,
+            t.clients,
+        )
+        .and_then(|point| Ok((results::write_point(&opts.results_dir, &point)?, point)));
+        let (written, point) = match measured {
+            Ok(m) => m,
+            Err(e) => {
+                let f = ctx.failure(&build.build_args, Some(t.query_args), Some(t.clients));
+                ctx.fail(summary, f, e)?;
+                continue;
+            }
+        };
+        debug_assert_eq!(written, t.path);
+        if let Some(old) = &t.supersedes {
+            if let Err(e) = std::fs::remove_file(old) {
+                warn(
+                    ctx.progress,
+                    summary,
+                    format!(
+                        "cannot remove {}, now replaced by {}: {e}",
+                        old.display(),
+                        written.display()
+                    ),
+                );
+            }
+        }
+        for n in &point.environment.notices {
+            if !report.notices.contains(n) {
+                warn(
+                    ctx.progress,
+                    summary,
+                    format!("{}: {n}", point_label(&point)),
+                );
+            }
+        }
+        ctx.progress.on_event(&Event::PointFinished {
+            point: &point,
+            path: &written,
+        });
+        summary.points.push(SweepPoint {
+            path: written,
+            skipped: false,
+            result: point,
+        });
+    }
+    Ok(())
 }
 
 /// `mariadb(m=16, ef_search=40) x2 clients`, for messages.
@@ -226,6 +282,7 @@ fn run_point(
         query_args: query_args.clone(),
         clients,
         label: opts.label.clone(),
+        dataset_fingerprint: Some(ctx.fingerprint.clone()),
         load_seconds: Some(ctx.load.seconds),
         build_seconds: build.seconds,
         index_size_bytes: Some(build.index_size_bytes),

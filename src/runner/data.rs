@@ -4,14 +4,8 @@
 use super::progress::{Event, Progress};
 use crate::dataset::{self, Dataset};
 use crate::{Error, Result};
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
-
-/// Resolve `name_or_path` (a file, a name in `data_dir`, a bundled or synthetic set) and open it.
-pub fn open(name_or_path: &str, data_dir: &Path) -> Result<Dataset> {
-    dataset::open(&dataset::resolve(name_or_path, data_dir)?)
-}
 
 /// Compute exact ground truth when it is missing, narrower than `k`, or for other queries.
 pub fn ensure_ground_truth(data: &mut Dataset, k: usize, progress: &dyn Progress) -> Result<()> {

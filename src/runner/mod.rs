@@ -8,7 +8,9 @@ pub mod dryrun;
 pub mod estimate;
 pub mod measure;
 pub mod point;
+mod preflight;
 pub mod progress;
+mod stored;
 mod sweep;
 
 pub use progress::{Event, NoProgress, Progress};
@@ -16,6 +18,7 @@ pub use progress::{Event, NoProgress, Progress};
 use crate::backend::{Backend, BackendOptions};
 use crate::config::{self, Grid, Overrides};
 use crate::dataset::Dataset;
+use crate::params::Params;
 use crate::results::PointResult;
 use crate::{Error, Result};
 use std::path::PathBuf;
@@ -47,6 +50,9 @@ pub struct SweepOptions {
     pub label: Option<String>,
     /// Longest one index build may take (`--timeout`).
     pub timeout: Option<Duration>,
+    /// Go on after a failing point, build or algorithm, and list the failures in the summary
+    /// (`--keep-going`); else the first failure stops the sweep.
+    pub keep_going: bool,
     /// Server URLs.
     pub backend: BackendOptions,
 }
@@ -67,6 +73,7 @@ impl Default for SweepOptions {
             force: false,
             label: None,
             timeout: None,
+            keep_going: false,
             backend: BackendOptions::default(),
         }
     }
@@ -81,6 +88,38 @@ pub struct SweepPoint {
     pub result: PointResult,
 }
 
+/// A part of the sweep that failed and was skipped (`keep_going`).
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub algorithm: String,
+    /// The build point; `None` when the algorithm failed as a whole (connect, load).
+    pub build_args: Option<Params>,
+    /// The query point; `None` when the whole build failed.
+    pub query_args: Option<Params>,
+    pub clients: Option<usize>,
+    /// The error message.
+    pub error: String,
+}
+
+impl Failure {
+    /// `mariadb(m=16, ef_search=40) x2 clients`, `mariadb(m=16) build`, or `mariadb`.
+    pub fn what(&self) -> String {
+        let args: Vec<String> = [&self.build_args, &self.query_args]
+            .into_iter()
+            .flatten()
+            .filter(|a| !a.is_empty())
+            .map(crate::params::describe)
+            .collect();
+        match (&self.build_args, &self.query_args, self.clients) {
+            (None, _, _) => self.algorithm.clone(),
+            (Some(_), Some(_), Some(c)) => {
+                format!("{}({}) x{c} clients", self.algorithm, args.join(", "))
+            }
+            _ => format!("{}({}) build", self.algorithm, args.join(", ")),
+        }
+    }
+}
+
 /// What a sweep did.
 #[derive(Debug, Clone, Default)]
 pub struct SweepSummary {
@@ -88,6 +127,8 @@ pub struct SweepSummary {
     pub points: Vec<SweepPoint>,
     /// Warnings raised during the sweep (also sent to the progress).
     pub warnings: Vec<String>,
+    /// What failed and was skipped (only with `keep_going`; else the sweep stops at the first).
+    pub failures: Vec<Failure>,
 }
 
 impl SweepSummary {
@@ -183,11 +224,17 @@ fn any_knows(algorithms: &[String], key: &str, query: bool) -> bool {
     algorithms.iter().any(|a| knows(a, key, query))
 }
 
-/// Run a sweep: resolve the dataset, compute exact ground truth if needed, then sweep every
-/// algorithm with its database backend.
+/// Run a sweep: check every option and where results go, resolve and open the dataset,
+/// compute exact ground truth if needed, then sweep every algorithm with its database backend.
+/// Everything that can be checked without a server fails before any server work.
 pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSummary> {
+    let opts = &without_repeats(opts);
     let grids = plan(opts)?;
-    let dataset = data::open(&opts.dataset, &opts.data_dir)?;
+    preflight::check_servers(opts, &grids)?;
+    let path = crate::dataset::resolve(&opts.dataset, &opts.data_dir)?;
+    let info = crate::dataset::info(&path)?;
+    preflight::check(opts, &grids, &info.name, info.test)?;
+    let dataset = crate::dataset::open(&path)?;
     let backend_opts = BackendOptions {
         build_timeout: opts.timeout,
         ..opts.backend.clone()
@@ -204,6 +251,27 @@ pub fn run_sweep_with(
     progress: &dyn Progress,
     factory: &dyn Fn(&str) -> Result<Box<dyn Backend>>,
 ) -> Result<SweepSummary> {
+    let opts = &without_repeats(opts);
     let grids = plan(opts)?;
+    preflight::check(opts, &grids, &dataset.name, dataset.test.nrows())?;
     sweep::run(dataset, &grids, opts, progress, factory)
+}
+
+/// `opts` with repeated client counts and algorithms listed once (`--clients 1,1` is one
+/// measurement per point, not two of the same point).
+fn without_repeats(opts: &SweepOptions) -> SweepOptions {
+    fn dedup<T: PartialEq + Clone>(v: &[T]) -> Vec<T> {
+        let mut out: Vec<T> = Vec::with_capacity(v.len());
+        for x in v {
+            if !out.contains(x) {
+                out.push(x.clone());
+            }
+        }
+        out
+    }
+    SweepOptions {
+        clients: dedup(&opts.clients),
+        algorithms: dedup(&opts.algorithms),
+        ..opts.clone()
+    }
 }

@@ -1,12 +1,13 @@
 //! The sweep loop of one dataset over every algorithm's grid, in config order.
 
 use super::progress::{Event, Progress};
-use super::{SweepOptions, SweepSummary, data};
-use crate::Result;
+use super::{Failure, SweepOptions, SweepSummary, data};
 use crate::backend::{Backend, LoadReport, ServerInfo, TableSpec};
 use crate::config::Grid;
 use crate::dataset::Dataset;
+use crate::params::Params;
 use crate::results::env::Host;
+use crate::{Error, Result};
 use ndarray::{CowArray, Ix2};
 
 /// Shared, read-only state of one algorithm's sweep.
@@ -19,6 +20,57 @@ pub(super) struct Ctx<'a> {
     pub(super) algorithm: &'a str,
     pub(super) server: ServerInfo,
     pub(super) load: LoadReport,
+    /// [`crate::dataset::fingerprint`] of the data, stored with every point.
+    pub(super) fingerprint: String,
+}
+
+impl Ctx<'_> {
+    /// A failure of this algorithm's build point (and query point and clients, if one point).
+    pub(super) fn failure(
+        &self,
+        build_args: &Params,
+        query_args: Option<&Params>,
+        clients: Option<usize>,
+    ) -> Failure {
+        Failure {
+            algorithm: self.algorithm.to_string(),
+            build_args: Some(build_args.clone()),
+            query_args: query_args.cloned(),
+            clients,
+            error: String::new(),
+        }
+    }
+
+    /// Record `failure` and go on (`Ok`) with `--keep-going`; else, or when interrupted, `Err`.
+    pub(super) fn fail(
+        &self,
+        summary: &mut SweepSummary,
+        failure: Failure,
+        err: Error,
+    ) -> Result<()> {
+        fail(self.opts, self.progress, summary, failure, err)
+    }
+}
+
+/// [`Ctx::fail`] for failures before a context exists (connecting, loading).
+fn fail(
+    opts: &SweepOptions,
+    progress: &dyn Progress,
+    summary: &mut SweepSummary,
+    mut failure: Failure,
+    err: Error,
+) -> Result<()> {
+    if !opts.keep_going || matches!(err, Error::Interrupted) {
+        return Err(err);
+    }
+    failure.error = err.to_string();
+    progress.on_event(&Event::Warning(&format!(
+        "{} failed: {}; going on (--keep-going)",
+        failure.what(),
+        failure.error
+    )));
+    summary.failures.push(failure);
+    Ok(())
 }
 
 pub fn run(
@@ -37,6 +89,7 @@ pub fn run(
         }
     }
     let queries = data.test.as_standard_layout();
+    let fingerprint = crate::dataset::fingerprint(&data, opts.count);
     for grid in grids {
         let per_build: usize = grid.builds.iter().map(|b| b.query_args.len()).sum();
         progress.on_event(&Event::AlgorithmStarted {
@@ -44,22 +97,38 @@ pub fn run(
             builds: grid.builds.len(),
             points: per_build * opts.clients.len(),
         });
-        let mut backend = factory(&grid.algorithm)?;
-        let server = backend.server_info()?;
         let spec = TableSpec {
             dataset: data.name.clone(),
             metric: data.metric,
             dimension: data.dimension(),
         };
-        progress.on_event(&Event::LoadStarted {
-            algorithm: &grid.algorithm,
-            rows: data.train.nrows(),
+        let ready = factory(&grid.algorithm).and_then(|mut backend| {
+            let server = backend.server_info()?;
+            progress.on_event(&Event::LoadStarted {
+                algorithm: &grid.algorithm,
+                rows: data.train.nrows(),
+            });
+            let load = backend.load(&spec, data.train.view())?;
+            progress.on_event(&Event::LoadFinished {
+                algorithm: &grid.algorithm,
+                report: &load,
+            });
+            Ok((backend, server, load))
         });
-        let load = backend.load(&spec, data.train.view())?;
-        progress.on_event(&Event::LoadFinished {
-            algorithm: &grid.algorithm,
-            report: &load,
-        });
+        let (mut backend, server, load) = match ready {
+            Ok(r) => r,
+            Err(e) => {
+                let f = Failure {
+                    algorithm: grid.algorithm.clone(),
+                    build_args: None,
+                    query_args: None,
+                    clients: None,
+                    error: String::new(),
+                };
+                fail(opts, progress, &mut summary, f, e)?;
+                continue;
+            }
+        };
         let ctx = Ctx {
             data: &data,
             queries: queries.view().into(),
@@ -69,6 +138,7 @@ pub fn run(
             algorithm: &grid.algorithm,
             server,
             load,
+            fingerprint: fingerprint.clone(),
         };
         for build in &grid.builds {
             let outcome = super::build::run_build(&ctx, backend.as_mut(), build, &mut summary);
@@ -78,7 +148,16 @@ pub fn run(
                 return Err(e);
             }
         }
-        backend.drop_index()?;
+        if let Err(e) = backend.drop_index() {
+            let f = Failure {
+                algorithm: grid.algorithm.clone(),
+                build_args: None,
+                query_args: None,
+                clients: None,
+                error: String::new(),
+            };
+            fail(opts, progress, &mut summary, f, e)?;
+        }
     }
     Ok(summary)
 }

@@ -106,3 +106,45 @@ def test_plot_to_unknown_format_is_config_error(tmp_path):
     df = pd.DataFrame({"algorithm": ["a"], "recall": [0.9], "qps": [10.0]})
     with pytest.raises(annbench.ConfigError):
         annbench.plot.qps_recall(df, tmp_path / "x.gif")
+
+
+def test_malformed_server_urls_never_show_the_password(tmp_path):
+    secret = "Pw7xQsecret"
+    for url in (
+        f"postgres//bob:{secret}@127.0.0.1:5432/db",
+        f"mysql:/bob:{secret}@127.0.0.1:3306/db",
+        f"bob:{secret}@127.0.0.1/db",
+        f"host=127.0.0.1 password={secret} dbname=db",
+        f"mysql://bob:12#{secret}@127.0.0.1/db",
+    ):
+        with pytest.raises(annbench.ConfigError) as err:
+            annbench.run(
+                "sift-5k-128-euclidean",
+                ["mariadb", "pgvector"],
+                mariadb=url,
+                postgres=url,
+                results=tmp_path / "r",
+                data_dir=tmp_path / "d",
+                progress=False,
+            )
+        assert "secret" not in str(err.value) and "Pw7x" not in str(err.value), str(err.value)
+
+
+def test_keep_going_runs_the_rest_then_raises_the_failures(tmp_path):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    common = dict(results=tmp_path / "r", data_dir=tmp_path / "d", runs=1, progress=False)
+    with pytest.raises(annbench.BackendError, match=r"1 part\(s\) of the sweep failed.*mariadb"):
+        annbench.run(
+            "sift-5k-128-euclidean",
+            ["mariadb", "exact"],
+            mariadb=f"mysql://u:p@127.0.0.1:{port}/db",
+            keep_going=True,
+            **common,
+        )
+    # The exact point was measured and stored despite the failure before it.
+    stored = annbench.results("sift-5k-128-euclidean", results=common["results"])
+    assert list(stored["algorithm"]) == ["exact"]

@@ -34,6 +34,7 @@ pub fn pt(
         query_args: params(query),
         clients: 1,
         label: None,
+        dataset_fingerprint: None,
         load_seconds: Some(3.5),
         build_seconds: 10.0,
         index_size_bytes: Some(12_345_678),

@@ -74,6 +74,8 @@ pub struct Script {
     pub memory: Option<(u64, u64, bool)>,
     /// Report build progress (phase "fake build", percent rising to 100) while building.
     pub progress: bool,
+    /// Builds with these build args (`describe` text, e.g. `m=4`) fail.
+    pub fail_builds: Vec<String>,
 }
 
 pub struct Fake {
@@ -169,6 +171,11 @@ impl Backend for Fake {
             std::thread::sleep(Duration::from_millis(5));
         }
         let mut log = self.log.lock().unwrap();
+        if self.script.fail_builds.contains(&describe(build_args)) {
+            log.calls
+                .push(format!("build {} failed", describe(build_args)));
+            return Err(Error::Backend("fake build failed".into()));
+        }
         log.calls.push(format!("build {}", describe(build_args)));
         log.first_searcher = log.searches.len();
         Ok(BuildReport {
@@ -184,16 +191,19 @@ impl Backend for Fake {
         dimension: usize,
         _build_args: &Params,
     ) -> Result<Option<MemoryPlan>> {
-        Ok(self.script.memory.map(|(need, setting, enforced)| MemoryPlan {
-            algorithm: "mariadb".into(),
-            what: format!("the fake index of {rows} x {dimension}"),
-            need_bytes: need,
-            setting: "fake_cache_size".into(),
-            setting_bytes: setting,
-            consequence: "the fake would churn".into(),
-            fix: "SET GLOBAL fake_cache_size = 1G".into(),
-            enforced,
-        }))
+        Ok(self
+            .script
+            .memory
+            .map(|(need, setting, enforced)| MemoryPlan {
+                algorithm: "mariadb".into(),
+                what: format!("the fake index of {rows} x {dimension}"),
+                need_bytes: need,
+                setting: "fake_cache_size".into(),
+                setting_bytes: setting,
+                consequence: "the fake would churn".into(),
+                fix: "SET GLOBAL fake_cache_size = 1G".into(),
+                enforced,
+            }))
     }
     fn verify_index_used(&mut self, _q: &[f32], _k: usize, _qa: &Params) -> Result<()> {
         self.note("verify".into());

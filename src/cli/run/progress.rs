@@ -3,6 +3,7 @@
 //! spinner), a bar over the queries of each point, one line per finished point and memory plan. Ctrl-C asks the
 //! sweep to stop cleanly (a second Ctrl-C kills the process).
 
+use crate::cli::out::errln;
 use crate::params::describe;
 use crate::runner::{Event, Progress};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -79,7 +80,7 @@ impl CliProgress {
     fn line(&self, text: String) {
         match self.bar.lock().ok().and_then(|b| b.clone()) {
             Some(pb) => pb.println(text),
-            None => eprintln!("{text}"),
+            None => errln!("{text}"),
         }
     }
 

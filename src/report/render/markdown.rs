@@ -80,12 +80,18 @@ fn is_empty(c: &Cell) -> bool {
 
 /// The text of one cell in Markdown.
 pub(super) fn cell_text(cell: &Cell, style: Style) -> String {
+    escape(&display_text(cell, style))
+}
+
+/// The text of one cell as people read it, with the rounding of its [`Style`] and nothing
+/// escaped (Markdown and the HTML report escape it each their own way).
+pub fn display_text(cell: &Cell, style: Style) -> String {
     match cell {
         Cell::Null => String::new(),
-        Cell::Missing(reason) => escape(reason),
+        Cell::Missing(reason) => reason.clone(),
         Cell::Bool(b) => b.to_string(),
         Cell::Int(i) => i.to_string(),
-        Cell::Text(s) => escape(s),
+        Cell::Text(s) => s.clone(),
         Cell::Float(x) if !x.is_finite() => x.to_string(),
         Cell::Float(x) => match style {
             Style::Plain => format!("{x:?}"),

@@ -11,7 +11,7 @@ mod markdown;
 
 pub use self::csv::to_csv;
 pub use self::json::{pretty as json_pretty, to_json, to_json_records};
-pub use self::markdown::{to_markdown, truncate4};
+pub use self::markdown::{display_text, to_markdown, truncate4};
 
 use std::fmt;
 use std::str::FromStr;

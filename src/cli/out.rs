@@ -1,0 +1,59 @@
+//! Printing that never panics. `println!` panics when standard output is a closed pipe
+//! (`annbench datasets list | head -1`); these write until the reader goes away, then stay
+//! quiet, and the command still finishes its work. Any other write error (a full disk behind
+//! `> file`) is kept and reported once the command is done.
+
+use std::fmt;
+use std::io::Write;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+static STDOUT_ERROR: Mutex<Option<std::io::Error>> = Mutex::new(None);
+
+/// Print a line to standard output (the `outln!` macro).
+pub fn line(args: fmt::Arguments<'_>) {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.write_all(b"\n")) {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            if let Ok(mut slot) = STDOUT_ERROR.lock() {
+                slot.get_or_insert(e);
+            }
+        }
+    }
+}
+
+/// Print a line to standard error (the `errln!` macro); errors are ignored (nowhere to say).
+pub fn err_line(args: fmt::Arguments<'_>) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_fmt(args).and_then(|()| err.write_all(b"\n"));
+}
+
+/// Flush standard output; the first write error other than a closed pipe, if any.
+pub fn finish() -> Option<std::io::Error> {
+    if !STDOUT_CLOSED.load(Ordering::Relaxed) {
+        if let Err(e) = std::io::stdout().lock().flush() {
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                return Some(e);
+            }
+        }
+    }
+    STDOUT_ERROR.lock().ok().and_then(|mut e| e.take())
+}
+
+/// `println!` that stops quietly at a closed pipe.
+macro_rules! outln {
+    () => { $crate::cli::out::line(format_args!("")) };
+    ($($t:tt)*) => { $crate::cli::out::line(format_args!($($t)*)) };
+}
+
+/// `eprintln!` that never panics.
+macro_rules! errln {
+    ($($t:tt)*) => { $crate::cli::out::err_line(format_args!($($t)*)) };
+}
+
+pub(crate) use {errln, outln};

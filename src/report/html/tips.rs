@@ -1,0 +1,171 @@
+//! Tooltip text of a point: its name and every figure of the export table, grouped into
+//! short lines. Columns the export gains later (intervals, flags) are listed after the known
+//! ones under their own names, so they show without a change here.
+
+use super::Tips;
+use crate::report::render::{Cell, Style, Table, display_text};
+use crate::results::PointResult;
+
+/// Export columns the grouped lines already show (the `param_*` columns are in the name).
+const SHOWN: &[&str] = &[
+    "dataset",
+    "count",
+    "algorithm",
+    "label",
+    "clients",
+    "name",
+    "recall",
+    "epsilon_recall",
+    "qps",
+    "qps_ci_low",
+    "qps_ci_high",
+    "qps_ci_level",
+    "qps_min",
+    "qps_max",
+    "passes",
+    "latency_mean",
+    "latency_p50",
+    "latency_p95",
+    "latency_p99",
+    "latency_p999",
+    "build_seconds",
+    "load_seconds",
+    "index_size_bytes",
+    "table_size_bytes",
+];
+
+/// The tooltip lines of each point, in the order of `points` (which must be in report order,
+/// the export table's own).
+pub fn point_tips(points: &[PointResult], table: &Table) -> Tips {
+    let col = |name: &str| table.columns.iter().position(|c| c.name == name);
+    table
+        .rows
+        .iter()
+        .zip(points)
+        .map(|(row, p)| {
+            let get = |name: &str| col(name).map_or(&Cell::Null, |i| &row[i]);
+            let num = |name: &str| match get(name) {
+                Cell::Float(x) => Some(*x),
+                Cell::Int(i) => Some(*i as f64),
+                _ => None,
+            };
+            let mut lines = vec![text(get("name"))];
+            lines.push(format!(
+                "recall {} (epsilon {})",
+                recall(num("recall")),
+                recall(num("epsilon_recall"))
+            ));
+            let mut qps = format!("QPS {}", fixed(num("qps"), 1));
+            if let (Some(lo), Some(hi)) = (num("qps_ci_low"), num("qps_ci_high")) {
+                let level = num("qps_ci_level").unwrap_or(0.95) * 100.0;
+                qps.push_str(&format!(
+                    " ({level:.0}% interval {} to {})",
+                    fixed(Some(lo), 1),
+                    fixed(Some(hi), 1)
+                ));
+            }
+            lines.push(qps);
+            if let (Some(lo), Some(hi)) = (num("qps_min"), num("qps_max")) {
+                let n = num("passes").map_or(p.metrics.qps_passes.len(), |n| n as usize);
+                lines.push(format!(
+                    "{n} pass{}: QPS {} to {}",
+                    if n == 1 { "" } else { "es" },
+                    fixed(Some(lo), 1),
+                    fixed(Some(hi), 1)
+                ));
+            }
+            lines.push(format!(
+                "latency ms: mean {}, p50 {}, p95 {}, p99 {}, p99.9 {}",
+                ms(num("latency_mean")),
+                ms(num("latency_p50")),
+                ms(num("latency_p95")),
+                ms(num("latency_p99")),
+                ms(num("latency_p999"))
+            ));
+            lines.push(format!(
+                "index build {} s, index {} MB, table {} MB, load {} s",
+                fixed(num("build_seconds"), 2),
+                fixed(num("index_size_bytes").map(|b| b / 1e6), 1),
+                fixed(num("table_size_bytes").map(|b| b / 1e6), 1),
+                fixed(num("load_seconds"), 2)
+            ));
+            let label = p
+                .label
+                .as_deref()
+                .map_or(String::new(), |l| format!("label {l}, "));
+            lines.push(format!("{label}{} client{}", p.clients, plural(p.clients)));
+            for (c, cell) in table.columns.iter().zip(row) {
+                let known = SHOWN.contains(&c.name.as_str()) || c.name.starts_with("param_");
+                if !known && !matches!(cell, Cell::Null | Cell::Missing(_)) {
+                    lines.push(format!("{}: {}", c.name, display_text(cell, Style::Plain)));
+                }
+            }
+            lines
+        })
+        .collect()
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+fn text(cell: &Cell) -> String {
+    display_text(cell, Style::Plain)
+}
+
+/// A number with `d` decimals, or `n/a`.
+pub fn fixed(x: Option<f64>, d: usize) -> String {
+    match x {
+        Some(x) if x.is_finite() => format!("{x:.d$}"),
+        _ => "n/a".into(),
+    }
+}
+
+/// A recall, truncated to 4 decimals like the tables, or `n/a`.
+pub fn recall(x: Option<f64>) -> String {
+    match x {
+        Some(x) if x.is_finite() => display_text(&Cell::Float(x), Style::Recall),
+        _ => "n/a".into(),
+    }
+}
+
+/// Seconds as milliseconds with 3 decimals, or `n/a`.
+fn ms(x: Option<f64>) -> String {
+    fixed(x.map(|s| s * 1000.0), 3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testutil::point;
+
+    #[test]
+    fn every_figure_is_in_the_tip() {
+        let mut p = point(
+            "mariadb",
+            &[("M", 16)],
+            &[("ef_search", 40)],
+            0.98999,
+            1234.56,
+        );
+        p.label = Some("v2".into());
+        p.clients = 4;
+        p.metrics.qps_passes = vec![1000.0, 1234.56, 1100.0];
+        let pts = [p];
+        let tip = &point_tips(&pts, &crate::report::export_table(&pts))[0];
+        assert_eq!(tip[0], "MariaDB(m=16, ef_search=40)");
+        assert_eq!(tip[1], "recall 0.9899 (epsilon 0.9899)");
+        assert_eq!(tip[2], "QPS 1234.6");
+        assert_eq!(tip[3], "3 passes: QPS 1000.0 to 1234.6");
+        assert!(
+            tip[4].starts_with("latency ms: mean 0.810, p50 0.810"),
+            "{tip:?}"
+        );
+        assert_eq!(
+            tip[5],
+            "index build 10.00 s, index 5.0 MB, table 8.0 MB, load 2.00 s"
+        );
+        assert_eq!(tip[6], "label v2, 4 clients");
+        assert_eq!(tip.len(), 7, "{tip:?}");
+    }
+}

@@ -1,0 +1,66 @@
+//! Checks of where and under what name results go, made before anything touches a server:
+//! a bad label, an over-long file name or an unwritable (or full) `--results` directory
+//! fails in a second, not after the load, build and measurement it would have thrown away.
+
+use super::SweepOptions;
+use crate::config::Grid;
+use crate::results::{self, PointKey};
+use crate::{Error, Result};
+
+/// Check the label, every point's file name, and that `--results` is a writable directory
+/// with room for at least one point of `queries` queries.
+pub(super) fn check(
+    opts: &SweepOptions,
+    grids: &[Grid],
+    dataset: &str,
+    queries: usize,
+) -> Result<()> {
+    if let Some(label) = &opts.label {
+        if label.trim().is_empty() {
+            return Err(Error::Config(
+                "--label is empty: give a name such as mariadb-11.8, or leave the option out"
+                    .into(),
+            ));
+        }
+        if let Some(c) = label.chars().find(|c| c.is_control()) {
+            return Err(Error::Config(format!(
+                "--label {label:?} holds the control character {c:?}; use printable text"
+            )));
+        }
+    }
+    for grid in grids {
+        for build in &grid.builds {
+            for query_args in &build.query_args {
+                for &clients in &opts.clients {
+                    let key = PointKey {
+                        dataset,
+                        count: opts.count,
+                        algorithm: &grid.algorithm,
+                        build_args: &build.build_args,
+                        query_args,
+                        clients,
+                        label: opts.label.as_deref(),
+                    };
+                    results::point_path(&opts.results_dir, &key)?;
+                }
+            }
+        }
+    }
+    crate::fsutil::check_writable_dir(&opts.results_dir, "--results")?;
+    // Neighbours and distances (12 bytes each), latencies, and about 32 KiB of attributes.
+    let point = queries * (opts.count * 12 + 8) + (32 << 10);
+    crate::fsutil::ensure_space(&opts.results_dir, point as u64, "results")
+}
+
+/// Resolve and parse the URL of every server the grids need (no connection yet), so a missing
+/// or malformed URL fails before the dataset is read.
+pub(super) fn check_servers(opts: &SweepOptions, grids: &[Grid]) -> Result<()> {
+    let uses = |prefix: &str| grids.iter().any(|g| g.algorithm.starts_with(prefix));
+    if uses("mariadb") {
+        crate::connect::mariadb_url(opts.backend.mariadb_url.as_deref())?;
+    }
+    if uses("pgvector") {
+        crate::connect::postgres_url(opts.backend.postgres_url.as_deref())?;
+    }
+    Ok(())
+}
