@@ -15,8 +15,10 @@
 mod data;
 
 use annbench::backend::mariadb::{self, MariaDb};
-use annbench::backend::pgvector::{self, PgVector, Variant};
+use annbench::backend::pgvector::{Hnsw, Variant};
+use annbench::backend::postgres::{self, PgBackend};
 use annbench::backend::{Backend, BackendOptions, Searcher, TableSpec};
+use annbench::connect::ServerKind;
 use annbench::{Metric, Result};
 use ndarray::Array2;
 use serde_json::json;
@@ -84,7 +86,7 @@ fn query_section(
     search_rows(&mut m, "mariadb M=4 ef_search=10", &queries)?;
     search_rows(&mut m, "mariadb, one fixed query", &fixed)?;
     mariadb_floor(&queries)?;
-    let mut p = PgVector::connect(&opts, Variant::Vector)?;
+    let mut p = PgBackend::connect(&opts, &Hnsw(Variant::Vector))?;
     p.load(&spec("bench-query"), train.view())?;
     p.build(&params(json!({"M": 8, "ef_construction": 32})))?;
     search_rows(
@@ -117,8 +119,8 @@ fn search_rows(b: &mut dyn Backend, name: &str, queries: &[Vec<f32>]) -> Result<
 /// the cost of waiting longer (idle and wake-up of the CPU), not client work.
 fn mariadb_floor(queries: &[Vec<f32>]) -> Result<()> {
     use mysql::prelude::Queryable;
-    let url = annbench::connect::mariadb_url(None)?;
-    let mut c = annbench::connect::connect_mariadb(&url)?;
+    let url = annbench::connect::server_url(ServerKind::MariaDb, None)?;
+    let mut c = mariadb::server::connect(&url)?;
     for (name, sql) in [
         ("mariadb floor: SELECT LENGTH(?)", "SELECT LENGTH(?)"),
         (
@@ -140,8 +142,8 @@ fn mariadb_floor(queries: &[Vec<f32>]) -> Result<()> {
 }
 
 fn postgres_floor(queries: &[Vec<f32>]) -> Result<()> {
-    let url = annbench::connect::postgres_url(None)?;
-    let mut c = annbench::connect::connect_postgres(&url)?;
+    let url = annbench::connect::server_url(ServerKind::Postgres, None)?;
+    let mut c = postgres::server::connect(&url)?;
     for (name, sql) in [
         (
             "pgvector floor: SELECT vector_dims($1)",
@@ -156,7 +158,7 @@ fn postgres_floor(queries: &[Vec<f32>]) -> Result<()> {
             .prepare(sql)
             .map_err(|e| annbench::Error::Server(e.to_string()))?;
         round_trips(name, queries, |q| {
-            let v = pgvector::search::VecParam(q);
+            let v = postgres::search::VecParam(q);
             c.query_one(&st, &[&v])
                 .map(|_| ())
                 .map_err(|e| annbench::Error::Server(e.to_string()))

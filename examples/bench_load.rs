@@ -27,9 +27,11 @@ mod measure;
 
 use annbench::backend::mariadb::LoadMethod;
 use annbench::backend::mariadb::load::load_rows_with;
-use annbench::backend::pgvector::{self, PgVector, Variant};
+use annbench::backend::mariadb::server::connect as connect_mariadb;
+use annbench::backend::pgvector::{Hnsw, Variant};
+use annbench::backend::postgres::{self, PgBackend};
 use annbench::backend::{Backend, BackendOptions, TableSpec};
-use annbench::connect::{connect_mariadb, mariadb_url};
+use annbench::connect::ServerKind;
 use annbench::{Error, Metric, Result};
 use clap::Parser;
 use measure::{Sample, Summary};
@@ -116,7 +118,7 @@ fn main() -> Result<()> {
         .map(parse_config)
         .collect::<Result<_>>()?;
     let train = data::generate(args.rows, args.dim, &args.values, 20)?;
-    let url = mariadb_url(None)?;
+    let url = annbench::connect::server_url(ServerKind::MariaDb, None)?;
     let mut admin = connect_mariadb(&url)?;
     let version: String = admin
         .query_first("SELECT VERSION()")
@@ -203,9 +205,9 @@ fn maria(
 /// PostgreSQL binary COPY through the backend (its load time includes the primary key and
 /// VACUUM ANALYZE); no server CPU (one process per connection).
 fn copy(train: ArrayView2<'_, f32>, connections: usize) -> Result<Sample> {
-    let mut p = PgVector::connect(&BackendOptions::default(), Variant::Vector)?;
+    let mut p = PgBackend::connect(&BackendOptions::default(), &Hnsw(Variant::Vector))?;
     p.drop_table("bench-load")?;
-    p.load_method = pgvector::LoadMethod::CopyBinary;
+    p.load_method = postgres::LoadMethod::CopyBinary;
     p.load_connections = connections;
     let cpu0 = measure::client_cpu();
     let spec = TableSpec {

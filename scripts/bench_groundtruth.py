@@ -18,6 +18,7 @@ them they slow a current numpy); the script prints the BLAS kernel that numpy th
 import argparse
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -56,7 +57,7 @@ def main():
     ap.add_argument("--annbench", default="target/release/annbench")
     ap.add_argument("--k", type=int, default=100)
     ap.add_argument("--block", type=int, default=1000, help="numpy query block")
-    ap.add_argument("--runs", type=int, default=2, help="timed runs of each side (best is reported)")
+    ap.add_argument("--runs", type=int, default=2, help="interleaved rounds (median and every run are reported)")
     args = ap.parse_args()
 
     try:
@@ -71,13 +72,6 @@ def main():
     train, test = make_data()
     print(f"data: train {train.shape}, test {test.shape}, k={args.k}")
 
-    np_times = []
-    for _ in range(args.runs):
-        t0 = time.perf_counter()
-        np_ids, _ = numpy_groundtruth(train, test, args.k, args.block)
-        np_times.append(time.perf_counter() - t0)
-    print(f"numpy brute force: best {min(np_times):.2f} s of {['%.2f' % t for t in np_times]}")
-
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "bench-784-euclidean.hdf5")
         with h5py.File(path, "w") as f:
@@ -87,21 +81,30 @@ def main():
             f.attrs["point_type"] = "float"
             f.create_dataset("train", data=train)
             f.create_dataset("test", data=test)
-        rs_times = []
+        # Interleaved rounds (numpy, then annbench) so that both sides see the same drift in load.
+        np_times, rs_times, loads = [], [], []
         for run in range(args.runs):
+            loads.append(os.getloadavg()[0])
+            t0 = time.perf_counter()
+            np_ids, _ = numpy_groundtruth(train, test, args.k, args.block)
+            np_times.append(time.perf_counter() - t0)
             cmd = [args.annbench, "datasets", "groundtruth", path, "--k", str(args.k)]
             if run < args.runs - 1:
                 cmd.append("--dry-run")
             out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
             print("annbench:", out.strip().splitlines()[0])
             rs_times.append(float(re.search(r": ([0-9.]+) s", out).group(1)))
-        print(f"annbench exact: best {min(rs_times):.2f} s of {['%.2f' % t for t in rs_times]} (computation only)")
         with h5py.File(path, "r") as f:
             rs_ids = f["neighbors"][:]
+    fmt = lambda ts: ", ".join("%.2f" % t for t in ts)  # noqa: E731
+    print(f"load average (1 min) at each round: {fmt(loads)}")
+    print(f"numpy brute force: median {statistics.median(np_times):.2f} s; runs {fmt(np_times)}")
+    print(f"annbench exact: median {statistics.median(rs_times):.2f} s; runs {fmt(rs_times)} (computation only)")
     same = (rs_ids == np_ids).mean()
     sets = np.mean([len(set(a) & set(b)) / args.k for a, b in zip(rs_ids, np_ids)])
     print(f"agreement with numpy f32 results: {same:.4%} same id at same rank, {sets:.4%} same id sets")
-    print(f"speed-up annbench vs numpy: {min(np_times) / min(rs_times):.2f}x")
+    ratios = [n / r for n, r in zip(np_times, rs_times)]
+    print(f"numpy time / annbench time per round: {fmt(ratios)} (median {statistics.median(ratios):.2f}x)")
 
 
 if __name__ == "__main__":

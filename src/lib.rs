@@ -1,8 +1,24 @@
-//! annbench: benchmark vector indexes inside databases (MariaDB MHNSW, PostgreSQL pgvector HNSW).
+//! annbench: benchmark vector indexes inside databases (MariaDB MHNSW; PostgreSQL pgvector HNSW,
+//! IVFFlat and binary quantization).
 //!
 //! The library is the product; the CLI (`src/main.rs`, `cli`) and the Python module
 //! (`python`, feature `python`) are thin layers over it. Data flows one way:
 //! dataset -> backend (load, build, query) -> result store -> metrics -> reports.
+//!
+//! Every algorithm declares itself once in the registry ([`backend::ALGORITHMS`]): names,
+//! default grid, parameters with ranges and rules, its database, its constructor. Config
+//! validation ([`config`]), the CLI, display names ([`report`]), Python and
+//! `docs/algorithms.md` read that declaration.
+//!
+//! Where things go:
+//! - a new algorithm on an existing database: a folder `src/backend/<name>/` declaring its
+//!   [`backend::Algorithm`] (and, on PostgreSQL, implementing [`backend::postgres::PgIndex`]),
+//!   `algorithms/<name>/config.yml`, and one line in `src/backend/mod.rs`;
+//! - a new database: a vertical `src/backend/<database>/` with its [`backend::Database`]
+//!   (version check, `server_info`, `servers check`), driver errors, a
+//!   [`backend::sql::SqlConn`] (which brings the shared metadata table, table reuse and build
+//!   watcher), bulk load and [`backend::Backend`]; a [`connect::ServerKind`] for its URLs.
+//!   [`connect`] stays generic: URLs, redaction, resolution.
 
 pub mod backend;
 pub mod cli;

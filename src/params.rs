@@ -20,3 +20,34 @@ pub fn describe(params: &Params) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+/// Parse `a=1, b=x` (the form [`describe`] writes): integers become numbers, anything else a
+/// string. Empty text is no parameters.
+pub fn parse(text: &str) -> crate::Result<Params> {
+    let mut out = Params::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (key, value) = part.split_once('=').ok_or_else(|| {
+            crate::Error::Config(format!("bad parameters '{text}': expected key=value, ..."))
+        })?;
+        let value = value.trim();
+        let value = value
+            .parse::<i64>()
+            .map_or_else(|_| serde_json::Value::from(value), serde_json::Value::from);
+        out.insert(key.trim().to_string(), value);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_reads_what_describe_writes() {
+        let p = parse("M=8, engine=MyISAM").unwrap();
+        assert_eq!(describe(&p), "m=8, engine=MyISAM");
+        assert_eq!(get_int(&p, "M"), Some(8));
+        assert!(parse("").unwrap().is_empty());
+        assert!(parse("M").is_err());
+    }
+}

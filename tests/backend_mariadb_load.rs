@@ -4,8 +4,9 @@
 use annbench::Metric;
 use annbench::backend::mariadb::MariaDb;
 use annbench::backend::mariadb::load::{CHUNK_BYTES, LoadMethod, load_rows};
+use annbench::backend::mariadb::server::connect as connect_mariadb;
 use annbench::backend::{Backend, BackendOptions, TableSpec};
-use annbench::connect::{ServerUrl, connect_mariadb, mariadb_url};
+use annbench::connect::{ServerKind, ServerUrl, server_url};
 use annbench::dataset::rng::Rng;
 use mysql::prelude::Queryable;
 use ndarray::Array2;
@@ -13,7 +14,8 @@ use ndarray::Array2;
 const DIM: usize = 1024;
 
 fn url() -> ServerUrl {
-    mariadb_url(None).unwrap_or_else(|e| panic!("MariaDB tests need a server: {e}"))
+    server_url(ServerKind::MariaDb, None)
+        .unwrap_or_else(|e| panic!("MariaDB tests need a server: {e}"))
 }
 
 /// Vectors whose bytes include everything a loader could mangle: NUL, tab, newline, CR,
@@ -97,10 +99,7 @@ fn every_method_loads_the_vectors_bit_identical() {
 fn the_backend_loads_with_the_bulk_protocol_by_default_and_records_it() {
     assert_eq!(LoadMethod::default(), LoadMethod::Bulk);
     let train = tricky(300);
-    let opts = BackendOptions {
-        mariadb_url: Some(url().expose().to_string()),
-        ..Default::default()
-    };
+    let opts = BackendOptions::default().with_url(ServerKind::MariaDb, url().expose().as_str());
     let mut b = MariaDb::connect(&opts).unwrap();
     let spec = TableSpec {
         dataset: "test-load-default".into(),
@@ -141,10 +140,7 @@ fn a_rejected_row_fails_the_load_with_the_server_error() {
 
 #[test]
 fn a_vector_beyond_mariadbs_range_is_named_before_loading() {
-    let opts = BackendOptions {
-        mariadb_url: Some(url().expose().to_string()),
-        ..Default::default()
-    };
+    let opts = BackendOptions::default().with_url(ServerKind::MariaDb, url().expose().as_str());
     let mut b = MariaDb::connect(&opts).unwrap();
     let spec = TableSpec {
         dataset: "test-load-range".into(),

@@ -19,11 +19,10 @@ fn socket_url(var: &str) -> String {
 }
 
 fn options(mariadb: Option<String>, postgres: Option<String>) -> BackendOptions {
-    BackendOptions {
-        mariadb_url: mariadb,
-        postgres_url: postgres,
-        ..Default::default()
-    }
+    BackendOptions::default().with_urls([
+        (ServerKind::MariaDb, mariadb),
+        (ServerKind::Postgres, postgres),
+    ])
 }
 
 fn params(v: serde_json::Value) -> Params {
@@ -83,11 +82,11 @@ fn same_answers(algorithm: &str, tcp: BackendOptions, unix: BackendOptions, buil
 #[test]
 fn mariadb_over_its_unix_socket_answers_like_tcp() {
     use mysql::prelude::Queryable;
-    let tcp = annbench::connect::mariadb_url(None).unwrap();
+    let tcp = annbench::connect::server_url(ServerKind::MariaDb, None).unwrap();
     let unix = socket_url("ANNBENCH_MARIADB_SOCKET_URL");
     // The server sees a socket client as coming from localhost, a TCP one from its address.
     let parsed = ServerUrl::parse(ServerKind::MariaDb, &unix).unwrap();
-    let mut c = annbench::connect::connect_mariadb(&parsed).unwrap();
+    let mut c = annbench::backend::mariadb::server::connect(&parsed).unwrap();
     let me: String = c.query_first("SELECT USER()").unwrap().unwrap();
     assert!(me.ends_with("@localhost"), "{me}");
     same_answers(
@@ -100,11 +99,11 @@ fn mariadb_over_its_unix_socket_answers_like_tcp() {
 
 #[test]
 fn pgvector_over_its_unix_socket_answers_like_tcp() {
-    let tcp = annbench::connect::postgres_url(None).unwrap();
+    let tcp = annbench::connect::server_url(ServerKind::Postgres, None).unwrap();
     let unix = socket_url("ANNBENCH_POSTGRES_SOCKET_URL");
     // inet_client_addr() is NULL exactly when the session came in over a Unix socket.
     let parsed = ServerUrl::parse(ServerKind::Postgres, &unix).unwrap();
-    let mut c = annbench::connect::connect_postgres(&parsed).unwrap();
+    let mut c = annbench::backend::postgres::server::connect(&parsed).unwrap();
     let addr: Option<String> = c
         .query_one("SELECT inet_client_addr()::text", &[])
         .unwrap()

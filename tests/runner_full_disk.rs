@@ -84,7 +84,7 @@ fn all_files(dir: &Path) -> Vec<PathBuf> {
 fn vector_indexes(url: &connect::ServerUrl) -> Vec<String> {
     match url.kind() {
         ServerKind::MariaDb => {
-            let mut c = connect::connect_mariadb(url).unwrap();
+            let mut c = annbench::backend::mariadb::server::connect(url).unwrap();
             c.query(
                 "SELECT CONCAT(TABLE_NAME, '.', INDEX_NAME) FROM information_schema.STATISTICS \
                  WHERE TABLE_SCHEMA = 'annbench' AND INDEX_TYPE = 'VECTOR' \
@@ -93,7 +93,7 @@ fn vector_indexes(url: &connect::ServerUrl) -> Vec<String> {
             .unwrap()
         }
         ServerKind::Postgres => {
-            let mut c = connect::connect_postgres(url).unwrap();
+            let mut c = annbench::backend::postgres::server::connect(url).unwrap();
             c.query(
                 "SELECT indexname FROM pg_indexes WHERE schemaname = 'annbench' \
                  AND indexdef ILIKE '%USING hnsw%' AND tablename LIKE '%sift_5k_128_euclidean%'",

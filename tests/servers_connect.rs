@@ -3,9 +3,10 @@
 
 mod servers_support;
 
-use annbench::connect::{
-    check_mariadb_version, connect_mariadb, connect_postgres, ensure_pgvector,
+use annbench::backend::mariadb::server::{
+    check_version as check_mariadb_version, connect as connect_mariadb,
 };
+use annbench::backend::postgres::server::{connect as connect_postgres, ensure_pgvector};
 use servers_support::*;
 
 #[test]
@@ -152,7 +153,8 @@ fn conn_args_passwords_with_special_characters_connect() {
 
 #[test]
 fn server_info_for_result_files() {
-    use annbench::servers::{mariadb_server_info, postgres_server_info};
+    use annbench::backend::mariadb::server::server_info as mariadb_server_info;
+    use annbench::backend::postgres::server::server_info as postgres_server_info;
     let url = mariadb();
     let info = mariadb_server_info(&mut connect_mariadb(&url).unwrap(), &url).unwrap();
     assert!(info.version.starts_with("MariaDB 11."), "{}", info.version);
@@ -190,7 +192,7 @@ fn mariadb_errors_read_as_text_not_bytes_or_rust_debug() {
         .exec_drop(format!("INSERT INTO {table} VALUES (?)"), (bytes,))
         .unwrap_err();
     c.query_drop(format!("DROP TABLE {table}")).unwrap();
-    let msg = annbench::connect::mariadb_error(&url, "loading", err).to_string();
+    let msg = annbench::backend::mariadb::errors::mariadb_error(&url, "loading", err).to_string();
     assert!(msg.contains("Incorrect vector value"), "{msg}");
     assert!(msg.len() < 400, "{} bytes: {msg}", msg.len());
     assert!(!msg.chars().any(|ch| ch.is_control()), "{msg}");
@@ -200,7 +202,7 @@ fn mariadb_errors_read_as_text_not_bytes_or_rust_debug() {
     let id = victim.connection_id();
     c.query_drop(format!("KILL CONNECTION {id}")).unwrap();
     let err = victim.query_drop("SELECT 1").unwrap_err();
-    let msg = annbench::connect::mariadb_error(&url, "querying", err).to_string();
+    let msg = annbench::backend::mariadb::errors::mariadb_error(&url, "querying", err).to_string();
     for debug in ["CodecError", "IoError", "DriverError", " { "] {
         assert!(!msg.contains(debug), "{msg}");
     }

@@ -3,7 +3,9 @@
 
 mod servers_support;
 
-use annbench::connect::{ServerUrl, connect_mariadb, connect_postgres, ensure_pgvector};
+use annbench::backend::mariadb::server::connect as connect_mariadb;
+use annbench::backend::postgres::server::{connect as connect_postgres, ensure_pgvector};
+use annbench::connect::ServerUrl;
 use annbench::servers::{CheckOutcome, check_one};
 use mysql::prelude::Queryable;
 use servers_support::*;

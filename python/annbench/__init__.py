@@ -1,5 +1,5 @@
 """annbench: benchmark vector indexes inside databases (MariaDB MHNSW, PostgreSQL pgvector
-HNSW) from Python.
+HNSW, IVFFlat and binary quantization) from Python.
 
 Datasets load as numpy arrays without copies; sweeps and reports come back as pandas
 DataFrames; :mod:`annbench.plot` draws them. The heavy lifting is the Rust library in
@@ -37,13 +37,14 @@ if TYPE_CHECKING:
     )
     from .frames import pareto
     from .reports import build_table, clients_table, compare, report, results, table
-    from .sweep import run
+    from .sweep import algorithms, run
 
 # Public name -> (module, attribute or None for the module itself), loaded on first access.
 _LAZY: dict[str, tuple[str, str | None]] = {
     "plot": (".plot", None),
     "Dataset": ("._annbench", "Dataset"),
     "pareto": (".frames", "pareto"),
+    "algorithms": (".sweep", "algorithms"),
     "run": (".sweep", "run"),
     **{
         name: (".datasets", name)
@@ -72,6 +73,7 @@ __all__ = [
     "ResultsError",
     "ServerError",
     "__version__",
+    "algorithms",
     "build_table",
     "clients_table",
     "compare",

@@ -34,6 +34,7 @@ __all__ = [
     "clients_json",
     "report_html",
     "run_sweep",
+    "algorithms_json",
 ]
 
 __version__: str
@@ -171,3 +172,4 @@ def run_sweep(
     callback: Callable[[dict[str, Any]], object] | None,
     keep_going: bool = False,
 ) -> str: ...
+def algorithms_json() -> str: ...

@@ -17,7 +17,16 @@ PathLike = Union[str, "os.PathLike[str]"]
 Grid = Union[Mapping[str, Union[Any, Sequence[Any]]], Sequence[str], str, None]
 Callback = Callable[[dict[str, Any]], None]
 
-__all__ = ["run"]
+__all__ = ["algorithms", "run"]
+
+
+def algorithms() -> list[dict[str, Any]]:
+    """The algorithms :func:`run` accepts, as the registry declares them: one dict per
+    algorithm with ``name``, ``display``, ``summary``, ``server``, ``max_dimension``,
+    ``build`` and ``query`` (lists of parameters: ``name``, ``values``, ``required``,
+    ``default``, ``auto``, ``help``) and ``rules`` (e.g. ``"ef_construction >= 2*M"``)."""
+    result: list[dict[str, Any]] = json.loads(_annbench.algorithms_json())
+    return result
 
 
 def run(
@@ -43,8 +52,8 @@ def run(
     """Runs a sweep and returns one row per point of the grid (measured now, or already
     stored and skipped unless ``force``), with the columns of :func:`annbench.results`.
 
-    ``algorithms``: ``mariadb``, ``pgvector``, ``pgvector_halfvec``,
-    ``pgvector_halfvec_column`` (one or a list).
+    ``algorithms``: one name or a list; :func:`algorithms` lists them with their
+    parameters (``mariadb``, ``pgvector``, ``pgvector_ivfflat``, ...).
     ``config``: YAML grid file(s) replacing an algorithm's built-in grid. ``build`` /
     ``query`` narrow the grid like ``--build`` / ``--query``: ``{"M": [8, 16]}`` or
     ``["M=8,16"]``. ``clients``: concurrent connections, e.g. ``(1, 2, 4)``. Server URLs

@@ -2,12 +2,32 @@
 //! sweep (recall 1.0 by construction) and a server-free backend for smoke tests and demos.
 //! All its work is client CPU, so the runner's client-bottleneck notice fires for it: true.
 
+use super::spec::{Algorithm, Contract};
 use super::{Backend, BuildReport, Cancel, LoadReport, Searcher, ServerInfo, TableSpec};
 use crate::params::Params;
 use crate::{Error, Metric, Result};
 use ndarray::{Array2, ArrayView2};
 use std::sync::Arc;
 use std::time::Instant;
+
+pub static ALGORITHM: Algorithm = Algorithm {
+    name: "exact",
+    display: "Exact",
+    summary: "in-process brute-force search: the recall 1.0 reference, no server",
+    database: None,
+    min_version: (0, 0),
+    build: &[],
+    query: &[],
+    rules: &[],
+    max_dimension: usize::MAX,
+    grid: include_str!("../../algorithms/exact/config.yml"),
+    create: |_| Ok(Box::new(Exact::new())),
+    contract: Contract {
+        build: "",
+        thorough_query: "",
+        slow_build: "",
+    },
+};
 
 struct Table {
     metric: Metric,
@@ -88,12 +108,8 @@ impl Backend for Exact {
         build_args: &Params,
         _cancel: &Cancel<'_>,
     ) -> Result<BuildReport> {
-        if let Some(key) = build_args.keys().next() {
-            return Err(Error::Config(format!(
-                "exact: unknown build key '{key}'; exact has none"
-            )));
-        }
-        self.table()?;
+        let rows = self.table()?.train.nrows();
+        ALGORITHM.build_args(build_args, rows)?;
         self.built = true;
         Ok(BuildReport::default())
     }
@@ -127,12 +143,7 @@ struct ExactSearcher {
 
 impl Searcher for ExactSearcher {
     fn set_query_args(&mut self, query_args: &Params) -> Result<()> {
-        match query_args.keys().next() {
-            Some(key) => Err(Error::Config(format!(
-                "exact: unknown query key '{key}'; exact has none"
-            ))),
-            None => Ok(()),
-        }
+        ALGORITHM.query_args(query_args).map(drop)
     }
 
     fn search(&mut self, query: &[f32], k: usize, ids: &mut Vec<i64>) -> Result<()> {

@@ -1,9 +1,16 @@
-//! One small trait per role, one file per database. Build arguments are set once per index;
-//! query arguments many times per index (ann-benchmarks' split).
+//! The backends: one small trait per role, a registry of algorithms, one vertical per database
+//! and one folder per algorithm. Build arguments are set once per index; query arguments many
+//! times per index (ann-benchmarks' split).
 //!
 //! - [`Backend`] owns the admin connection: load the table once, (re)build the index per
 //!   build point, verify the query plan, report sizes and server settings.
 //! - [`Searcher`] is one query connection; the runner opens one per client thread.
+//! - [`ALGORITHMS`] lists every algorithm's [`Algorithm`] declaration ([`spec`]); [`args`]
+//!   checks parameters against it, for config validation and backends alike.
+//! - Databases: [`mariadb`] (with its one algorithm, MHNSW) and [`postgres`] (shared by the
+//!   pgvector algorithms: [`pgvector`], [`pgvector_ivfflat`], [`pgvector_binary`]); each has
+//!   its [`Database`] entry for `servers check` and result files. [`sql`] is the machinery
+//!   both SQL databases share.
 
 use crate::params::Params;
 use crate::{Metric, Result};
@@ -64,6 +71,16 @@ pub struct ServerInfo {
     pub version: String,
     /// e.g. `mhnsw_max_cache_size`, `shared_buffers`, `maintenance_work_mem`.
     pub settings: BTreeMap<String, String>,
+}
+
+impl ServerInfo {
+    /// This info with how the client reaches the server (`tcp`, `unix socket`): the transport
+    /// changes latency and client CPU, so every result records it.
+    pub fn with_transport(mut self, url: &ServerUrl) -> Self {
+        self.settings
+            .insert("client_transport".into(), url.transport().into());
+        self
+    }
 }
 
 /// Asks a running index build to stop (e.g. Ctrl-C); polled from another thread.
@@ -140,68 +157,181 @@ pub trait Searcher: Send {
     fn search(&mut self, query: &[f32], k: usize, ids: &mut Vec<i64>) -> Result<()>;
 }
 
-pub mod exact;
-pub mod mariadb;
+pub mod args;
+pub mod describe;
 pub mod parallel;
-pub mod pgvector;
 pub mod plan;
+pub mod postgres;
 pub mod prepared;
-pub mod query_args;
+pub mod server;
+pub mod spec;
+pub mod sql;
 pub mod table;
 pub mod watch;
 
 pub use plan::MemoryPlan;
 pub use watch::{BuildStatus, BuildWatch};
 
+pub use server::{Database, Version};
+pub use spec::Algorithm;
+
+use crate::connect::{ServerKind, ServerUrl};
+use std::path::PathBuf;
+
+/// `registry! { folder: [ALGORITHM, ...], ... }`: declares each algorithm folder as a module
+/// and lists its algorithms in [`ALGORITHMS`].
+macro_rules! registry {
+    ($($module:ident: [$($algorithm:ident),+]),+ $(,)?) => {
+        $(pub mod $module;)+
+        /// Every algorithm annbench runs, in the order help and docs list them. Adding one:
+        /// a folder under `src/backend/` declaring its [`Algorithm`], its
+        /// `algorithms/<name>/config.yml`, and one line here.
+        pub static ALGORITHMS: &[&Algorithm] = &[$($(&$module::$algorithm),+),+];
+    };
+}
+
+registry! {
+    exact: [ALGORITHM],
+    mariadb: [ALGORITHM],
+    pgvector: [VECTOR, HALFVEC, HALFVEC_COLUMN],
+    pgvector_ivfflat: [ALGORITHM],
+    pgvector_binary: [ALGORITHM],
+}
+
+/// The registered algorithm `name`.
+pub fn algorithm(name: &str) -> Option<&'static Algorithm> {
+    ALGORITHMS.iter().copied().find(|a| a.name == name)
+}
+
+/// The registered algorithm `name`, or an error listing the known ones.
+pub fn find_algorithm(name: &str) -> Result<&'static Algorithm> {
+    algorithm(name).ok_or_else(|| {
+        crate::Error::Config(format!(
+            "unknown algorithm '{name}': expected one of {} (annbench algorithms describes them)",
+            algorithm_names()
+        ))
+    })
+}
+
+/// `exact, mariadb, pgvector, ...`, for messages and help.
+pub fn algorithm_names() -> String {
+    ALGORITHMS
+        .iter()
+        .map(|a| a.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The databases the registered algorithms run on, each once, in registry order.
+pub fn databases() -> Vec<&'static Database> {
+    let mut out: Vec<&'static Database> = Vec::new();
+    for db in ALGORITHMS.iter().filter_map(|a| a.database) {
+        if !out.iter().any(|d| d.kind == db.kind) {
+            out.push(db);
+        }
+    }
+    out
+}
+
+/// The server settings the parameters of the algorithms on `kind` servers set, each once, in
+/// registry order (recorded with results next to the database's own list).
+pub fn parameter_settings(kind: ServerKind) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    let params = ALGORITHMS
+        .iter()
+        .filter(|a| a.database.is_some_and(|d| d.kind == kind))
+        .flat_map(|a| a.build.iter().chain(a.query));
+    for name in params.filter_map(|p| p.setting) {
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// Refuse a dimension above what `algorithm`'s table and index take, naming the registered
+/// algorithms on the same server that take it.
+pub fn check_dimension(algorithm: &Algorithm, dimension: usize) -> Result<()> {
+    if dimension <= algorithm.max_dimension {
+        return Ok(());
+    }
+    let kind = algorithm.database.map(|d| d.kind);
+    let others: Vec<String> = ALGORITHMS
+        .iter()
+        .filter(|a| a.database.map(|d| d.kind) == kind && a.max_dimension >= dimension)
+        .map(|a| format!("{} (up to {})", a.name, a.max_dimension))
+        .collect();
+    let hint = if others.is_empty() {
+        String::new()
+    } else {
+        format!("; {} take(s) it", others.join(", "))
+    };
+    Err(crate::Error::Config(format!(
+        "{}: its index takes at most {} dimensions; this dataset has {dimension}{hint} \
+         (nothing was sent to the server)",
+        algorithm.name, algorithm.max_dimension
+    )))
+}
+
 /// How to reach the servers, and backend options that are not grid parameters.
 #[derive(Debug, Clone, Default)]
 pub struct BackendOptions {
-    /// `--mariadb URL` (else resolved by [`crate::connect::mariadb_url`]).
-    pub mariadb_url: Option<String>,
-    /// `--postgres URL` (else resolved by [`crate::connect::postgres_url`]).
-    pub postgres_url: Option<String>,
+    /// Server URLs given explicitly (`--mariadb URL`, `--postgres URL`); a server not named
+    /// here is resolved by [`crate::connect::server_url`] (environment, `servers.env`).
+    pub urls: BTreeMap<ServerKind, String>,
     /// Database (MariaDB) / schema (PostgreSQL) annbench owns and keeps its tables in;
     /// default `annbench`.
     pub schema: Option<String>,
     /// Connections used to load the table (default: MariaDB 1, PostgreSQL 2, the faster in
     /// `docs/bench-backends.md`).
     pub load_connections: Option<usize>,
-    /// MariaDB's data directory as seen from this machine; only needed for the index size of
-    /// MyISAM tables (default: the server's `@@datadir`).
-    pub mariadb_datadir: Option<std::path::PathBuf>,
-    /// `--timeout`: the longest one index build may take; backends apply it as a statement
-    /// timeout on the build. `None`: no limit.
+    /// A server's data directory as seen from this machine; MariaDB needs it only for the
+    /// index size of MyISAM tables (default: its `@@datadir`, or `ANNBENCH_MARIADB_DATADIR`).
+    pub data_dirs: BTreeMap<ServerKind, PathBuf>,
+    /// `--timeout`: the longest one index build may take; the build watcher stops a build that
+    /// passes it, and such a build is never measured ([`sql::watch`]). `None`: no limit.
     pub build_timeout: Option<std::time::Duration>,
 }
 
-/// Algorithms with a database backend, as named on the CLI and in `algorithms/<name>/`.
-pub const ALGORITHMS: &[&str] = &[
-    "mariadb",
-    "pgvector",
-    "pgvector_halfvec",
-    "pgvector_halfvec_column",
-];
+impl BackendOptions {
+    /// These options with `url` for servers of `kind`.
+    pub fn with_url(mut self, kind: ServerKind, url: impl Into<String>) -> Self {
+        self.urls.insert(kind, url.into());
+        self
+    }
+
+    /// These options with the URLs that are given (e.g. the `--mariadb` / `--postgres` flags).
+    pub fn with_urls(
+        mut self,
+        urls: impl IntoIterator<Item = (ServerKind, Option<String>)>,
+    ) -> Self {
+        for (kind, url) in urls {
+            if let Some(url) = url {
+                self.urls.insert(kind, url);
+            }
+        }
+        self
+    }
+
+    /// The URL of the `kind` server: the explicit one, else resolved.
+    pub fn url(&self, kind: ServerKind) -> Result<ServerUrl> {
+        crate::connect::server_url(kind, self.urls.get(&kind).map(String::as_str))
+    }
+
+    /// Connections used to load a table: the option, else the database's `default`.
+    pub fn load_connections_or(&self, default: usize) -> usize {
+        self.load_connections.unwrap_or(default).max(1)
+    }
+
+    /// The schema (MariaDB: database) annbench keeps its tables in, checked.
+    pub fn schema(&self) -> Result<String> {
+        let s = self.schema.clone().unwrap_or_else(|| "annbench".into());
+        table::check_ident(&s, "schema name")?;
+        Ok(s)
+    }
+}
 
 /// Connect the backend for `algorithm`.
 pub fn create(algorithm: &str, opts: &BackendOptions) -> Result<Box<dyn Backend>> {
-    match algorithm {
-        "exact" => Ok(Box::new(exact::Exact::new())),
-        "mariadb" => Ok(Box::new(mariadb::MariaDb::connect(opts)?)),
-        "pgvector" => Ok(Box::new(pgvector::PgVector::connect(
-            opts,
-            pgvector::Variant::Vector,
-        )?)),
-        "pgvector_halfvec" => Ok(Box::new(pgvector::PgVector::connect(
-            opts,
-            pgvector::Variant::HalfvecIndex,
-        )?)),
-        "pgvector_halfvec_column" => Ok(Box::new(pgvector::PgVector::connect(
-            opts,
-            pgvector::Variant::HalfvecColumn,
-        )?)),
-        other => Err(crate::Error::Config(format!(
-            "unknown algorithm '{other}': expected one of {} (or exact, the in-process reference)",
-            ALGORITHMS.join(", ")
-        ))),
-    }
+    (find_algorithm(algorithm)?.create)(opts)
 }

@@ -2,6 +2,16 @@
 
 use crate::{Error, Result};
 
+/// How a table was loaded, for the load report and metadata: the method, and the number of
+/// connections when there were several (`COPY BINARY x2 connections`).
+pub fn method_label(method: &str, connections: usize) -> String {
+    if connections > 1 {
+        format!("{method} x{connections} connections")
+    } else {
+        method.to_string()
+    }
+}
+
 /// Run `work(i, conn)` for each of `conns` on its own thread and wait for all of them.
 /// Returns the first error in connection order (a panicking thread is an error too).
 pub fn on_each_connection<C: Send>(

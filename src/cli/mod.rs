@@ -1,6 +1,7 @@
 //! The `annbench` command line: parse into validated options, call the library, print one
 //! error chain. One file per subcommand group.
 
+mod algorithms;
 mod datasets;
 mod out;
 mod report;
@@ -12,7 +13,7 @@ use out::errln;
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-/// Benchmark vector indexes inside databases (MariaDB MHNSW, PostgreSQL pgvector HNSW).
+/// Benchmark vector indexes inside databases (MariaDB MHNSW, PostgreSQL pgvector).
 #[derive(Debug, Parser)]
 #[command(name = "annbench", version, about, propagate_version = true)]
 pub struct Cli {
@@ -27,6 +28,8 @@ enum Command {
     /// List, download, inspect, create and subset datasets; compute ground truth.
     #[command(subcommand)]
     Datasets(datasets::DatasetsCommand),
+    /// The algorithms annbench runs: parameters, ranges, rules, servers.
+    Algorithms(algorithms::AlgorithmsArgs),
     /// Check the database servers annbench connects to.
     #[command(subcommand)]
     Servers(servers::ServersCommand),
@@ -66,6 +69,7 @@ where
     crate::dataset::bars::enable();
     let result = match cli.command {
         Command::Datasets(cmd) => datasets::run(cmd),
+        Command::Algorithms(args) => algorithms::run(args),
         Command::Servers(cmd) => servers::run(cmd),
         Command::Run(args) => run::run(args),
         Command::Table(args) => report::table(args),

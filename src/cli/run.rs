@@ -6,6 +6,7 @@ mod progress;
 
 use super::out::{errln, outln};
 use crate::backend::BackendOptions;
+use crate::connect::ServerKind;
 use crate::runner::{self, SweepOptions, SweepSummary};
 use crate::{Error, Result};
 use clap::Args;
@@ -18,9 +19,7 @@ pub struct RunArgs {
     /// Dataset name (looked up in --data-dir) or path to an ann-benchmarks HDF5 file.
     #[arg(long)]
     pub dataset: String,
-    /// Algorithm to sweep: exact, mariadb, pgvector, pgvector_halfvec, pgvector_halfvec_column
-    /// (repeatable).
-    #[arg(long = "algorithm", value_name = "NAME")]
+    #[arg(long = "algorithm", value_name = "NAME", help = algorithm_help())]
     pub algorithms: Vec<String>,
     /// Grid file replacing the built-in grid of the algorithm it names (repeatable).
     #[arg(long = "config", value_name = "FILE")]
@@ -75,6 +74,14 @@ pub struct RunArgs {
     pub calibrate: Option<usize>,
 }
 
+/// `--algorithm`'s help, listing the registered algorithms.
+fn algorithm_help() -> String {
+    format!(
+        "Algorithm to sweep (repeatable): {}; `annbench algorithms` describes each",
+        crate::backend::algorithm_names()
+    )
+}
+
 /// `600`, `90s`, `10m`, `2h` -> Duration.
 fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
     let t = text.trim();
@@ -117,11 +124,13 @@ impl RunArgs {
             timeout: self.timeout,
             keep_going: self.keep_going,
             backend: BackendOptions {
-                mariadb_url: self.mariadb,
-                postgres_url: self.postgres,
                 build_timeout: self.timeout,
                 ..BackendOptions::default()
-            },
+            }
+            .with_urls([
+                (ServerKind::MariaDb, self.mariadb),
+                (ServerKind::Postgres, self.postgres),
+            ]),
         }
     }
 }

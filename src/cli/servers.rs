@@ -1,9 +1,11 @@
 //! `annbench servers ...`
 
 use super::out::outln;
+use crate::connect::ServerKind;
 use crate::servers::{CheckOutcome, ServerCheck, check_all};
 use crate::{Error, Result};
 use clap::{Args, Subcommand};
+use std::collections::BTreeMap;
 
 #[derive(Debug, Subcommand)]
 pub enum ServersCommand {
@@ -56,32 +58,26 @@ pub fn run(cmd: ServersCommand) -> Result<()> {
 }
 
 fn drop_tables(args: DropArgs) -> Result<()> {
-    use crate::backend::{BackendOptions, mariadb::MariaDb, pgvector};
-    let opts = BackendOptions {
-        mariadb_url: args.mariadb,
-        postgres_url: args.postgres,
-        ..BackendOptions::default()
-    };
+    use crate::backend::pgvector::{Hnsw, Variant};
+    use crate::backend::{BackendOptions, mariadb::MariaDb, postgres::PgBackend};
+    let opts = BackendOptions::default().with_urls([
+        (ServerKind::MariaDb, args.mariadb),
+        (ServerKind::Postgres, args.postgres),
+    ]);
     let wanted = |s: &str| args.server.as_deref().is_none_or(|w| w == s);
-    let configured = |url: &Option<String>, mariadb: bool| {
-        url.is_some()
-            || if mariadb {
-                crate::connect::mariadb_url(None).is_ok()
-            } else {
-                crate::connect::postgres_url(None).is_ok()
-            }
-    };
+    let configured = |kind: ServerKind| opts.url(kind).is_ok();
     let mut done = 0;
-    if wanted("mariadb") && configured(&opts.mariadb_url, true) {
+    if wanted("mariadb") && configured(ServerKind::MariaDb) {
         MariaDb::connect(&opts)?.drop_tables(&args.dataset)?;
-        println!("mariadb: dropped the tables of '{}'", args.dataset);
+        outln!("mariadb: dropped the tables of '{}'", args.dataset);
         done += 1;
     }
-    if wanted("postgres") && configured(&opts.postgres_url, false) {
-        for variant in [pgvector::Variant::Vector, pgvector::Variant::HalfvecColumn] {
-            pgvector::PgVector::connect(&opts, variant)?.drop_table(&args.dataset)?;
+    if wanted("postgres") && configured(ServerKind::Postgres) {
+        // One algorithm per column type: each table is shared by the algorithms storing it.
+        for index in [&Hnsw(Variant::Vector), &Hnsw(Variant::HalfvecColumn)] {
+            PgBackend::connect(&opts, index)?.drop_table(&args.dataset)?;
         }
-        println!("postgres: dropped the tables of '{}'", args.dataset);
+        outln!("postgres: dropped the tables of '{}'", args.dataset);
         done += 1;
     }
     if done == 0 {
@@ -94,7 +90,14 @@ fn drop_tables(args: DropArgs) -> Result<()> {
 }
 
 fn check(args: CheckArgs) -> Result<()> {
-    let outcomes = check_all(args.mariadb.as_deref(), args.postgres.as_deref());
+    let urls: BTreeMap<ServerKind, String> = [
+        (ServerKind::MariaDb, args.mariadb),
+        (ServerKind::Postgres, args.postgres),
+    ]
+    .into_iter()
+    .filter_map(|(kind, url)| Some((kind, url?)))
+    .collect();
+    let outcomes = check_all(&urls);
     if args.json {
         let text = serde_json::to_string_pretty(&outcomes)
             .map_err(|e| Error::Results(format!("cannot write JSON: {e}")))?;
@@ -145,21 +148,22 @@ fn print_outcome(outcome: &CheckOutcome) {
     };
     outln!("{} {} (from {})", c.server, c.url, c.source);
     let row = |k: &str, v: &str| outln!("  {k:<34} {v}");
-    if let Some(v) = &c.version {
+    let r = &c.report;
+    if let Some(v) = &r.version {
         row("version", v);
     }
-    if let Some(v) = &c.vector_support {
+    if let Some(v) = &r.vector_support {
         row("vector support", v);
     }
-    for (k, v) in &c.settings {
+    for (k, v) in &r.settings {
         row(k, v);
     }
-    for w in &c.warnings {
+    for w in &r.warnings {
         outln!("  warning: {w}");
     }
     match &c.error {
-        None if c.warnings.is_empty() => outln!("  status: usable"),
-        None => outln!("  status: usable, with {} warning(s)", c.warnings.len()),
+        None if r.warnings.is_empty() => outln!("  status: usable"),
+        None => outln!("  status: usable, with {} warning(s)", r.warnings.len()),
         Some(e) => outln!("  status: UNUSABLE: {e}"),
     }
 }

@@ -11,13 +11,16 @@
 //! ```
 //!
 //! A value may be a scalar or a list. Parsing is strict: an unknown key names the file, the key
-//! and the allowed keys. The shipped defaults are embedded in the binary.
+//! and the allowed keys. Keys, values and rules come from the algorithm's declaration in the
+//! registry ([`crate::backend::ALGORITHMS`]), which also holds the shipped default grids.
+//! Integer keys that declare `auto` take `auto`, `auto*N` or `auto/N`, resolved against the
+//! dataset's train rows when those are known.
 
-pub mod rules;
-
+use crate::backend::args::{self, check_value, key_names};
+use crate::backend::spec::Param;
+use crate::backend::{self as backends, Algorithm};
 use crate::params::Params;
 use crate::{Error, Result};
-use rules::{AlgorithmRules, Rule};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::path::Path;
@@ -76,16 +79,7 @@ impl Overrides {
 
 /// The shipped default config of `algorithm`.
 pub fn default_config(algorithm: &str) -> Option<&'static str> {
-    match algorithm {
-        "mariadb" => Some(include_str!("../../algorithms/mariadb/config.yml")),
-        "pgvector" => Some(include_str!("../../algorithms/pgvector/config.yml")),
-        "pgvector_halfvec" => Some(include_str!("../../algorithms/pgvector_halfvec/config.yml")),
-        "pgvector_halfvec_column" => Some(include_str!(
-            "../../algorithms/pgvector_halfvec_column/config.yml"
-        )),
-        "exact" => Some(include_str!("../../algorithms/exact/config.yml")),
-        _ => None,
-    }
+    backends::algorithm(algorithm).map(|a| a.grid)
 }
 
 /// Parse `KEY=V1,V2,...`; integers become numbers, anything else a string.
@@ -113,11 +107,12 @@ pub fn parse_override(text: &str) -> Result<(String, Vec<Value>)> {
 }
 
 /// Read the grid of `algorithm` from `config_file` (or the embedded default), apply
-/// `overrides`, expand and validate it.
+/// `overrides`, expand and validate it; `auto` values resolve against `rows` when given.
 pub fn load_grid(
     algorithm: &str,
     config_file: Option<&Path>,
     overrides: &Overrides,
+    rows: Option<usize>,
 ) -> Result<Grid> {
     let (text, source) = match config_file {
         Some(path) => (
@@ -125,13 +120,11 @@ pub fn load_grid(
             path.display().to_string(),
         ),
         None => (
-            default_config(algorithm)
-                .ok_or_else(|| unknown_algorithm(algorithm))?
-                .to_string(),
+            backends::find_algorithm(algorithm)?.grid.to_string(),
             format!("algorithms/{algorithm}/config.yml (built in)"),
         ),
     };
-    let grid = parse_grid(&text, &source, overrides)?;
+    let grid = parse_grid(&text, &source, overrides, rows)?;
     if grid.algorithm != algorithm {
         return Err(Error::Config(format!(
             "{source} is for algorithm '{}', not '{algorithm}': pass it with --algorithm {}",
@@ -152,37 +145,40 @@ fn parse_file(text: &str, source: &str) -> Result<ConfigFile> {
     serde_norway::from_str(text).map_err(|e| Error::Config(format!("{source}: {e}")))
 }
 
-fn unknown_algorithm(name: &str) -> Error {
-    Error::Config(format!(
-        "unknown algorithm '{name}': expected one of exact, {}",
-        crate::backend::ALGORITHMS.join(", ")
-    ))
-}
-
-/// Parse, override, expand and validate a config text.
-pub fn parse_grid(text: &str, source: &str, overrides: &Overrides) -> Result<Grid> {
+/// Parse, override, expand and validate a config text; `auto` values resolve against `rows`
+/// when given.
+pub fn parse_grid(
+    text: &str,
+    source: &str,
+    overrides: &Overrides,
+    rows: Option<usize>,
+) -> Result<Grid> {
     let file = parse_file(text, source)?;
+    let algo = backends::find_algorithm(&file.algorithm)?;
     let algorithm = file.algorithm;
-    let rules = rules::rules_for(&algorithm).ok_or_else(|| unknown_algorithm(&algorithm))?;
-    let build_over = check_overrides(&overrides.build, rules.build, "--build", &algorithm)?;
-    let query_over = check_overrides(&overrides.query, rules.query, "--query", &algorithm)?;
+    let build_over = check_overrides(&overrides.build, algo.build, "--build", &algorithm)?;
+    let query_over = check_overrides(&overrides.query, algo.query, "--query", &algorithm)?;
     let mut builds: Vec<BuildPoint> = Vec::new();
     let mut invalid = Vec::new();
     for (i, group) in file.groups.into_iter().enumerate() {
         let label = group.name.clone().unwrap_or_else(|| format!("#{}", i + 1));
         let at = |what: &str| format!("{source}: group {label}, {what}");
-        let mut build = axes(group.build, rules.build, &at("build"))?;
-        let mut query = axes(group.query, rules.query, &at("query"))?;
+        let mut build = axes(group.build, algo.build, &at("build"))?;
+        let mut query = axes(group.query, algo.query, &at("query"))?;
         apply(&mut build, &build_over);
         apply(&mut query, &query_over);
-        let query_points = product(&query);
-        for point in product(&build) {
-            if let Err(why) = rules::check_build_point(&algorithm, &point) {
-                invalid.push(format!("{} ({why})", crate::params::describe(&point)));
-                continue;
-            }
+        let query_points = valid_points(algo, product(&query), &mut invalid);
+        if query_points.is_empty() {
+            continue;
+        }
+        let build_points = product(&build)
+            .into_iter()
+            .map(|p| rows.map_or_else(|| p.clone(), |r| args::resolve_auto(algo.build, &p, r)))
+            .collect();
+        for point in valid_points(algo, build_points, &mut invalid) {
             match builds.iter_mut().find(|b| b.build_args == point) {
-                // Same build in two groups: one build, the union of their query points.
+                // Same build in two groups (or two `auto` values that resolve alike): one
+                // build, the union of their query points.
                 Some(b) => {
                     for q in &query_points {
                         if !b.query_args.contains(q) {
@@ -202,11 +198,11 @@ pub fn parse_grid(text: &str, source: &str, overrides: &Overrides) -> Result<Gri
         let list = invalid.join("; ");
         if overrides.is_empty() || builds.is_empty() {
             return Err(Error::Config(format!(
-                "{source}: invalid {algorithm} build point(s): {list}; fix or remove them"
+                "{source}: invalid {algorithm} point(s): {list}; fix or remove them"
             )));
         }
         warnings.push(format!(
-            "{algorithm}: skipped build points the overrides made invalid: {list}"
+            "{algorithm}: skipped points the overrides made invalid: {list}"
         ));
     }
     if builds.is_empty() {
@@ -222,20 +218,30 @@ pub fn parse_grid(text: &str, source: &str, overrides: &Overrides) -> Result<Gri
     })
 }
 
+/// The points that obey the algorithm's rules; the others are described in `invalid`.
+fn valid_points(algo: &Algorithm, points: Vec<Params>, invalid: &mut Vec<String>) -> Vec<Params> {
+    points
+        .into_iter()
+        .filter(|p| match algo.broken_rules(p) {
+            None => true,
+            Some(why) => {
+                invalid.push(format!("{} ({why})", crate::params::describe(p)));
+                false
+            }
+        })
+        .collect()
+}
+
 /// Check and normalise a group's `key: value | [values]` map against the allowed keys.
-fn axes(map: Map<String, Value>, allowed: &[(&str, Rule)], at: &str) -> Result<Axes> {
+fn axes(map: Map<String, Value>, allowed: &[Param], at: &str) -> Result<Axes> {
     let mut out = Vec::new();
     for (key, value) in map {
-        let rule = allowed
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, r)| *r)
-            .ok_or_else(|| {
-                Error::Config(format!(
-                    "{at}: unknown key '{key}'; allowed keys: {}",
-                    rules::key_names(allowed)
-                ))
-            })?;
+        let param = allowed.iter().find(|p| p.name == key).ok_or_else(|| {
+            Error::Config(format!(
+                "{at}: unknown key '{key}'; allowed keys: {}",
+                key_names(allowed)
+            ))
+        })?;
         let values = match value {
             Value::Array(v) => v,
             scalar => vec![scalar],
@@ -245,7 +251,7 @@ fn axes(map: Map<String, Value>, allowed: &[(&str, Rule)], at: &str) -> Result<A
         }
         let values = values
             .iter()
-            .map(|v| rules::check_value(rule, v))
+            .map(|v| check_value(param, v))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|why| Error::Config(format!("{at}: {key}: {why}")))?;
         out.push((key, dedup(values)));
@@ -256,27 +262,24 @@ fn axes(map: Map<String, Value>, allowed: &[(&str, Rule)], at: &str) -> Result<A
 /// Match override keys to the algorithm's keys (case-insensitively) and check the values.
 fn check_overrides(
     over: &[(String, Vec<Value>)],
-    allowed: &[(&str, Rule)],
+    allowed: &[Param],
     flag: &str,
     algorithm: &str,
 ) -> Result<Axes> {
     over.iter()
         .map(|(key, values)| {
-            let (name, rule) = allowed
-                .iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case(key))
-                .ok_or_else(|| {
-                    Error::Config(format!(
-                        "{flag} {key}: unknown key for {algorithm}; allowed keys: {}",
-                        rules::key_names(allowed)
-                    ))
-                })?;
+            let param = args::find(allowed, key).ok_or_else(|| {
+                Error::Config(format!(
+                    "{flag} {key}: unknown key for {algorithm}; allowed keys: {}",
+                    key_names(allowed)
+                ))
+            })?;
             let values = values
                 .iter()
-                .map(|v| rules::check_value(*rule, v))
+                .map(|v| check_value(param, v))
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|why| Error::Config(format!("{flag} {name}: {why}")))?;
-            Ok((name.to_string(), dedup(values)))
+                .map_err(|why| Error::Config(format!("{flag} {}: {why}", param.name)))?;
+            Ok((param.name.to_string(), dedup(values)))
         })
         .collect()
 }
@@ -321,14 +324,10 @@ fn product(axes: &Axes) -> Vec<Params> {
     points
 }
 
-/// Whether `algorithm` has known rules (a database backend or `exact`).
-pub fn is_known(algorithm: &str) -> bool {
-    rules::rules_for(algorithm).is_some()
-}
-
-/// The rules of a known algorithm.
-pub fn rules_of(algorithm: &str) -> Option<AlgorithmRules> {
-    rules::rules_for(algorithm)
+/// Whether `algorithm` declares the build (or query) key `key` (ignoring case).
+pub fn knows_key(algorithm: &str, key: &str, query: bool) -> bool {
+    backends::algorithm(algorithm)
+        .is_some_and(|a| args::find(if query { a.query } else { a.build }, key).is_some())
 }
 
 #[cfg(test)]

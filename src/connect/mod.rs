@@ -1,17 +1,15 @@
-//! Connection settings for MariaDB and PostgreSQL: `--mariadb URL` / `--postgres URL`, the
+//! Where the servers are, for every kind of database: `--mariadb URL` / `--postgres URL`, the
 //! `ANNBENCH_*_URL` env vars, the ann-benchmarks forks' `*_CONN_ARGS` conventions, and defaults
-//! that find the servers `scripts/databases.sh` started.
+//! that find the servers `scripts/databases.sh` started. Opening a connection, version checks
+//! and driver errors belong to each database's backend (`src/backend/mariadb/`,
+//! `src/backend/postgres/`); the messages they share are in [`errors`].
 //!
 //! A [`ServerUrl`] never shows its password: `Display` and `redacted()` mask it.
 
-mod checks;
-mod errors;
+pub mod errors;
 mod resolve;
 
-pub use checks::{
-    MIN_MARIADB, MIN_PGVECTOR_HALFVEC, Version, check_mariadb_version, ensure_pgvector,
-};
-pub use errors::{mariadb_error, postgres_error, redact_text};
+pub use errors::redact_text;
 pub use resolve::{
     FORKS_DEFAULT_DB, UrlSource, find_url, lookup, not_configured, read_servers_env, resolve_from,
     resolve_with_source, servers_env_path,
@@ -25,7 +23,7 @@ use std::time::Duration;
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Which server a URL is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ServerKind {
     MariaDb,
     Postgres,
@@ -179,6 +177,14 @@ impl ServerKind {
         }
     }
 
+    /// The URL flag for this kind, e.g. `--mariadb`.
+    pub fn flag(self) -> &'static str {
+        match self {
+            ServerKind::MariaDb => "--mariadb",
+            ServerKind::Postgres => "--postgres",
+        }
+    }
+
     fn example(self) -> &'static str {
         match self {
             ServerKind::MariaDb => "mysql://user:password@127.0.0.1:3306/annbench",
@@ -192,77 +198,11 @@ const ENCODE_HINT: &str = "if the password contains @ # / ? : or %, percent-enco
      URL (%40 %23 %2F %3F %3A %25), or give the parts with MARIADB_CONN_ARGS / POSTGRES_CONN_ARGS \
      (user:password:host:port, taken as is)";
 
-/// Resolve the MariaDB URL: explicit (`--mariadb`), then `ANNBENCH_MARIADB_URL`, then
-/// `MARIADB_CONN_ARGS` + `MARIADB_DB_NAME`, then the `servers.env` of `scripts/databases.sh`.
-pub fn mariadb_url(explicit: Option<&str>) -> Result<ServerUrl> {
-    resolve_with_source(ServerKind::MariaDb, explicit).map(|(u, _)| u)
-}
-
-/// Resolve the PostgreSQL URL, like [`mariadb_url`] with the `POSTGRES_*` names.
-pub fn postgres_url(explicit: Option<&str>) -> Result<ServerUrl> {
-    resolve_with_source(ServerKind::Postgres, explicit).map(|(u, _)| u)
-}
-
-/// Open a MariaDB connection with errors that name the server and the fix. TCP is used even
-/// on loopback (the driver's switch to the Unix socket is off unless the URL asks for it with
-/// `?prefer_socket=true`), so both databases are measured over the same transport.
-pub fn connect_mariadb(url: &ServerUrl) -> Result<mysql::Conn> {
-    let mut u = url.expose().clone();
-    if u.scheme() != "mysql" && u.set_scheme("mysql").is_err() {
-        return Err(Error::Config(format!(
-            "bad MariaDB URL {url}: cannot use its scheme"
-        )));
-    }
-    let asks_socket = u.query_pairs().any(|(k, _)| k == "prefer_socket");
-    let has_timeout = u.query_pairs().any(|(k, _)| k == "tcp_connect_timeout_ms");
-    let opts = mysql::Opts::from_url(u.as_str()).map_err(|e| {
-        Error::Config(format!(
-            "bad MariaDB URL {url}: {}",
-            errors::scrub(&errors::url_error_text(&e), url)
-        ))
-    })?;
-    let mut builder = mysql::OptsBuilder::from_opts(opts);
-    if !asks_socket {
-        builder = builder.prefer_socket(false);
-    }
-    if !has_timeout {
-        builder = builder.tcp_connect_timeout(Some(CONNECT_TIMEOUT));
-    }
-    mysql::Conn::new(builder).map_err(|e| mariadb_error(url, "connecting", e))
-}
-
-/// Open a PostgreSQL connection with errors that name the server and the fix.
-pub fn connect_postgres(url: &ServerUrl) -> Result<postgres::Client> {
-    connect_postgres_with(url, postgres_config(url)?)
-}
-
-/// Connect with `config` (from [`postgres_config`], e.g. with a notice callback added), with
-/// the same errors as [`connect_postgres`].
-pub fn connect_postgres_with(
-    url: &ServerUrl,
-    config: postgres::Config,
-) -> Result<postgres::Client> {
-    config
-        .connect(postgres::NoTls)
-        .map_err(|e| postgres_error(url, "connecting", e))
-}
-
-/// The driver configuration of `url`, with annbench's connect timeout unless the URL sets one.
-pub fn postgres_config(url: &ServerUrl) -> Result<postgres::Config> {
-    let mut config: postgres::Config =
-        url.expose()
-            .as_str()
-            .parse()
-            .map_err(|e: postgres::Error| {
-                Error::Config(format!(
-                    "bad PostgreSQL URL {url}: {}",
-                    errors::scrub(&e.to_string(), url)
-                ))
-            })?;
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(CONNECT_TIMEOUT);
-    }
-    Ok(config)
+/// Resolve the URL of the `kind` server: `explicit` (`--mariadb`, `--postgres`), then its
+/// `ANNBENCH_*_URL`, then `*_CONN_ARGS` + `*_DB_NAME`, then the `servers.env` of
+/// `scripts/databases.sh`.
+pub fn server_url(kind: ServerKind, explicit: Option<&str>) -> Result<ServerUrl> {
+    resolve_with_source(kind, explicit).map(|(u, _)| u)
 }
 
 /// Decode `%XX` escapes (URL user, password and path parts); invalid escapes stay as is.

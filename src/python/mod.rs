@@ -48,5 +48,6 @@ fn annbench_ext(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(report::clients_json, m)?)?;
     m.add_function(wrap_pyfunction!(report::report_html, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::run_sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep::algorithms_json, m)?)?;
     Ok(())
 }

@@ -8,6 +8,7 @@
 
 use super::errors::IntoPyResult;
 use crate::backend::BackendOptions;
+use crate::connect::ServerKind;
 use crate::report::{export_table, render};
 use crate::runner::{self, Event, Progress, SweepOptions};
 use pyo3::prelude::*;
@@ -98,6 +99,14 @@ impl Progress for PyProgress {
     }
 }
 
+/// Every registered algorithm with its parameters, ranges, rules and server, as JSON (what
+/// `annbench algorithms --format json` prints).
+#[pyfunction]
+pub fn algorithms_json() -> PyResult<String> {
+    serde_json::to_string(&crate::backend::describe::algorithms())
+        .map_err(|e| super::errors::to_py(crate::Error::Results(format!("cannot write JSON: {e}"))))
+}
+
 /// Runs a sweep (the options of `annbench run`) and returns the JSON export rows of every
 /// point of the grid, measured now or already stored.
 #[pyfunction]
@@ -146,11 +155,10 @@ pub fn run_sweep(
         label,
         timeout,
         keep_going,
-        backend: BackendOptions {
-            mariadb_url: mariadb,
-            postgres_url: postgres,
-            ..BackendOptions::default()
-        },
+        backend: BackendOptions::default().with_urls([
+            (ServerKind::MariaDb, mariadb),
+            (ServerKind::Postgres, postgres),
+        ]),
     };
     let progress = PyProgress::new(callback);
     let outcome = py.detach(|| {

@@ -5,18 +5,12 @@ use crate::params::Params;
 use crate::results::PointResult;
 use serde_json::Value;
 
-/// The display name of an algorithm: `mariadb` -> `MariaDB`, `pgvector` -> `PGVector`,
-/// `pgvector_halfvec` -> `PGVector_halfvec`, `exact` -> `Exact`; any other name (e.g. an
-/// ann-benchmarks algorithm such as `hnswlib`) is shown as stored.
+/// The display name of an algorithm as its registry entry declares it: `mariadb` ->
+/// `MariaDB`, `pgvector` -> `PGVector`, `pgvector_halfvec` -> `PGVector_halfvec`; any other
+/// name (e.g. an ann-benchmarks algorithm such as `hnswlib`) is shown as stored.
 pub fn algorithm_name(algorithm: &str) -> String {
-    match algorithm {
-        "mariadb" => "MariaDB".to_string(),
-        "pgvector" => "PGVector".to_string(),
-        "pgvector_halfvec" => "PGVector_halfvec".to_string(),
-        "pgvector_halfvec_column" => "PGVector_halfvec_column".to_string(),
-        "exact" => "Exact".to_string(),
-        other => other.to_string(),
-    }
+    crate::backend::algorithm(algorithm)
+        .map_or_else(|| algorithm.to_string(), |a| a.display.to_string())
 }
 
 /// The short, lower-case name of a parameter in display names: `ef_construction` becomes
@@ -88,6 +82,7 @@ mod tests {
             "MariaDB(m=12, engine=InnoDB)"
         );
         assert_eq!(algorithm_name("pgvector_halfvec"), "PGVector_halfvec");
+        assert_eq!(algorithm_name("pgvector_ivfflat"), "PGVector_ivfflat");
         assert_eq!(algorithm_name("hnswlib"), "hnswlib");
     }
 

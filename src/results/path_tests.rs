@@ -73,10 +73,9 @@ fn distinct_labels_get_distinct_files() {
 #[test]
 fn parameter_names_never_contain_the_label_marker() {
     // The label is recovered after the first `_label_`: no key may produce one.
-    for algo in ["mariadb", "pgvector", "exact"] {
-        let r = crate::config::rules_of(algo).unwrap();
-        for (k, _) in r.build.iter().chain(r.query) {
-            assert!(!k.contains("label"), "{algo}: {k}");
+    for algo in crate::backend::ALGORITHMS {
+        for p in algo.build.iter().chain(algo.query) {
+            assert!(!p.name.contains("label"), "{}: {}", algo.name, p.name);
         }
     }
 }

@@ -87,9 +87,9 @@ pub fn dry_run(
     progress: &dyn Progress,
     factory: &dyn Fn(&str) -> Result<Box<dyn Backend>>,
 ) -> Result<DryRun> {
-    let grids = plan(opts)?;
     let mut notes = Vec::new();
     let (path, info) = locate(opts, &mut notes)?;
+    let grids = plan(opts, Some(info.train))?;
     let in_store = |d: &Path| shape_of(d, &opts.data_dir);
     let mut priors = read_priors(&opts.results_dir, opts.count, &in_store);
     if let Some(rows) = calibrate {
@@ -382,7 +382,8 @@ fn calibrate_on(
 
 /// Best effort: the calibration tables are small, and a failure here must not hide the result.
 fn drop_calibration_table(algorithm: &str, dataset: &str, opts: &SweepOptions) {
-    use crate::backend::{mariadb::MariaDb, pgvector};
+    use crate::backend::pgvector::{Hnsw, Variant};
+    use crate::backend::{mariadb::MariaDb, postgres::PgBackend};
     match algorithm {
         "mariadb" => {
             if let Ok(mut m) = MariaDb::connect(&opts.backend) {
@@ -390,12 +391,12 @@ fn drop_calibration_table(algorithm: &str, dataset: &str, opts: &SweepOptions) {
             }
         }
         "pgvector" | "pgvector_halfvec" | "pgvector_halfvec_column" => {
-            let variant = if algorithm == "pgvector_halfvec_column" {
-                pgvector::Variant::HalfvecColumn
+            let index = if algorithm == "pgvector_halfvec_column" {
+                &Hnsw(Variant::HalfvecColumn)
             } else {
-                pgvector::Variant::Vector
+                &Hnsw(Variant::Vector)
             };
-            if let Ok(mut p) = pgvector::PgVector::connect(&opts.backend, variant) {
+            if let Ok(mut p) = PgBackend::connect(&opts.backend, index) {
                 let _ = p.drop_table(dataset);
             }
         }

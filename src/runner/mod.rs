@@ -139,7 +139,8 @@ impl SweepSummary {
 }
 
 /// Check the options and expand every algorithm's grid: all of it fails before anything runs.
-pub fn plan(opts: &SweepOptions) -> Result<Vec<Grid>> {
+/// `auto` grid values resolve against `rows` train rows when given.
+pub fn plan(opts: &SweepOptions, rows: Option<usize>) -> Result<Vec<Grid>> {
     if opts.count == 0 || opts.runs == 0 {
         return Err(Error::Config(
             "--count and --runs must be at least 1".into(),
@@ -177,8 +178,8 @@ pub fn plan(opts: &SweepOptions) -> Result<Vec<Grid>> {
     }
     if algorithms.is_empty() {
         return Err(Error::Config(format!(
-            "no algorithm: pass --algorithm (exact, {}) or --config FILE",
-            crate::backend::ALGORITHMS.join(", ")
+            "no algorithm: pass --algorithm ({}) or --config FILE",
+            crate::backend::algorithm_names()
         )));
     }
     for (algo, path) in &files {
@@ -208,16 +209,13 @@ pub fn plan(opts: &SweepOptions) -> Result<Vec<Grid>> {
                 build: own(&overrides.build, false),
                 query: own(&overrides.query, true),
             };
-            config::load_grid(algo, file, &mine)
+            config::load_grid(algo, file, &mine, rows)
         })
         .collect()
 }
 
 fn knows(algo: &str, key: &str, query: bool) -> bool {
-    config::rules_of(algo).is_some_and(|r| {
-        let keys = if query { r.query } else { r.build };
-        keys.iter().any(|(k, _)| k.eq_ignore_ascii_case(key))
-    })
+    config::knows_key(algo, key, query)
 }
 
 fn any_knows(algorithms: &[String], key: &str, query: bool) -> bool {
@@ -229,10 +227,13 @@ fn any_knows(algorithms: &[String], key: &str, query: bool) -> bool {
 /// Everything that can be checked without a server fails before any server work.
 pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSummary> {
     let opts = &without_repeats(opts);
-    let grids = plan(opts)?;
+    // Every option, grid and server URL error before the dataset is read; then `auto` values
+    // resolve against its rows.
+    let grids = plan(opts, None)?;
     preflight::check_servers(opts, &grids)?;
     let path = crate::dataset::resolve(&opts.dataset, &opts.data_dir)?;
     let info = crate::dataset::info(&path)?;
+    let grids = plan(opts, Some(info.train))?;
     preflight::check(opts, &grids, &info.name, info.test)?;
     let dataset = crate::dataset::open(&path)?;
     let backend_opts = BackendOptions {
@@ -252,7 +253,7 @@ pub fn run_sweep_with(
     factory: &dyn Fn(&str) -> Result<Box<dyn Backend>>,
 ) -> Result<SweepSummary> {
     let opts = &without_repeats(opts);
-    let grids = plan(opts)?;
+    let grids = plan(opts, Some(dataset.train.nrows()))?;
     preflight::check(opts, &grids, &dataset.name, dataset.test.nrows())?;
     sweep::run(dataset, &grids, opts, progress, factory)
 }

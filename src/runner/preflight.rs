@@ -55,12 +55,15 @@ pub(super) fn check(
 /// Resolve and parse the URL of every server the grids need (no connection yet), so a missing
 /// or malformed URL fails before the dataset is read.
 pub(super) fn check_servers(opts: &SweepOptions, grids: &[Grid]) -> Result<()> {
-    let uses = |prefix: &str| grids.iter().any(|g| g.algorithm.starts_with(prefix));
-    if uses("mariadb") {
-        crate::connect::mariadb_url(opts.backend.mariadb_url.as_deref())?;
-    }
-    if uses("pgvector") {
-        crate::connect::postgres_url(opts.backend.postgres_url.as_deref())?;
+    let mut kinds: Vec<_> = grids
+        .iter()
+        .filter_map(|g| crate::backend::algorithm(&g.algorithm)?.database)
+        .map(|d| d.kind)
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    for kind in kinds {
+        opts.backend.url(kind)?;
     }
     Ok(())
 }

@@ -1,18 +1,14 @@
 //! `annbench servers check`: version, vector support and benchmark-shaping settings of each
-//! server, with warnings that say which value to set.
+//! server the registered algorithms run on, with warnings that say which value to set. Each
+//! database's own check lives with its backend ([`crate::backend::Database::check`]).
 //!
 //! The checks are real: they connect, enable pgvector where allowed, and create (then drop) a
 //! small table with a vector index, so missing privileges show up here rather than mid-sweep.
 
-mod mariadb;
-mod postgres;
-mod rules;
-
-pub use mariadb::mariadb_server_info;
-pub use postgres::postgres_server_info;
-pub use rules::{MariaDbSettings, PostgresSettings, mariadb_warnings, postgres_warnings};
-
+use crate::backend::Database;
+use crate::backend::server::CheckReport;
 use crate::connect::{ServerKind, UrlSource, find_url, not_configured};
+use std::collections::BTreeMap;
 
 /// What `servers check` found for one server.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -23,14 +19,9 @@ pub struct ServerCheck {
     pub url: String,
     /// Where the URL came from (flag, env var, servers.env).
     pub source: String,
-    /// The server's version text, when it could be read.
-    pub version: Option<String>,
-    /// e.g. `VECTOR type, MHNSW index` or `pgvector 0.8.0 (vector, halfvec)`.
-    pub vector_support: Option<String>,
-    /// Settings that shape results, as `(name, value)` with human-readable sizes.
-    pub settings: Vec<(String, String)>,
-    /// Settings that would distort a benchmark, each with the value to set.
-    pub warnings: Vec<String>,
+    /// Version, vector support, settings and warnings.
+    #[serde(flatten)]
+    pub report: CheckReport,
     /// Why the server cannot be used; `None` when it can.
     pub error: Option<String>,
 }
@@ -41,10 +32,7 @@ impl ServerCheck {
             server: kind.name(),
             url,
             source,
-            version: None,
-            vector_support: None,
-            settings: Vec::new(),
-            warnings: Vec::new(),
+            report: CheckReport::default(),
             error: None,
         }
     }
@@ -63,20 +51,32 @@ pub enum CheckOutcome {
     NotConfigured { server: &'static str, hint: String },
 }
 
-/// Resolve both URLs (explicit ones first, see [`crate::connect`]) and check each server.
-/// A server with no URL anywhere is reported as not configured.
-pub fn check_all(mariadb: Option<&str>, postgres: Option<&str>) -> Vec<CheckOutcome> {
-    [
-        (ServerKind::MariaDb, mariadb),
-        (ServerKind::Postgres, postgres),
-    ]
-    .into_iter()
-    .map(|(kind, explicit)| check_one(kind, explicit))
-    .collect()
+/// Check the server of every database the registered algorithms use, resolving each URL
+/// like the backends do (explicit ones in `urls` first, see [`crate::connect`]). A server
+/// with no URL anywhere is reported as not configured.
+pub fn check_all(urls: &BTreeMap<ServerKind, String>) -> Vec<CheckOutcome> {
+    crate::backend::databases()
+        .into_iter()
+        .map(|db| check_database(db, urls.get(&db.kind).map(String::as_str)))
+        .collect()
 }
 
-/// Check one server kind, resolving its URL like the backends do.
+/// Check the server of one kind, resolving its URL like the backends do.
 pub fn check_one(kind: ServerKind, explicit: Option<&str>) -> CheckOutcome {
+    match crate::backend::databases()
+        .into_iter()
+        .find(|d| d.kind == kind)
+    {
+        Some(db) => check_database(db, explicit),
+        None => CheckOutcome::NotConfigured {
+            server: kind.name(),
+            hint: "no registered algorithm runs on it".into(),
+        },
+    }
+}
+
+fn check_database(db: &Database, explicit: Option<&str>) -> CheckOutcome {
+    let kind = db.kind;
     let env = |k: &str| std::env::var(k).ok();
     let (url, source) = match find_url(kind, explicit, &env) {
         Ok(Some(found)) => found,
@@ -93,23 +93,10 @@ pub fn check_one(kind: ServerKind, explicit: Option<&str>) -> CheckOutcome {
         }
     };
     let mut c = ServerCheck::new(kind, url.redacted(), describe_source(Some(&source)));
-    let ram = machine_ram();
-    let result = match kind {
-        ServerKind::MariaDb => mariadb::check(&url, &mut c, ram),
-        ServerKind::Postgres => postgres::check(&url, &mut c, ram),
-    };
-    if let Err(e) = result {
+    if let Err(e) = (db.check)(&url, &mut c.report, machine_ram()) {
         c.error = Some(e.to_string());
     }
     CheckOutcome::Checked(c)
-}
-
-/// A table name no other check uses at the same time (process id and a per-process counter).
-fn scratch_table() -> String {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    format!("annbench_check_{}_{n}", std::process::id())
 }
 
 fn describe_source(source: Option<&UrlSource>) -> String {
@@ -121,32 +108,4 @@ fn machine_ram() -> u64 {
     let mut sys = sysinfo::System::new();
     sys.refresh_memory();
     sys.total_memory()
-}
-
-/// `6442450944` -> `6.0 GiB`.
-pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < UNITS.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.1} {}", UNITS[i])
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::human_bytes;
-
-    #[test]
-    fn human_sizes() {
-        assert_eq!(human_bytes(512), "512 B");
-        assert_eq!(human_bytes(16 << 20), "16.0 MiB");
-        assert_eq!(human_bytes(3 << 29), "1.5 GiB");
-    }
 }

@@ -118,3 +118,36 @@ pub fn assert_bad_train_is_named(
     let row = format!("row {}", cell.0);
     assert!(e.contains(&row) && e.contains(&value.to_string()), "{e}");
 }
+
+/// The first `n` train and `q` test rows of a bundled dataset (`datasets/<name>.hdf5`), and
+/// its metric.
+pub fn bundled(name: &str, n: usize, q: usize) -> (Array2<f32>, Array2<f32>, Metric) {
+    let path = sift_path().with_file_name(format!("{name}.hdf5"));
+    let d = annbench::dataset::hdf5_io::open_head(&path, n, q)
+        .unwrap_or_else(|e| panic!("bundled dataset {name}: {e}"));
+    (d.train, d.test, d.metric)
+}
+
+/// Mean recall of `searcher` over `queries`, after one untimed warm-up pass as the runner
+/// does; every answer must hold `k` ids.
+pub fn searcher_recall(
+    s: &mut dyn annbench::backend::Searcher,
+    metric: Metric,
+    train: ArrayView2<f32>,
+    queries: ArrayView2<f32>,
+    k: usize,
+) -> f64 {
+    let mut ids = Vec::new();
+    for q in queries.outer_iter() {
+        s.search(q.as_slice().unwrap(), k, &mut ids).unwrap();
+    }
+    let answers: Vec<Vec<i64>> = queries
+        .outer_iter()
+        .map(|q| {
+            s.search(q.as_slice().unwrap(), k, &mut ids).unwrap();
+            ids.clone()
+        })
+        .collect();
+    assert!(answers.iter().all(|a| a.len() == k), "{answers:?}");
+    mean_recall(metric, train, queries, &answers, k)
+}

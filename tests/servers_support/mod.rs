@@ -3,18 +3,18 @@
 //! `scripts/databases.sh up`); with none configured a test fails and says how to start them.
 #![allow(dead_code)]
 
-use annbench::connect::{ServerKind, ServerUrl, lookup, mariadb_url, postgres_url};
+use annbench::connect::{ServerKind, ServerUrl, lookup, server_url};
 
 /// The MariaDB >= 11.7 test server.
 pub fn mariadb() -> ServerUrl {
-    mariadb_url(None).unwrap_or_else(|e| {
+    server_url(ServerKind::MariaDb, None).unwrap_or_else(|e| {
         panic!("no MariaDB test server: run scripts/databases.sh up (CI does). Details: {e}")
     })
 }
 
 /// The PostgreSQL + pgvector test server.
 pub fn postgres() -> ServerUrl {
-    postgres_url(None).unwrap_or_else(|e| {
+    server_url(ServerKind::Postgres, None).unwrap_or_else(|e| {
         panic!("no PostgreSQL test server: run scripts/databases.sh up (CI does). Details: {e}")
     })
 }

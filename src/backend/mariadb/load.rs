@@ -9,7 +9,8 @@
 use super::load_send::send_chunk;
 use super::sql_err;
 use crate::backend::parallel::on_each_connection;
-use crate::connect::{ServerUrl, connect_mariadb};
+use super::server::connect as connect_mariadb;
+use crate::connect::ServerUrl;
 use crate::{Error, Result};
 use mysql::Conn;
 use mysql::prelude::Queryable;

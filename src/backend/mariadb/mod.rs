@@ -1,28 +1,81 @@
-//! MariaDB MHNSW backend: an `id INT PRIMARY KEY, v VECTOR(d) NOT NULL` table per (dataset,
-//! engine) in a database annbench owns, and `VECTOR INDEX ... M=.. DISTANCE=..` on it.
+//! The MariaDB vertical and its one algorithm, MHNSW: an `id INT PRIMARY KEY, v VECTOR(d) NOT
+//! NULL` table per (dataset, engine) in a database annbench owns, and `VECTOR INDEX ... M=..
+//! DISTANCE=..` on it. The server's errors, version check, settings and `servers check` live
+//! here too.
 
 mod build;
+mod check;
+mod conn;
+pub mod errors;
 pub mod load;
 mod load_send;
-mod meta;
 pub mod search;
-pub(crate) mod stop;
+pub mod server;
+mod stop;
 
+pub use errors::sql_err;
 pub use load::LoadMethod;
 
 use super::prepared::PreparedFor;
-use super::table::{check_ident, check_train, fingerprint_hex, table_name};
+use super::server::Database;
+use super::spec::{Algorithm, Contract, Param};
+use super::sql::meta::{self, Meta};
+use super::sql::{Cell, SqlConn, TableName, reuse};
+use super::table::{check_train, fingerprint_hex, table_name};
 use super::{
     Backend, BackendOptions, BuildReport, BuildWatch, Cancel, LoadReport, MemoryPlan, Searcher,
     ServerInfo, TableSpec,
 };
-use crate::connect::{ServerUrl, connect_mariadb, mariadb_url};
+use crate::connect::{ServerKind, ServerUrl};
 use crate::params::Params;
 use crate::{Error, Metric, Result};
 use mysql::Conn;
-use mysql::prelude::Queryable;
 use ndarray::ArrayView2;
 use std::path::PathBuf;
+
+/// MariaDB, for the registry.
+pub static DATABASE: Database = Database {
+    versioned: "MariaDB",
+    kind: ServerKind::MariaDb,
+    server_info: server::server_info_at,
+    check: check::check,
+};
+
+pub static ALGORITHM: Algorithm = Algorithm {
+    name: "mariadb",
+    display: "MariaDB",
+    summary: "MariaDB MHNSW vector index (VECTOR INDEX) on a VECTOR(d) column",
+    database: Some(&DATABASE),
+    min_version: server::MIN_MARIADB,
+    build: &[
+        Param::int("M", 3, 200, "neighbours per node and layer of the graph"),
+        Param::choice(
+            "engine",
+            &["InnoDB", "MyISAM"],
+            "storage engine of the table (each engine gets a table of its own)",
+        )
+        .optional("InnoDB"),
+    ],
+    query: &[Param::int(
+        "ef_search",
+        1,
+        10_000,
+        "candidate list size per query (mhnsw_ef_search)",
+    )
+    .optional("the server's mhnsw_ef_search")
+    .sets(search::EF_SEARCH_SETTING)],
+    rules: &[],
+    // VECTOR(16383) is the type's limit, but with the INT id the row would pass the 65535
+    // bytes MariaDB allows a row.
+    max_dimension: 16382,
+    grid: include_str!("../../../algorithms/mariadb/config.yml"),
+    create: |o| Ok(Box::new(MariaDb::connect(o)?)),
+    contract: Contract {
+        build: "M=8",
+        thorough_query: "ef_search=1000",
+        slow_build: "M=48",
+    },
+};
 
 /// Name of the vector index annbench creates (and the only index it drops).
 pub const INDEX_NAME: &str = "annbench_vidx";
@@ -35,6 +88,12 @@ pub enum Engine {
 }
 
 impl Engine {
+    fn parse(text: Option<&str>) -> Engine {
+        match text {
+            Some("MyISAM") => Engine::MyIsam,
+            _ => Engine::InnoDb,
+        }
+    }
     fn sql(self) -> &'static str {
         match self {
             Engine::InnoDb => "InnoDB",
@@ -55,12 +114,12 @@ struct Loaded {
     spec: TableSpec,
     rows: usize,
     fingerprint: String,
-    /// Engine and qualified name of the table the current index is (or will be) on.
+    /// Engine of the table the current index is (or will be) on.
     engine: Engine,
 }
 
 /// Fills a freshly created table (qualified name given); returns (seconds, method).
-type Fill<'a> = dyn FnMut(&mut MariaDb, &str) -> Result<(f64, String)> + 'a;
+type Fill<'a> = dyn FnMut(&mut dyn SqlConn, &str) -> Result<(f64, String)> + 'a;
 
 /// Admin connection to MariaDB.
 pub struct MariaDb {
@@ -80,32 +139,27 @@ pub struct MariaDb {
 impl MariaDb {
     /// Connect, check the server has vector support (>= 11.7) and create the database.
     pub fn connect(opts: &BackendOptions) -> Result<Self> {
-        let url = mariadb_url(opts.mariadb_url.as_deref())?;
-        let mut conn = connect_mariadb(&url)?;
-        let (major, minor, _) = conn.server_version();
-        if (major, minor) < (11, 7) {
-            return Err(Error::Server(format!(
-                "MariaDB at {url} is {major}.{minor}: vector indexes need MariaDB 11.7 or newer"
-            )));
-        }
-        let db = opts.schema.clone().unwrap_or_else(|| "annbench".into());
-        check_ident(&db, "database name")?;
-        conn.query_drop(format!("CREATE DATABASE IF NOT EXISTS `{db}`"))
-            .map_err(|e| sql_err(e, &format!("creating database `{db}` (grant CREATE on it)")))?;
+        let url = opts.url(ServerKind::MariaDb)?;
+        let mut conn = server::connect(&url)?;
+        server::check_version(&mut conn, &url)?;
+        let db = opts.schema()?;
+        conn.run(
+            &format!("CREATE DATABASE IF NOT EXISTS `{db}`"),
+            &format!("creating database `{db}` (grant CREATE on it)"),
+        )?;
         meta::ensure(&mut conn, &db)?;
+        let datadir = opts
+            .data_dirs
+            .get(&ServerKind::MariaDb)
+            .cloned()
+            .or_else(|| std::env::var_os("ANNBENCH_MARIADB_DATADIR").map(PathBuf::from));
         Ok(MariaDb {
             url,
             conn,
             db,
-            datadir: opts
-                .mariadb_datadir
-                .clone()
-                .or_else(|| std::env::var_os("ANNBENCH_MARIADB_DATADIR").map(PathBuf::from)),
+            datadir,
             load_method: LoadMethod::default(),
-            load_connections: opts
-                .load_connections
-                .unwrap_or(load::DEFAULT_CONNECTIONS)
-                .max(1),
+            load_connections: opts.load_connections_or(load::DEFAULT_CONNECTIONS),
             build_timeout: opts.build_timeout,
             loaded: None,
         })
@@ -114,17 +168,22 @@ impl MariaDb {
     /// Drop the tables (both engines) annbench loaded for `dataset`, and their metadata.
     pub fn drop_tables(&mut self, dataset: &str) -> Result<()> {
         for engine in [Engine::InnoDb, Engine::MyIsam] {
-            let (qt, t) = self.qualified(engine, dataset)?;
-            meta::delete(&mut self.conn, &self.db, &t)?;
-            self.exec(&format!("DROP TABLE IF EXISTS {qt}"), "dropping a table")?;
+            let t = self.table(engine, dataset)?;
+            reuse::drop_table(&mut self.conn, &t)?;
         }
         self.loaded = None;
         Ok(())
     }
 
-    fn qualified(&self, engine: Engine, dataset: &str) -> Result<(String, String)> {
-        let t = table_name(engine.prefix(), dataset)?;
-        Ok((format!("`{}`.`{t}`", self.db), t))
+    fn table(&self, engine: Engine, dataset: &str) -> Result<TableName> {
+        Ok(TableName {
+            schema: self.db.clone(),
+            name: table_name(engine.prefix(), dataset)?,
+        })
+    }
+
+    fn qualified(&self, engine: Engine, dataset: &str) -> Result<String> {
+        Ok(self.table(engine, dataset)?.qualified(self.conn.dialect()))
     }
 
     fn loaded(&self) -> Result<&Loaded> {
@@ -143,8 +202,9 @@ impl MariaDb {
         fingerprint: &str,
         fill: &mut Fill<'_>,
     ) -> Result<LoadReport> {
-        let (qt, t) = self.qualified(engine, &spec.dataset)?;
-        let want = meta::Meta {
+        let t = self.table(engine, &spec.dataset)?;
+        let qt = t.qualified(self.conn.dialect());
+        let want = Meta {
             dataset: spec.dataset.clone(),
             rows: rows as u64,
             dimension: spec.dimension as u32,
@@ -152,65 +212,21 @@ impl MariaDb {
             load_seconds: 0.0,
             method: String::new(),
         };
-        if let Some(have) = meta::get(&mut self.conn, &self.db, &t)? {
-            let same = have.rows == want.rows
-                && have.dimension == want.dimension
-                && have.fingerprint == want.fingerprint;
-            if same && self.count_rows(&qt).ok() == Some(want.rows) {
-                return Ok(LoadReport {
-                    seconds: have.load_seconds,
-                    rows,
-                    reused: true,
-                    table_size_bytes: self.table_size(engine, &t).ok(),
-                    method: have.method,
-                });
-            }
-        }
-        meta::delete(&mut self.conn, &self.db, &t)?;
-        self.exec(
-            &format!("DROP TABLE IF EXISTS {qt}"),
-            "dropping the old table",
-        )?;
-        self.exec(
-            &format!(
-                "CREATE TABLE {qt} (id INT NOT NULL PRIMARY KEY, v VECTOR({}) NOT NULL) ENGINE={}",
-                spec.dimension,
-                engine.sql()
-            ),
-            "creating the table",
-        )?;
-        let (seconds, method) = fill(self, &qt)?;
-        let got = self.count_rows(&qt)?;
-        if got != rows as u64 {
-            return Err(Error::Backend(format!(
-                "mariadb: {qt} holds {got} rows after the load; expected {rows}"
-            )));
-        }
-        let m = meta::Meta {
-            load_seconds: seconds,
-            method: method.clone(),
-            ..want
-        };
-        meta::put(&mut self.conn, &self.db, &t, &m)?;
+        let create = format!(
+            "CREATE TABLE {qt} (id INT NOT NULL PRIMARY KEY, v VECTOR({}) NOT NULL) ENGINE={}",
+            spec.dimension,
+            engine.sql()
+        );
+        let outcome = reuse::ensure_table(&mut self.conn, &t, want, &create, &mut |c| {
+            fill(c, &qt)
+        })?;
         Ok(LoadReport {
-            seconds,
+            seconds: outcome.meta.load_seconds,
             rows,
-            reused: false,
-            table_size_bytes: self.table_size(engine, &t).ok(),
-            method,
+            reused: outcome.reused,
+            table_size_bytes: self.table_size(engine, &t.name).ok(),
+            method: outcome.meta.method,
         })
-    }
-
-    fn count_rows(&mut self, qt: &str) -> Result<u64> {
-        let n: Option<u64> = self
-            .conn
-            .query_first(format!("SELECT COUNT(*) FROM {qt}"))
-            .map_err(|e| sql_err(e, "counting rows"))?;
-        Ok(n.unwrap_or(0))
-    }
-
-    fn exec(&mut self, sql: &str, what: &str) -> Result<()> {
-        self.conn.query_drop(sql).map_err(|e| sql_err(e, what))
     }
 
     /// Data size of the table: the InnoDB tablespace file, or MyISAM's data + index length.
@@ -218,34 +234,26 @@ impl MariaDb {
         match engine {
             Engine::InnoDb => self.tablespace_size(&format!("{}/{t}", self.db)),
             Engine::MyIsam => {
-                let n: Option<u64> = self
-                    .conn
-                    .exec_first(
-                        "SELECT DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES \
-                         WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
-                        (&self.db, t),
-                    )
-                    .map_err(|e| sql_err(e, "reading the table size"))?;
-                n.ok_or_else(|| Error::Backend(format!("mariadb: no size for table {t}")))
+                let row = self.conn.first_row(
+                    "SELECT DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES \
+                     WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
+                    &[super::sql::Arg::Text(&self.db), super::sql::Arg::Text(t)],
+                    "reading the table size",
+                )?;
+                first_int(row)
+                    .ok_or_else(|| Error::Backend(format!("mariadb: no size for table {t}")))
             }
         }
     }
 
     fn tablespace_size(&mut self, name: &str) -> Result<u64> {
-        let n: Option<u64> = self
-            .conn
-            .exec_first(
-                "SELECT FILE_SIZE FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME = ?",
-                (name,),
-            )
-            .map_err(|e| {
-                sql_err(
-                    e,
-                    "reading information_schema.INNODB_SYS_TABLESPACES (needs the PROCESS \
-                     privilege: GRANT PROCESS ON *.* TO your user)",
-                )
-            })?;
-        n.ok_or_else(|| {
+        let row = self.conn.first_row(
+            "SELECT FILE_SIZE FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME = ?",
+            &[super::sql::Arg::Text(name)],
+            "reading information_schema.INNODB_SYS_TABLESPACES (needs the PROCESS privilege: \
+             GRANT PROCESS ON *.* TO your user)",
+        )?;
+        first_int(row).ok_or_else(|| {
             Error::Backend(format!(
                 "mariadb: tablespace '{name}' not found in INNODB_SYS_TABLESPACES (grant the \
                  PROCESS privilege, or the server uses innodb_file_per_table=OFF)"
@@ -254,19 +262,21 @@ impl MariaDb {
     }
 }
 
+fn first_int(row: Option<Vec<Cell>>) -> Option<u64> {
+    row?.first()?.int().map(|n| n as u64)
+}
+
 impl Backend for MariaDb {
     fn name(&self) -> &str {
-        "mariadb"
+        ALGORITHM.name
     }
 
     fn server_info(&mut self) -> Result<ServerInfo> {
-        let mut info = build::server_info(&mut self.conn)?;
-        info.settings
-            .insert("client_transport".into(), self.url.transport().into());
-        Ok(info)
+        Ok(server::server_info(&mut self.conn, &self.url)?.with_transport(&self.url))
     }
 
     fn load(&mut self, spec: &TableSpec, train: ArrayView2<'_, f32>) -> Result<LoadReport> {
+        super::check_dimension(&ALGORITHM, spec.dimension)?;
         check_train(train, spec.dimension, &spec.dataset)?;
         load::check_lengths(train, &spec.dataset)?;
         let fingerprint = fingerprint_hex(train);
@@ -323,10 +333,9 @@ impl Backend for MariaDb {
 
     fn searcher(&self) -> Result<Box<dyn Searcher>> {
         let l = self.loaded()?;
-        let (qt, _) = self.qualified(l.engine, &l.spec.dataset)?;
         Ok(Box::new(search::MariaSearcher {
-            conn: connect_mariadb(&self.url)?,
-            table: qt,
+            conn: server::connect(&self.url)?,
+            table: self.qualified(l.engine, &l.spec.dataset)?,
             metric: l.spec.metric,
             dimension: l.spec.dimension,
             stmt: PreparedFor::new(),
@@ -335,8 +344,8 @@ impl Backend for MariaDb {
 
     fn drop_index(&mut self) -> Result<()> {
         let l = self.loaded()?.clone();
-        let (qt, _) = self.qualified(l.engine, &l.spec.dataset)?;
-        self.exec(
+        let qt = self.qualified(l.engine, &l.spec.dataset)?;
+        self.conn.run(
             &format!("DROP INDEX IF EXISTS {INDEX_NAME} ON {qt}"),
             "dropping the vector index",
         )
@@ -348,49 +357,5 @@ fn distance_name(metric: Metric) -> &'static str {
     match metric {
         Metric::Euclidean => "euclidean",
         Metric::Angular => "cosine",
-    }
-}
-
-/// Map a driver error: a lost or refused connection is a server problem, anything else a
-/// backend failure; both name what was being done.
-pub(crate) fn sql_err(e: mysql::Error, what: &str) -> Error {
-    let lost = match &e {
-        mysql::Error::MySqlError(m) => matches!(m.code, 1053 | 1077 | 1152 | 1927 | 2006 | 2013),
-        mysql::Error::IoError(_) | mysql::Error::CodecError(_) => true,
-        mysql::Error::DriverError(d) => matches!(
-            d,
-            mysql::DriverError::ConnectTimeout
-                | mysql::DriverError::CouldNotConnect(_)
-                | mysql::DriverError::PacketOutOfSync
-                | mysql::DriverError::UnexpectedPacket
-                | mysql::DriverError::Timeout
-        ),
-        _ => false,
-    };
-    if lost {
-        Error::Server(format!(
-            "MariaDB connection lost while {what}: {e} (is the server still running?)"
-        ))
-    } else {
-        Error::Backend(format!("MariaDB error while {what}: {e}"))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lost_connections_are_server_errors() {
-        let reset = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset");
-        let e = sql_err(mysql::Error::IoError(reset), "running a query");
-        assert!(
-            matches!(&e, Error::Server(m) if m.contains("running a query")),
-            "{e:?}"
-        );
-        let gone = mysql::Error::DriverError(mysql::DriverError::PacketOutOfSync);
-        assert!(matches!(sql_err(gone, "x"), Error::Server(_)));
-        let ours = mysql::Error::DriverError(mysql::DriverError::MixedParams);
-        assert!(matches!(sql_err(ours, "x"), Error::Backend(_)));
     }
 }

@@ -2,17 +2,15 @@
 //! as raw little-endian f32 bytes wrapped in `CAST(? AS BINARY)` (a plain byte parameter is
 //! sent in the client charset and rejected as a vector).
 
-use super::sql_err;
+use super::ALGORITHM;
+use super::errors::sql_err;
 use crate::backend::Searcher;
+use crate::backend::args::Args;
 use crate::backend::prepared::PreparedFor;
-use crate::backend::query_args::ef_search;
 use crate::params::Params;
 use crate::{Error, Metric, Result};
 use mysql::prelude::Queryable;
 use mysql::{Conn, Statement};
-
-/// Valid `ef_search` range (MariaDB's `mhnsw_ef_search`).
-pub const EF_SEARCH: std::ops::RangeInclusive<i64> = 1..=10_000;
 
 /// The exact query text both the searcher and EXPLAIN use.
 pub fn query_sql(table: &str, metric: Metric, k: usize) -> String {
@@ -23,13 +21,14 @@ pub fn query_sql(table: &str, metric: Metric, k: usize) -> String {
     format!("SELECT id FROM {table} ORDER BY {f}(v, CAST(? AS BINARY)) LIMIT {k}")
 }
 
-/// The `SET` statement for `query_args` after validating them (`ef_search`, 1..=10000).
-pub fn query_args_sql(query_args: &Params) -> Result<String> {
-    Ok(
-        ef_search("mariadb", query_args, EF_SEARCH)?.map_or(String::new(), |ef| {
-            format!("SET SESSION mhnsw_ef_search = {ef}")
-        }),
-    )
+/// The server setting of the `ef_search` query arg.
+pub const EF_SEARCH_SETTING: &str = "mhnsw_ef_search";
+
+/// The session setting of checked query args: `ef_search`, or the server's default when a
+/// point leaves it out (nothing carries over from the previous point).
+pub fn settings_sql(args: &Args) -> String {
+    let value = args.int("ef_search").map_or("DEFAULT".into(), |ef| ef.to_string());
+    format!("SET SESSION {EF_SEARCH_SETTING} = {value}")
 }
 
 /// The query vector as the bytes of a MariaDB `VECTOR`.
@@ -52,13 +51,10 @@ pub struct MariaSearcher {
 
 impl Searcher for MariaSearcher {
     fn set_query_args(&mut self, query_args: &Params) -> Result<()> {
-        let sql = query_args_sql(query_args)?;
-        if !sql.is_empty() {
-            self.conn
-                .query_drop(sql)
-                .map_err(|e| sql_err(e, "setting query args"))?;
-        }
-        Ok(())
+        let args = ALGORITHM.query_args(query_args)?;
+        self.conn
+            .query_drop(settings_sql(&args))
+            .map_err(|e| sql_err(e, "setting query args"))
     }
 
     fn search(&mut self, query: &[f32], k: usize, ids: &mut Vec<i64>) -> Result<()> {
@@ -101,26 +97,16 @@ mod tests {
 
     #[test]
     fn ef_search_is_validated() {
-        let mut p = Params::new();
-        p.insert("ef_search".into(), json!(40));
+        let p = |v: serde_json::Value| v.as_object().cloned().unwrap_or_default();
+        let args = ALGORITHM.query_args(&p(json!({"ef_search": 40}))).unwrap();
+        assert_eq!(settings_sql(&args), "SET SESSION mhnsw_ef_search = 40");
+        let e = ALGORITHM.query_args(&p(json!({"ef_search": 0}))).unwrap_err();
+        assert!(e.to_string().contains("1..=10000"), "{e}");
+        let e = ALGORITHM.query_args(&p(json!({"efSearch": 5}))).unwrap_err();
+        assert!(e.to_string().contains("efSearch"), "{e}");
         assert_eq!(
-            query_args_sql(&p).unwrap(),
-            "SET SESSION mhnsw_ef_search = 40"
-        );
-        p.insert("ef_search".into(), json!(0));
-        assert!(
-            query_args_sql(&p)
-                .unwrap_err()
-                .to_string()
-                .contains("1..=10000")
-        );
-        let mut p = Params::new();
-        p.insert("efSearch".into(), json!(5));
-        assert!(
-            query_args_sql(&p)
-                .unwrap_err()
-                .to_string()
-                .contains("efSearch")
+            settings_sql(&Args::default()),
+            "SET SESSION mhnsw_ef_search = DEFAULT"
         );
     }
 

@@ -1,26 +1,28 @@
 //! The memory plan of a pgvector HNSW build: the graph pgvector keeps in
 //! `maintenance_work_mem` (build argument, else the session default) while it builds.
 
-use super::build::parse_build_args;
-use super::{PgVector, Variant, pg_err};
+use super::PgBackend;
+use super::errors::pg_err;
 use crate::backend::plan::{self, MemoryPlan, setting_for};
 use crate::params::Params;
 use crate::{Error, Result};
 
+/// `None` for indexes without a plan (see [`super::PgIndex::graph_value_bytes`]).
 pub(super) fn plan(
-    b: &mut PgVector,
+    b: &mut PgBackend,
     rows: usize,
     dimension: usize,
-    args: &Params,
-) -> Result<MemoryPlan> {
-    let a = parse_build_args(args)?;
-    let value_bytes = match b.variant {
-        Variant::Vector => 4,
-        Variant::HalfvecIndex | Variant::HalfvecColumn => 2,
+    params: &Params,
+) -> Result<Option<MemoryPlan>> {
+    let Some(value_bytes) = b.index.graph_value_bytes() else {
+        return Ok(None);
     };
-    let need = plan::pgvector_graph_bytes(rows, dimension, value_bytes, a.m as usize);
-    let (text, setting) = match &a.maintenance_work_mem {
-        Some(m) => (m.clone(), "maintenance_work_mem (build argument)"),
+    let algo = b.index.algorithm();
+    let args = algo.build_args(params, rows)?;
+    let m = args.required_int("M")?;
+    let need = plan::pgvector_graph_bytes(rows, dimension, value_bytes, m as usize);
+    let (text, setting) = match args.text("maintenance_work_mem") {
+        Some(m) => (m.to_string(), "maintenance_work_mem (build argument)"),
         None => {
             // What a build session gets after RESET: the server's, role's or database's value.
             let row = b
@@ -36,16 +38,14 @@ pub(super) fn plan(
     };
     let setting_bytes = plan::parse_pg_memory(&text).ok_or_else(|| {
         Error::Backend(format!(
-            "pgvector: cannot read maintenance_work_mem '{text}' as a size"
+            "{}: cannot read maintenance_work_mem '{text}' as a size",
+            algo.name
         ))
     })?;
     let want = setting_for(need);
-    Ok(MemoryPlan {
-        algorithm: b.variant.algorithm().to_string(),
-        what: format!(
-            "the HNSW graph of {rows} x {dimension} (M={}) during the build",
-            a.m
-        ),
+    Ok(Some(MemoryPlan {
+        algorithm: algo.name.to_string(),
+        what: format!("the HNSW graph of {rows} x {dimension} (M={m}) during the build"),
         need_bytes: need,
         setting: setting.to_string(),
         setting_bytes,
@@ -57,5 +57,5 @@ pub(super) fn plan(
              maintenance_work_mem = '{want}'; SELECT pg_reload_conf(); (with that much free RAM)"
         ),
         enforced: false,
-    })
+    }))
 }

@@ -2,16 +2,21 @@
 //! benchmark baseline only, one INSERT per row). With several connections each copies one
 //! contiguous slice of rows.
 
-use super::pg_err;
+use super::errors::pg_err;
 use super::search::VecParam;
+use super::server::connect;
 use crate::backend::parallel::on_each_connection;
-use crate::connect::{ServerUrl, connect_postgres};
+use crate::connect::ServerUrl;
 use crate::{Error, Result};
 use ndarray::ArrayView2;
 use postgres::Client;
 use postgres::binary_copy::BinaryCopyInWriter;
 use postgres::types::Type;
 use std::time::Instant;
+
+/// Connections a load uses unless told otherwise: 2 loaded faster than 1 in
+/// `docs/bench-backends.md`.
+pub const DEFAULT_CONNECTIONS: usize = 2;
 
 /// How rows are sent to PostgreSQL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -45,7 +50,7 @@ pub fn load_rows(
     let n = connections.max(1).min(train.nrows());
     let mut clients = Vec::with_capacity(n);
     for _ in 0..n {
-        let mut c = connect_postgres(url)?;
+        let mut c = connect(url)?;
         // Each slice commits on its own; no need to wait for the WAL flush per statement.
         c.batch_execute("SET synchronous_commit = off")
             .map_err(|e| pg_err(e, "preparing the load session"))?;

@@ -1,0 +1,122 @@
+//! Binary quantization with re-ranking: an HNSW index on `binary_quantize(v)::bit(d)` (one
+//! bit per dimension, `bit_hamming_ops`) over the float32 `vector` column shared with
+//! `pgvector`. A query takes the `candidates` nearest rows by Hamming distance through the
+//! index, then re-ranks them by the exact distance in SQL and keeps the `k` nearest.
+
+use super::pgvector::{EF_CONSTRUCTION, EF_CONSTRUCTION_RULE, EF_SEARCH_SETTING, M};
+use super::postgres::index::{PgIndex, Target, distance_op, set_or_reset};
+use super::postgres::{DATABASE, MAINTENANCE_WORK_MEM, PgBackend};
+use super::spec::{Algorithm, Contract, Param, Rule};
+use crate::Result;
+use crate::backend::args::Args;
+
+pub static ALGORITHM: Algorithm = Algorithm {
+    name: "pgvector_binary",
+    display: "PGVector_binary",
+    summary: "pgvector HNSW index on binary_quantize(v)::bit(d) (Hamming), candidates re-ranked \
+              by the exact distance",
+    database: Some(&DATABASE),
+    min_version: (0, 7),
+    build: &[M, EF_CONSTRUCTION, MAINTENANCE_WORK_MEM],
+    query: &[
+        Param::int(
+            "candidates",
+            1,
+            1000,
+            "rows taken by Hamming distance through the index, then re-ranked exactly",
+        ),
+        Param::int(
+            "ef_search",
+            1,
+            1000,
+            "candidate list size of the bit index (hnsw.ef_search)",
+        )
+        .optional("candidates")
+        .sets(EF_SEARCH_SETTING),
+    ],
+    rules: &[
+        EF_CONSTRUCTION_RULE,
+        // Without an iterative scan HNSW returns at most ef_search rows.
+        Rule::AtLeast {
+            key: "ef_search",
+            factor: 1,
+            other: "candidates",
+        },
+    ],
+    // The float32 column's limit; the bit index itself takes up to 64000.
+    max_dimension: 16000,
+    grid: include_str!("../../../algorithms/pgvector_binary/config.yml"),
+    create: |o| Ok(Box::new(PgBackend::connect(o, &Binary)?)),
+    contract: Contract {
+        build: "M=16, ef_construction=64",
+        thorough_query: "candidates=1000",
+        slow_build: "M=48, ef_construction=400",
+    },
+};
+
+/// The bit HNSW index with re-ranking.
+#[derive(Debug)]
+pub struct Binary;
+
+impl PgIndex for Binary {
+    fn algorithm(&self) -> &'static Algorithm {
+        &ALGORITHM
+    }
+
+    fn using(&self, t: &Target, args: &Args) -> Result<String> {
+        Ok(format!(
+            "hnsw ((binary_quantize(v)::bit({})) bit_hamming_ops) WITH (m = {}, \
+             ef_construction = {})",
+            t.dimension,
+            args.required_int("M")?,
+            args.required_int("ef_construction")?
+        ))
+    }
+
+    fn settings(&self, _: &Target, args: &Args) -> Result<String> {
+        let ef = args.int("ef_search").or(args.int("candidates"));
+        Ok(set_or_reset(EF_SEARCH_SETTING, ef.map(|v| v.to_string())))
+    }
+
+    fn query(&self, t: &Target, k: usize, args: &Args) -> String {
+        let d = t.dimension;
+        let candidates = args.int("candidates").unwrap_or(k as i64);
+        format!(
+            "SELECT id FROM (SELECT id, v FROM {} ORDER BY binary_quantize(v)::bit({d}) <~> \
+             binary_quantize($1::vector({d}))::bit({d}) LIMIT {candidates}) AS c \
+             ORDER BY v {} $1::vector({d}) LIMIT {k}",
+            t.table,
+            distance_op(t.metric)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Metric;
+    use crate::params::parse;
+
+    #[test]
+    fn candidates_are_reranked_by_the_exact_distance() {
+        let t = Target {
+            table: "annbench.vec_t".into(),
+            metric: Metric::Euclidean,
+            dimension: 4,
+            pgvector: crate::backend::Version::parse("0.8.0").unwrap(),
+        };
+        let q = ALGORITHM.query_args(&parse("candidates=40").unwrap()).unwrap();
+        assert_eq!(
+            Binary.query(&t, 10, &q),
+            "SELECT id FROM (SELECT id, v FROM annbench.vec_t ORDER BY binary_quantize(v)::bit(4) \
+             <~> binary_quantize($1::vector(4))::bit(4) LIMIT 40) AS c ORDER BY v <-> \
+             $1::vector(4) LIMIT 10"
+        );
+        assert_eq!(Binary.settings(&t, &q).unwrap(), "SET hnsw.ef_search = 40");
+        let e = ALGORITHM
+            .query_args(&parse("candidates=80, ef_search=40").unwrap())
+            .unwrap_err();
+        assert!(e.to_string().contains("ef_search (40) must be at least candidates (80)"), "{e}");
+        assert!(ALGORITHM.query_args(&parse("ef_search=40").unwrap()).is_err());
+    }
+}

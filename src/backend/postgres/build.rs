@@ -1,0 +1,161 @@
+//! The index build of any pgvector algorithm (timeout, Ctrl-C, phases from
+//! `pg_stat_progress_create_index`, the server's notices, the index size) and the plan check.
+
+use super::errors::pg_err;
+use super::search::VecParam;
+use super::server::connect;
+use super::{Loaded, PgBackend};
+use crate::backend::sql::SqlConn;
+use crate::backend::sql::watch::{self, Watch};
+use crate::backend::watch::percent;
+use crate::backend::{BuildReport, BuildWatch, Cancel};
+use crate::params::Params;
+use crate::{Error, Result};
+use postgres::{Client, Statement};
+
+/// Stops a build with `pg_cancel_backend` and samples its phase, from a connection of its own.
+struct PgWatch {
+    client: Client,
+    pid: i32,
+    progress: Option<Statement>,
+}
+
+impl Watch for PgWatch {
+    fn stop(&mut self) {
+        let _ = self
+            .client
+            .execute("SELECT pg_cancel_backend($1)", &[&self.pid]);
+    }
+
+    /// The phase, and tuples done out of the total where the server knows the total, else
+    /// heap blocks scanned out of the table's (pgvector inserts each row into the graph as the
+    /// scan reads it, so the scan's progress is the build's).
+    fn progress(&mut self) -> Option<(String, Option<f64>)> {
+        let stmt = self.progress.as_ref()?;
+        let row = self.client.query_opt(stmt, &[&self.pid]).ok()??;
+        let phase: String = row.try_get(0).ok()?;
+        let n = |i: usize| row.get::<_, Option<i64>>(i).unwrap_or(0);
+        let pct = percent(n(4), n(3)).or_else(|| percent(n(2), n(1)));
+        Some((phase, pct))
+    }
+}
+
+pub(super) fn build(
+    b: &mut PgBackend,
+    params: &Params,
+    cancel: &Cancel<'_>,
+    report: &BuildWatch,
+) -> Result<BuildReport> {
+    let l = b.loaded()?.clone();
+    let algo = b.index.algorithm();
+    let args = algo.build_args(params, l.rows)?;
+    let target = b.target(&l);
+    let c = &mut b.client;
+    c.run(
+        &format!("DROP INDEX IF EXISTS {}.{}", b.schema, l.index),
+        "dropping the previous index",
+    )?;
+    match args.text("maintenance_work_mem") {
+        Some(m) => c.run(
+            &format!("SET maintenance_work_mem = '{m}'"),
+            "setting memory",
+        )?,
+        None => c.run("RESET maintenance_work_mem", "resetting memory")?,
+    }
+    let pid: i32 = c
+        .query_one("SELECT pg_backend_pid()", &[])
+        .map_err(|e| pg_err(e, "reading the backend pid"))?
+        .get(0);
+    let mut watcher = connect(&b.url)?;
+    let progress = watcher
+        .prepare(
+            "SELECT phase, blocks_total, blocks_done, tuples_total, tuples_done \
+             FROM pg_stat_progress_create_index WHERE pid = $1",
+        )
+        .ok();
+    b.drain_notices();
+    let sql = format!(
+        "CREATE INDEX {} ON {} USING {}",
+        l.index,
+        target.table,
+        b.index.using(&target, &args)?
+    );
+    // The watcher enforces the time limit with pg_cancel_backend, as for Ctrl-C: a session
+    // statement_timeout would also bound the statements after the build, and resetting it is
+    // itself a statement that the timeout can cancel on a busy machine.
+    let w = watch::run_reporting(
+        PgWatch {
+            client: watcher,
+            pid,
+            progress,
+        },
+        cancel,
+        b.build_timeout,
+        report,
+        || b.client.batch_execute(&sql),
+    );
+    let notices = b.drain_notices();
+    let (seconds, phases) = (w.seconds, w.phases.clone());
+    let drop_index = format!("DROP INDEX IF EXISTS {}.{}", b.schema, l.index);
+    w.finish(
+        algo.name,
+        params,
+        b.build_timeout,
+        |e| pg_err(e, "building the index"),
+        // A build that completed as it was stopped leaves its index; nothing else is left.
+        || {
+            b.client
+                .run(&drop_index, "dropping the stopped build's index")
+        },
+    )?;
+    let size: i64 = b
+        .client
+        .query_one(
+            &format!("SELECT pg_relation_size('{}.{}')", b.schema, l.index),
+            &[],
+        )
+        .map_err(|e| pg_err(e, "reading the index size"))?
+        .get(0);
+    Ok(BuildReport {
+        seconds,
+        index_size_bytes: size as u64,
+        phases,
+        notices,
+    })
+}
+
+pub(super) fn verify_index_used(
+    b: &mut PgBackend,
+    query: &[f32],
+    k: usize,
+    params: &Params,
+) -> Result<()> {
+    let l: Loaded = b.loaded()?.clone();
+    let algo = b.index.algorithm();
+    let args = algo.query_args(params)?;
+    let target = b.target(&l);
+    let set = b.index.settings(&target, &args)?;
+    if !set.is_empty() {
+        b.client.run(&set, "setting query args")?;
+    }
+    let q = b.index.query(&target, k, &args);
+    let rows = b
+        .client
+        .query(&format!("EXPLAIN {q}"), &[&VecParam(query)])
+        .map_err(|e| pg_err(e, "running EXPLAIN"))?;
+    let plan: Vec<String> = rows.iter().map(|r| r.get::<_, String>(0)).collect();
+    let wanted = format!("Index Scan using {} ", l.index);
+    if !plan.iter().any(|line| line.contains(&wanted)) {
+        return Err(Error::Backend(format!(
+            "{}: the query does not use the vector index {} (it would be an exact scan); plan: \
+             {}; query: {q}",
+            algo.name,
+            l.index,
+            plan.iter()
+                .map(|s| s.trim())
+                .collect::<Vec<_>>()
+                .join(" | ")
+        )));
+    }
+    Ok(())
+}

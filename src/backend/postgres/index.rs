@@ -1,0 +1,117 @@
+//! What one pgvector algorithm adds to the shared PostgreSQL backend ([`super::PgBackend`]):
+//! the column its table stores, its `CREATE INDEX ... USING` clause, the session settings of
+//! its query args, and its query. Everything else (table, load, reuse, build timeout, cancel,
+//! plan check, sizes, server info) is the backend's.
+
+use crate::Metric;
+use crate::Result;
+use crate::backend::args::Args;
+use crate::backend::server::Version;
+use crate::backend::spec::Algorithm;
+
+/// The type of the table's vector column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column {
+    /// float32 `vector(d)`; the table (`vec_<dataset>`) is shared by every algorithm using it.
+    Vector,
+    /// float16 `halfvec(d)`, rounded on load (`hvec_<dataset>`).
+    Halfvec,
+}
+
+impl Column {
+    /// SQL type of the `v` column.
+    pub fn sql(self, d: usize) -> String {
+        match self {
+            Column::Vector => format!("vector({d})"),
+            Column::Halfvec => format!("halfvec({d})"),
+        }
+    }
+
+    /// How the column is stored: `PLAIN` (inline, never compressed or moved out of the row,
+    /// as pgvector recommends) while a row fits in a page (8160 bytes), else `EXTERNAL`
+    /// (out of line, uncompressed).
+    pub fn storage(self, d: usize) -> &'static str {
+        let value_bytes = 8 + d * match self {
+            Column::Vector => 4,
+            Column::Halfvec => 2,
+        };
+        // Tuple header (24 bytes) and id (4) leave 8132 bytes; keep a margin.
+        if value_bytes <= 8000 {
+            "PLAIN"
+        } else {
+            "EXTERNAL"
+        }
+    }
+
+    /// Prefix of the table name.
+    pub fn table_prefix(self) -> &'static str {
+        match self {
+            Column::Vector => "vec",
+            Column::Halfvec => "hvec",
+        }
+    }
+}
+
+/// The loaded table an index is built and queried on.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// Schema-qualified table name.
+    pub table: String,
+    pub metric: Metric,
+    pub dimension: usize,
+    /// The server's pgvector, for settings that only newer releases have.
+    pub pgvector: Version,
+}
+
+/// One pgvector algorithm.
+pub trait PgIndex: Sync {
+    /// Its registry declaration.
+    fn algorithm(&self) -> &'static Algorithm;
+
+    /// The column its table stores.
+    fn column(&self) -> Column {
+        Column::Vector
+    }
+
+    /// The `USING` clause of `CREATE INDEX`: method, indexed expression with its operator class,
+    /// and `WITH` options, e.g. `hnsw (v vector_l2_ops) WITH (m = 16, ef_construction = 64)`.
+    fn using(&self, t: &Target, args: &Args) -> Result<String>;
+
+    /// `SET`/`RESET` statements applying `args` to a session (empty for none). Every query
+    /// point states all its settings, so nothing carries over from the previous one.
+    fn settings(&self, t: &Target, args: &Args) -> Result<String>;
+
+    /// The query the searchers time and EXPLAIN checks: `$1` is the query vector (sent as
+    /// `vector`), ids of the `k` nearest rows first.
+    fn query(&self, t: &Target, k: usize, args: &Args) -> String;
+
+    /// Bytes per dimension of the vectors an HNSW build holds in `maintenance_work_mem`, for
+    /// the memory plan; `None` for indexes annbench plans nothing for.
+    fn graph_value_bytes(&self) -> Option<usize> {
+        None
+    }
+}
+
+/// The distance operator for `metric` (`<->` or `<=>`).
+pub fn distance_op(metric: Metric) -> &'static str {
+    match metric {
+        Metric::Euclidean => "<->",
+        Metric::Angular => "<=>",
+    }
+}
+
+/// The operator-class suffix for `metric` (`l2` or `cosine`), e.g. `vector_l2_ops`.
+pub fn ops(metric: Metric) -> &'static str {
+    match metric {
+        Metric::Euclidean => "l2",
+        Metric::Angular => "cosine",
+    }
+}
+
+/// `SET name = value` when `value` is set, else `RESET name`.
+pub fn set_or_reset(name: &str, value: Option<String>) -> String {
+    match value {
+        Some(v) => format!("SET {name} = {v}"),
+        None => format!("RESET {name}"),
+    }
+}

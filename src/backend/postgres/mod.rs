@@ -1,0 +1,307 @@
+//! The PostgreSQL vertical: everything the pgvector algorithms share. A table
+//! `id int4 PRIMARY KEY, v vector(d) | halfvec(d)` per dataset in a schema annbench owns,
+//! loaded with binary COPY and reused by fingerprint; the index build (with its timeout,
+//! Ctrl-C and phases) and the plan check; the server's errors, version, settings and
+//! `servers check`. Each algorithm (`pgvector/`, `pgvector_ivfflat/`, `pgvector_binary/`) only
+//! implements [`PgIndex`]: its index clause, its session settings and its query.
+
+mod build;
+mod check;
+mod conn;
+pub mod errors;
+pub mod index;
+pub mod load;
+mod memory;
+pub mod search;
+pub mod server;
+
+pub use index::{Column, PgIndex, Target};
+pub use load::LoadMethod;
+
+use super::parallel::method_label;
+use super::prepared::PreparedFor;
+use super::server::{Database, Version};
+use super::spec::Param;
+use super::sql::meta::{self, Meta};
+use super::sql::{SqlConn, TableName, reuse};
+use super::table::{check_ident, check_train, check_train_within, fingerprint_hex, table_name};
+use super::{
+    Backend, BackendOptions, BuildReport, BuildWatch, Cancel, LoadReport, MemoryPlan, Searcher,
+    ServerInfo, TableSpec,
+};
+use crate::connect::{ServerKind, ServerUrl};
+use crate::params::Params;
+use crate::{Error, Result};
+use ndarray::ArrayView2;
+use postgres::Client;
+use std::sync::{Arc, Mutex};
+
+/// PostgreSQL with pgvector, for the registry.
+pub static DATABASE: Database = Database {
+    versioned: "pgvector",
+    kind: ServerKind::Postgres,
+    server_info: server::server_info_at,
+    check: check::check,
+};
+
+/// Session settings of every query connection (and of EXPLAIN). On small tables or with a
+/// high `hnsw.ef_search` the planner prefers an exact sequential scan, which would benchmark
+/// a full scan instead of the index; disabling it makes the planner use the vector index
+/// whenever the query can use it (verify_index_used still checks the plan).
+pub const SESSION_SQL: &str = "SET enable_seqscan = off";
+
+/// The build parameter every pgvector algorithm takes, applied to the build session only.
+pub const MAINTENANCE_WORK_MEM: Param = Param::memory(
+    "maintenance_work_mem",
+    "memory for the index build, applied to the build session only",
+)
+.optional("the server's setting");
+
+/// The dataset currently loaded.
+#[derive(Debug, Clone)]
+struct Loaded {
+    spec: TableSpec,
+    rows: usize,
+    table: TableName,
+    /// Index name (unqualified; it lives in the table's schema). One per table, whichever
+    /// algorithm builds it, so a build replaces any index an earlier one left.
+    index: String,
+}
+
+/// Admin connection to PostgreSQL for one pgvector algorithm.
+pub struct PgBackend {
+    url: ServerUrl,
+    client: Client,
+    index: &'static dyn PgIndex,
+    schema: String,
+    pgvector: Version,
+    /// Server notices since the last drain (e.g. maintenance_work_mem exceeded).
+    notices: Arc<Mutex<Vec<String>>>,
+    /// How [`Backend::load`] sends rows.
+    pub load_method: LoadMethod,
+    /// Connections used by [`Backend::load`].
+    pub load_connections: usize,
+    /// Longest one index build may take (enforced by the build watcher).
+    pub build_timeout: Option<std::time::Duration>,
+    loaded: Option<Loaded>,
+}
+
+impl PgBackend {
+    /// Connect, check pgvector is enabled and new enough for `index`, create the schema.
+    pub fn connect(opts: &BackendOptions, index: &'static dyn PgIndex) -> Result<Self> {
+        let url = opts.url(ServerKind::Postgres)?;
+        let notices = Arc::new(Mutex::new(Vec::new()));
+        let mut client = server::connect_collecting(&url, Arc::clone(&notices))?;
+        let pgvector = server::ensure_pgvector(&mut client, &url)?;
+        let algo = index.algorithm();
+        if !pgvector.at_least(algo.min_version) {
+            let (major, minor) = algo.min_version;
+            return Err(Error::Server(format!(
+                "{}: pgvector {pgvector} at {url} is too old; it needs {major}.{minor} or newer \
+                 (upgrade the package, then ALTER EXTENSION vector UPDATE)",
+                algo.name
+            )));
+        }
+        client.run(SESSION_SQL, "setting up the session")?;
+        let schema = opts.schema()?;
+        client.create_if_missing(
+            &format!("CREATE SCHEMA IF NOT EXISTS {schema}"),
+            &format!("creating schema {schema} (grant CREATE)"),
+        )?;
+        meta::ensure(&mut client, &schema)?;
+        Ok(PgBackend {
+            url,
+            client,
+            index,
+            schema,
+            pgvector,
+            notices,
+            load_method: LoadMethod::default(),
+            load_connections: opts.load_connections_or(load::DEFAULT_CONNECTIONS),
+            build_timeout: opts.build_timeout,
+            loaded: None,
+        })
+    }
+
+    /// Drop the table this algorithm loads for `dataset` (shared with every algorithm that
+    /// stores the same column) and its metadata.
+    pub fn drop_table(&mut self, dataset: &str) -> Result<()> {
+        let t = self.table_name(dataset)?;
+        reuse::drop_table(&mut self.client, &t)?;
+        self.loaded = None;
+        Ok(())
+    }
+
+    fn table_name(&self, dataset: &str) -> Result<TableName> {
+        Ok(TableName {
+            schema: self.schema.clone(),
+            name: table_name(self.index.column().table_prefix(), dataset)?,
+        })
+    }
+
+    fn loaded(&self) -> Result<&Loaded> {
+        self.loaded.as_ref().ok_or_else(|| {
+            Error::Backend(format!(
+                "{}: load() must run before this step",
+                self.index.algorithm().name
+            ))
+        })
+    }
+
+    fn target(&self, l: &Loaded) -> Target {
+        Target {
+            table: l.table.qualified(self.client.dialect()),
+            metric: l.spec.metric,
+            dimension: l.spec.dimension,
+            pgvector: self.pgvector.clone(),
+        }
+    }
+
+    fn drain_notices(&self) -> Vec<String> {
+        self.notices
+            .lock()
+            .map(|mut v| std::mem::take(&mut *v))
+            .unwrap_or_default()
+    }
+
+    fn table_size(&mut self, table: &str) -> Option<u64> {
+        let row = self
+            .client
+            .query_one(&format!("SELECT pg_table_size('{table}')::int8"), &[])
+            .ok()?;
+        row.try_get::<_, i64>(0).ok().map(|n| n as u64)
+    }
+
+    /// Refuse data the column cannot hold, before anything is sent.
+    fn check_train(&self, spec: &TableSpec, train: ArrayView2<'_, f32>) -> Result<()> {
+        super::check_dimension(self.index.algorithm(), spec.dimension)?;
+        match self.index.column() {
+            Column::Halfvec => check_train_within(
+                train,
+                spec.dimension,
+                &spec.dataset,
+                half::f16::MAX.to_f32(),
+                "the float16 range (+-65504) of a halfvec column; use an algorithm with a \
+                 float32 column, e.g. pgvector or pgvector_halfvec",
+            ),
+            Column::Vector => check_train(train, spec.dimension, &spec.dataset),
+        }
+    }
+}
+
+impl Backend for PgBackend {
+    fn name(&self) -> &str {
+        self.index.algorithm().name
+    }
+
+    fn server_info(&mut self) -> Result<ServerInfo> {
+        Ok(server::server_info(&mut self.client, &self.url)?.with_transport(&self.url))
+    }
+
+    fn load(&mut self, spec: &TableSpec, train: ArrayView2<'_, f32>) -> Result<LoadReport> {
+        self.check_train(spec, train)?;
+        self.loaded = None;
+        let table = self.table_name(&spec.dataset)?;
+        let index = format!("{}_vidx", table.name);
+        check_ident(&index, "index name")?;
+        let qt = table.qualified(self.client.dialect());
+        let rows = train.nrows();
+        let want = Meta {
+            dataset: spec.dataset.clone(),
+            rows: rows as u64,
+            dimension: spec.dimension as u32,
+            fingerprint: fingerprint_hex(train),
+            load_seconds: 0.0,
+            method: String::new(),
+        };
+        let column = self.index.column();
+        let create = format!(
+            "CREATE TABLE {qt} (id int4 NOT NULL, v {} NOT NULL);
+             ALTER TABLE {qt} ALTER COLUMN v SET STORAGE {};",
+            column.sql(spec.dimension),
+            column.storage(spec.dimension)
+        );
+        let (url, method, conns) = (self.url.clone(), self.load_method, self.load_connections);
+        let outcome = reuse::ensure_table(&mut self.client, &table, want, &create, &mut |c| {
+            let copy = load::load_rows(&url, &qt, train, method, conns)?;
+            // The primary key is built after the rows are in (faster than maintaining it row
+            // by row), and VACUUM sets hint bits and the visibility map now, so the first
+            // index build does not pay for them inside isecs. Both count as load time.
+            let t0 = std::time::Instant::now();
+            c.run(
+                &format!("ALTER TABLE {qt} ADD PRIMARY KEY (id)"),
+                "adding the primary key",
+            )?;
+            c.run(&format!("VACUUM (ANALYZE) {qt}"), "vacuuming the table")?;
+            let label = method_label(method.label(), conns);
+            Ok((copy + t0.elapsed().as_secs_f64(), label))
+        })?;
+        self.drain_notices();
+        self.loaded = Some(Loaded {
+            spec: spec.clone(),
+            rows,
+            table,
+            index,
+        });
+        Ok(LoadReport {
+            seconds: outcome.meta.load_seconds,
+            rows,
+            reused: outcome.reused,
+            table_size_bytes: self.table_size(&qt),
+            method: outcome.meta.method,
+        })
+    }
+
+    fn build_cancellable(
+        &mut self,
+        build_args: &Params,
+        cancel: &Cancel<'_>,
+    ) -> Result<BuildReport> {
+        build::build(self, build_args, cancel, &BuildWatch::default())
+    }
+
+    fn build_watched(
+        &mut self,
+        build_args: &Params,
+        cancel: &Cancel<'_>,
+        watch: &BuildWatch,
+    ) -> Result<BuildReport> {
+        build::build(self, build_args, cancel, watch)
+    }
+
+    fn memory_plan(
+        &mut self,
+        rows: usize,
+        dimension: usize,
+        build_args: &Params,
+    ) -> Result<Option<MemoryPlan>> {
+        memory::plan(self, rows, dimension, build_args)
+    }
+
+    fn verify_index_used(&mut self, query: &[f32], k: usize, query_args: &Params) -> Result<()> {
+        build::verify_index_used(self, query, k, query_args)
+    }
+
+    fn searcher(&self) -> Result<Box<dyn Searcher>> {
+        let l = self.loaded()?;
+        let mut client = server::connect(&self.url)?;
+        client.run(SESSION_SQL, "setting up the query session")?;
+        Ok(Box::new(search::PgSearcher {
+            client,
+            index: self.index,
+            target: self.target(l),
+            args: Default::default(),
+            stmt: PreparedFor::new(),
+        }))
+    }
+
+    fn drop_index(&mut self) -> Result<()> {
+        let l = self.loaded()?.clone();
+        self.client.run(
+            &format!("DROP INDEX IF EXISTS {}.{}", self.schema, l.index),
+            "dropping the index",
+        )?;
+        self.drain_notices();
+        Ok(())
+    }
+}

@@ -1,0 +1,130 @@
+//! Machinery every SQL database backend shares, written once over a small connection trait
+//! ([`SqlConn`], implemented by each database vertical for its driver):
+//!
+//! - [`meta`]: the metadata table `annbench_tables`, one row per table annbench loaded;
+//! - [`reuse`]: reuse a table that holds exactly the train matrix (by fingerprint), or
+//!   (re)create and fill it;
+//! - [`watch`]: run a long statement (an index build) while a helper thread stops it on
+//!   request (Ctrl-C) and samples its phases.
+//!
+//! Server-side locks per table and the check that a measured index is the one built belong
+//! here too, next to the metadata they use.
+
+pub mod meta;
+pub mod reuse;
+pub mod watch;
+
+use crate::Result;
+
+/// The SQL flavour of a server, for the few statements that differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    MariaDb,
+    Postgres,
+}
+
+impl Dialect {
+    /// A checked identifier ([`super::table::check_ident`]) quoted for this server.
+    pub fn quote(self, ident: &str) -> String {
+        match self {
+            Dialect::MariaDb => format!("`{ident}`"),
+            Dialect::Postgres => format!("\"{ident}\""),
+        }
+    }
+
+    /// The `n`th (1-based) bind parameter.
+    pub fn placeholder(self, n: usize) -> String {
+        match self {
+            Dialect::MariaDb => "?".into(),
+            Dialect::Postgres => format!("${n}"),
+        }
+    }
+}
+
+/// A bound statement argument.
+#[derive(Debug, Clone, Copy)]
+pub enum Arg<'a> {
+    Text(&'a str),
+    Int(i64),
+    Float(f64),
+}
+
+/// A value read back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    Null,
+    Int(i64),
+    Float(f64),
+    Text(String),
+}
+
+impl Cell {
+    pub fn int(&self) -> Option<i64> {
+        match self {
+            Cell::Int(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    pub fn float(&self) -> Option<f64> {
+        match self {
+            Cell::Float(x) => Some(*x),
+            Cell::Int(n) => Some(*n as f64),
+            _ => None,
+        }
+    }
+
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Cell::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// One connection to a SQL server, as the shared machinery uses it. Errors name `what` was
+/// being done and separate a lost server ([`crate::Error::Server`]) from a failed statement.
+pub trait SqlConn {
+    fn dialect(&self) -> Dialect;
+
+    /// Run one or more statements without arguments or results.
+    fn run(&mut self, sql: &str, what: &str) -> Result<()>;
+
+    /// Run `CREATE ... IF NOT EXISTS`; a concurrent session creating the same object at the
+    /// same moment is not an error.
+    fn create_if_missing(&mut self, sql: &str, what: &str) -> Result<()> {
+        self.run(sql, what)
+    }
+
+    /// Run one statement with bound arguments.
+    fn run_args(&mut self, sql: &str, args: &[Arg<'_>], what: &str) -> Result<()>;
+
+    /// The first row of a query with bound arguments, if any.
+    fn first_row(&mut self, sql: &str, args: &[Arg<'_>], what: &str) -> Result<Option<Vec<Cell>>>;
+}
+
+/// A table annbench owns: schema (MariaDB database, PostgreSQL schema) and name, both checked
+/// identifiers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableName {
+    pub schema: String,
+    pub name: String,
+}
+
+impl TableName {
+    /// `schema.name` as the server spells it. PostgreSQL's is unquoted (both parts are
+    /// checked lower-case identifiers), as in its plans and `pg_stat_activity`.
+    pub fn qualified(&self, d: Dialect) -> String {
+        match d {
+            Dialect::MariaDb => format!("{}.{}", d.quote(&self.schema), d.quote(&self.name)),
+            Dialect::Postgres => format!("{}.{}", self.schema, self.name),
+        }
+    }
+}
+
+/// `SELECT COUNT(*)` of a table.
+pub fn count_rows(c: &mut dyn SqlConn, table: &TableName) -> Result<u64> {
+    let sql = format!("SELECT COUNT(*) FROM {}", table.qualified(c.dialect()));
+    let n = c.first_row(&sql, &[], "counting rows")?;
+    Ok(n.and_then(|r| r.first().and_then(Cell::int)).unwrap_or(0) as u64)
+}
