@@ -4,8 +4,8 @@
 
 /// Growth of the load time with rows (both servers load at a steady rate).
 pub const LOAD_EXPONENT: f64 = 1.0;
-/// Growth of the index build time with rows (docs/scaling.md: HNSW builds on 1536-d data
-/// grew as about n^1.1 on both servers from 100k to 1M rows).
+/// Growth of the index build time with rows (HNSW inserts cost about log n each; the fits
+/// in docs/scaling.md, from 25k to 250k rows of 1536-d data, are close to this).
 pub const BUILD_EXPONENT: f64 = 1.1;
 /// Growth of the time per query with rows at fixed parameters (graph search grows slowly).
 pub const QUERY_EXPONENT: f64 = 0.2;

@@ -30,6 +30,8 @@ const PROGRESS_POLL: Duration = Duration::from_millis(500);
 pub(super) struct KillWhenCopying<'a> {
     pub url: &'a ServerUrl,
     pub conn_id: u32,
+    /// Multiplies the server's `PROGRESS` into the percentage of rows copied (see `build`).
+    pub progress_scale: f64,
     /// Opened on the first stop request or progress poll.
     pub killer: Option<Conn>,
     /// The last state and percentage read, and when.
@@ -67,7 +69,7 @@ impl Watch for KillWhenCopying<'_> {
 
     /// The statement's processlist state and, while it copies rows (where a vector index
     /// build spends nearly all its time, inserting each row into the graph), the percentage
-    /// of rows copied that MariaDB reports as `PROGRESS`. Read every [`PROGRESS_POLL`].
+    /// of rows copied, from MariaDB's `PROGRESS` (rescaled). Read every [`PROGRESS_POLL`].
     fn progress(&mut self) -> Option<(String, Option<f64>)> {
         if let Some((at, seen)) = &self.last {
             if at.elapsed() < PROGRESS_POLL {
@@ -85,7 +87,9 @@ impl Watch for KillWhenCopying<'_> {
             .flatten();
         let seen = match row {
             Some((Some(state), progress)) if !state.is_empty() => {
-                let percent = progress.filter(|_| state == KILLABLE_STATE);
+                let percent = progress
+                    .filter(|_| state == KILLABLE_STATE)
+                    .map(|p| p * self.progress_scale);
                 Some((state, percent))
             }
             _ => None,
