@@ -267,8 +267,12 @@ fn info_shows_per_query_difficulty() {
         &["datasets", "info", "sift-5k-128-euclidean"],
         dir.path(),
     ));
-    let lid = out.lines().find(|l| l.trim_start().starts_with("LID (k=100)"));
-    let rc = out.lines().find(|l| l.trim_start().starts_with("RC (k=10)"));
+    let lid = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("LID (k=100)"));
+    let rc = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("RC (k=10)"));
     // mean, min, p10, p25, p50, p75, p90, max: ordered quantiles, RC above 1.
     let values = |l: &str| -> Vec<f64> {
         l.split_whitespace()

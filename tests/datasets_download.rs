@@ -250,8 +250,14 @@ fn dbpedia_openai_names_download_where_the_network_allows() {
     dataset::save(&ds, &path).unwrap();
     let (base, seen) = serve(std::fs::read(&path).unwrap(), vec![Mode::Full]);
     let data = tempfile::tempdir().unwrap();
-    let got = download::get("dbpedia-openai-100k-angular", data.path(), &base, false, false)
-        .unwrap();
+    let got = download::get(
+        "dbpedia-openai-100k-angular",
+        data.path(),
+        &base,
+        false,
+        false,
+    )
+    .unwrap();
     assert_eq!(files(data.path()), vec!["dbpedia-openai-100k-angular.hdf5"]);
     let opened = dataset::open(&got).unwrap();
     assert_eq!((opened.dimension(), opened.metric), (1536, Metric::Angular));
