@@ -22,6 +22,9 @@ use std::time::{Duration, Instant};
 /// The processlist state in which a kill is safe (see the module comment).
 const KILLABLE_STATE: &str = "copy to tmp table";
 
+/// A processlist state and, while copying rows, the percentage copied.
+type Progress = Option<(String, Option<f64>)>;
+
 /// How often the statement's state and progress are read.
 const PROGRESS_POLL: Duration = Duration::from_millis(500);
 
@@ -35,7 +38,7 @@ pub(super) struct KillWhenCopying<'a> {
     /// Opened on the first stop request or progress poll.
     pub killer: Option<Conn>,
     /// The last state and percentage read, and when.
-    pub last: Option<(Instant, Option<(String, Option<f64>)>)>,
+    pub last: Option<(Instant, Progress)>,
 }
 
 impl KillWhenCopying<'_> {
@@ -70,7 +73,7 @@ impl Watch for KillWhenCopying<'_> {
     /// The statement's processlist state and, while it copies rows (where a vector index
     /// build spends nearly all its time, inserting each row into the graph), the percentage
     /// of rows copied, from MariaDB's `PROGRESS` (rescaled). Read every [`PROGRESS_POLL`].
-    fn progress(&mut self) -> Option<(String, Option<f64>)> {
+    fn progress(&mut self) -> Progress {
         if let Some((at, seen)) = &self.last {
             if at.elapsed() < PROGRESS_POLL {
                 return seen.clone();
