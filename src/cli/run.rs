@@ -96,9 +96,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
     /// List the builds and points this run would measure (with --shard: this shard's, and how
-    /// the plan splits) and which are stored, without touching a server.
+    /// the plan splits) and which are stored; then the server memory each build needs (when the
+    /// servers answer) and time estimates from earlier results. Builds and measures nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// With --dry-run: first time one build and one query point of each algorithm on the first
+    /// ROWS train rows (e.g. 20000), on the servers, and estimate from that too.
+    #[arg(long, value_name = "ROWS", requires = "dry_run")]
+    pub calibrate: Option<usize>,
 }
 
 /// `--algorithm`'s help, listing the registered algorithms.
@@ -208,10 +213,11 @@ impl RunArgs {
 }
 
 pub fn run(args: RunArgs) -> Result<()> {
-    let dry = args.dry_run;
+    let (dry, calibrate) = (args.dry_run, args.calibrate);
     let opts = args.options(&|name| std::env::var(name).ok())?;
     if dry {
-        return dry_run::print(&opts);
+        dry_run::print(&opts)?;
+        return dry_run::estimates(&opts, calibrate);
     }
     if let Some(shard) = &opts.shard {
         errln!("shard {shard} (from {})", shard.source);

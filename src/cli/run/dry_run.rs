@@ -1,9 +1,14 @@
-//! `annbench run --dry-run`: the builds and points a run would measure (this shard's, when
-//! sharded), which of them are stored, and how the plan splits over the shards. Reads the grid
-//! files and the result store; opens no dataset and touches no server.
+//! `annbench run --dry-run`: first the builds and points a run would measure (this shard's,
+//! when sharded), which of them are stored, and how the plan splits over the shards (reads the
+//! grid files and the result store only); then the estimates of [`crate::runner::dryrun`]:
+//! server memory per build (when the servers answer) and time from earlier results.
 
+use super::progress::CliProgress;
+use crate::backend::BackendOptions;
 use crate::cli::out::outln;
 use crate::params::describe;
+use crate::runner::dryrun::{DryRun, dry_run};
+use crate::runner::estimate::{Estimate, human_seconds};
 use crate::results::{PointKey, point_path};
 use crate::runner::{self, SweepOptions};
 use crate::shard::{self, Assignment};
@@ -196,6 +201,87 @@ fn print_builds(
     );
     outln!("cost: share of the plan's estimated build cost (~: no estimate, weighs as the median)");
     Ok(())
+}
+
+/// Memory plans and time estimates of the builds and points this run would measure (the
+/// shard's, when sharded); the servers are asked for memory plans only when they answer.
+pub fn estimates(opts: &SweepOptions, calibrate: Option<usize>) -> Result<()> {
+    let backend_opts = BackendOptions {
+        build_timeout: opts.timeout,
+        ..opts.backend.clone()
+    };
+    let progress = CliProgress::new();
+    let plan = dry_run(opts, calibrate, &progress, &|name| {
+        crate::backend::create(name, &backend_opts)
+    });
+    progress.clear();
+    match plan {
+        Ok(plan) => print_estimates(&plan, opts),
+        Err(e) if calibrate.is_some() => return Err(e),
+        // The plan above stands without the dataset or the servers; say why estimates are missing.
+        Err(e) => outln!("\nno estimates: {e}"),
+    }
+    Ok(())
+}
+
+fn est(e: &Option<Estimate>) -> String {
+    match e {
+        Some(e) => format!(
+            "~{:>8}  (n^{:.2} {}, from {})",
+            human_seconds(e.seconds),
+            e.exponent,
+            if e.fitted { "fitted" } else { "assumed" },
+            e.basis.first().map_or("", String::as_str)
+        ),
+        None => "   no estimate".into(),
+    }
+}
+
+fn print_estimates(p: &DryRun, opts: &SweepOptions) {
+    outln!(
+        "dry run: {} ({} x {}, {} queries), k={}, {} timed pass(es) after a warm-up, clients {:?}",
+        p.dataset, p.rows, p.dimension, p.queries, opts.count, opts.runs, opts.clients
+    );
+    for a in &p.algorithms {
+        outln!("\n{}:", a.algorithm);
+        outln!("  {:<44} {}", format!("load {} rows", p.rows), est(&a.load));
+        if let Some(note) = &a.server_note {
+            outln!("  (no memory plan: {note})");
+        }
+        for b in &a.builds {
+            let label = format!("build {}", describe(&b.build_args));
+            if b.skipped {
+                outln!("  {label:<44} all points stored: skipped");
+                continue;
+            }
+            outln!("  {label:<44} {}", est(&b.build));
+            if let Some(m) = &b.memory {
+                let mark = if m.fits() { "" } else { "WARNING " };
+                outln!("    {mark}memory: {}", m.describe());
+            }
+            for q in &b.points {
+                let label = format!("{} x{}", describe(&q.query_args), q.clients);
+                if q.stored {
+                    outln!("    {label:<42} stored");
+                } else {
+                    outln!("    {label:<42} {}", est(&q.seconds));
+                }
+            }
+        }
+    }
+    let (total, unknown) = p.total();
+    outln!(
+        "\ntotal: ~{}{}",
+        human_seconds(total),
+        if unknown > 0 {
+            format!(" plus {unknown} step(s) without an estimate")
+        } else {
+            String::new()
+        }
+    );
+    for n in &p.notes {
+        outln!("({n})");
+    }
 }
 
 #[cfg(test)]
