@@ -66,6 +66,7 @@ where
             };
         }
     };
+    crate::dataset::bars::enable();
     let result = match cli.command {
         Command::Datasets(cmd) => datasets::run(cmd),
         Command::Algorithms(args) => algorithms::run(args),

@@ -1,6 +1,7 @@
 //! `annbench run ...`: parse into [`SweepOptions`], run the sweep with indicatif progress,
 //! print a summary table.
 
+mod dry_run;
 mod progress;
 
 use super::out::{errln, outln};
@@ -85,6 +86,14 @@ pub struct RunArgs {
     /// PostgreSQL URL, e.g. postgres://user:pass@127.0.0.1:5432/annbench.
     #[arg(long)]
     pub postgres: Option<String>,
+    /// List the builds and points, which are stored, the server memory each build needs, and
+    /// time estimates from earlier results; build and measure nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// With --dry-run: first time one build and one query point of each algorithm on the first
+    /// ROWS train rows (e.g. 20000), on the servers, and estimate from that too.
+    #[arg(long, value_name = "ROWS", requires = "dry_run")]
+    pub calibrate: Option<usize>,
 }
 
 /// `--algorithm`'s help, listing the registered algorithms.
@@ -190,7 +199,11 @@ impl RunArgs {
 }
 
 pub fn run(args: RunArgs) -> Result<()> {
+    let (dry, calibrate) = (args.dry_run, args.calibrate);
     let opts = args.options();
+    if dry {
+        return dry_run::run(&opts, calibrate);
+    }
     let progress = progress::CliProgress::new();
     let summary = runner::run_sweep(&opts, &progress);
     progress.clear();

@@ -5,6 +5,8 @@
 pub mod assess;
 mod build;
 mod data;
+pub mod dryrun;
+pub mod estimate;
 pub mod interference;
 pub mod measure;
 mod notices;
