@@ -92,7 +92,8 @@ pub fn dry_run(
     let mut grids = plan(opts, Some(info.train))?;
     if let Some(shard) = &opts.shard {
         let label = opts.label.as_deref();
-        grids = crate::shard::select(&grids, shard, &info.name, opts.count, label, &opts.clients).grids;
+        grids =
+            crate::shard::select(&grids, shard, &info.name, opts.count, label, &opts.clients).grids;
         notes.push(format!("shard {shard}: its builds only"));
     }
     let in_store = |d: &Path| shape_of(d, &opts.data_dir);

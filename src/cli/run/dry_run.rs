@@ -7,9 +7,9 @@ use super::progress::CliProgress;
 use crate::backend::BackendOptions;
 use crate::cli::out::outln;
 use crate::params::describe;
+use crate::results::{PointKey, point_path};
 use crate::runner::dryrun::{DryRun, dry_run};
 use crate::runner::estimate::{Estimate, human_seconds};
-use crate::results::{PointKey, point_path};
 use crate::runner::{self, SweepOptions};
 use crate::shard::{self, Assignment};
 use crate::{Result, dataset};
@@ -240,7 +240,13 @@ fn est(e: &Option<Estimate>) -> String {
 fn print_estimates(p: &DryRun, opts: &SweepOptions) {
     outln!(
         "dry run: {} ({} x {}, {} queries), k={}, {} timed pass(es) after a warm-up, clients {:?}",
-        p.dataset, p.rows, p.dimension, p.queries, opts.count, opts.runs, opts.clients
+        p.dataset,
+        p.rows,
+        p.dimension,
+        p.queries,
+        opts.count,
+        opts.runs,
+        opts.clients
     );
     for a in &p.algorithms {
         outln!("\n{}:", a.algorithm);
