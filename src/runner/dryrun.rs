@@ -89,7 +89,13 @@ pub fn dry_run(
 ) -> Result<DryRun> {
     let mut notes = Vec::new();
     let (path, info) = locate(opts, &mut notes)?;
-    let grids = plan(opts, Some(info.train))?;
+    let mut grids = plan(opts, Some(info.train))?;
+    if let Some(shard) = &opts.shard {
+        let label = opts.label.as_deref();
+        grids =
+            crate::shard::select(&grids, shard, &info.name, opts.count, label, &opts.clients).grids;
+        notes.push(format!("shard {shard}: its builds only"));
+    }
     let in_store = |d: &Path| shape_of(d, &opts.data_dir);
     let mut priors = read_priors(&opts.results_dir, opts.count, &in_store);
     if let Some(rows) = calibrate {
