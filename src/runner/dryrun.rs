@@ -379,7 +379,7 @@ fn calibrate_on(
         label: None,
         ..opts.clone()
     };
-    let ran = sweep::run(sample, &small, &cal_opts, progress, factory);
+    let ran = sweep::run(sample, None, &small, &cal_opts, progress, factory);
     for g in grids {
         drop_calibration_table(&g.algorithm, &name, opts);
     }

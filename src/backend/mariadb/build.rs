@@ -5,7 +5,8 @@ use super::errors::sql_err;
 use super::search::{query_sql, settings_sql, vector_bytes};
 use super::stop::KillWhenCopying;
 use super::{ALGORITHM, Engine, INDEX_NAME, MariaDb, distance_name};
-use crate::backend::sql::watch;
+use crate::backend::filter::{self, Plan};
+use crate::backend::sql::{attrs, watch};
 use crate::backend::sql::{SqlConn, count_rows};
 use crate::backend::{BuildReport, BuildWatch, Cancel, MemoryPlan, plan};
 use crate::params::Params;
@@ -69,6 +70,14 @@ pub(super) fn build(
         &format!("DROP INDEX IF EXISTS {INDEX_NAME} ON {qt}"),
         "dropping the previous vector index",
     )?;
+    filter::check_attributes(ALGORITHM.name, &args, l.attrs.is_some(), "build")?;
+    if let Some(attr) = &l.attrs {
+        // The other engine's table gets the attributes too (kept once filled).
+        if engine != Engine::InnoDb {
+            attrs::ensure(&mut b.conn, &t, attr)?;
+        }
+        attrs::set_btree(&mut b.conn, &t, filter::wants_btree(&args))?;
+    }
     let sql = format!(
         "ALTER TABLE {qt} ADD VECTOR INDEX {INDEX_NAME} (v) M={m} DISTANCE={}",
         distance_name(l.spec.metric)
@@ -255,18 +264,22 @@ pub(super) fn verify_index_used(
     query: &[f32],
     k: usize,
     query_args: &Params,
-) -> Result<()> {
+) -> Result<String> {
     let l = b.loaded()?.clone();
+    let t = b.table(l.engine, &l.spec.dataset)?;
     let qt = b.qualified(l.engine, &l.spec.dataset)?;
     let args = ALGORITHM.query_args(query_args)?;
+    filter::check_attributes(ALGORITHM.name, &args, l.attrs.is_some(), "query")?;
     b.conn.run(&settings_sql(&args), "setting query args")?;
-    let sql = format!("EXPLAIN {}", query_sql(&qt, l.spec.metric, k));
+    let filter = filter::where_clause(&args, l.rows);
+    let sql = format!("EXPLAIN {}", query_sql(&qt, l.spec.metric, k, &filter));
     let rows: Vec<mysql::Row> = b
         .conn
         .exec(&sql, (vector_bytes(query),))
         .map_err(|e| sql_err(e, "running EXPLAIN"))?;
     let mut plan = Vec::new();
-    let mut used = false;
+    let mut found = None;
+    let btree = crate::backend::sql::attrs::btree_name(&t)?;
     for row in &rows {
         let col = |name: &str| -> String {
             row.get_opt::<Option<String>, _>(name)
@@ -275,16 +288,26 @@ pub(super) fn verify_index_used(
                 .unwrap_or_else(|| "NULL".into())
         };
         let (ty, key, extra) = (col("type"), col("key"), col("Extra"));
-        used |= key == INDEX_NAME && !extra.contains("filesort");
+        if key == INDEX_NAME && !extra.contains("filesort") {
+            found = Some(Plan::VectorIndex);
+        } else if !filter.is_empty() && key == btree {
+            // The B-tree finds the matching rows, a filesort orders them by exact distance.
+            found = found.or(Some(Plan::BtreeSort));
+        }
         plan.push(format!("type={ty} key={key} extra='{extra}'"));
     }
-    if !used {
-        return Err(Error::Backend(format!(
-            "mariadb: the query does not use the vector index {INDEX_NAME} (it would be a full \
-             scan); plan: {}; query: {sql}",
+    match found {
+        Some(p) => Ok(format!("{} ({})", p.as_str(), plan.join(" | "))),
+        None => Err(Error::Backend(format!(
+            "mariadb: the query uses neither the vector index {INDEX_NAME}{} (it would be a \
+             full scan); plan: {}; query: {sql}",
+            if filter.is_empty() {
+                String::new()
+            } else {
+                format!(" nor the attribute B-tree {btree}")
+            },
             plan.join(" | ")
-        )));
+        ))),
     }
-    Ok(())
 }
 

@@ -10,6 +10,7 @@
 //! Server-side locks per table and the check that a measured index is the one built belong
 //! here too, next to the metadata they use.
 
+pub mod attrs;
 pub mod meta;
 pub mod reuse;
 pub mod watch;
