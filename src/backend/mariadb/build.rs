@@ -172,7 +172,23 @@ fn settle(b: &mut MariaDb, qt: &str, metric: crate::Metric) -> Result<()> {
 /// Size of the index's hidden table `<table>#i#01`.
 fn index_size(b: &mut MariaDb, engine: Engine, t: &str) -> Result<u64> {
     match engine {
-        Engine::InnoDb => b.tablespace_size(&format!("{}/{t}#i#01", b.db)),
+        Engine::InnoDb => {
+            // The vector index's tablespace is `<table>#i#NN`, NN its key number: 01 when it
+            // is the only secondary key, later when the attribute B-tree came first.
+            let prefix = format!("{}/{t}#i#", b.db);
+            let names: Vec<String> = b
+                .conn
+                .exec(
+                    "SELECT NAME FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME LIKE ?",
+                    (format!("{}%", prefix.replace('_', "\\_")),),
+                )
+                .map_err(|e| sql_err(e, "listing the index tablespaces"))?;
+            let name = names
+                .into_iter()
+                .find(|n| n.starts_with(&prefix))
+                .unwrap_or_else(|| format!("{prefix}01"));
+            b.tablespace_size(&name)
+        }
         Engine::MyIsam => {
             let datadir = match &b.datadir {
                 Some(d) => d.clone(),
@@ -186,8 +202,18 @@ fn index_size(b: &mut MariaDb, engine: Engine, t: &str) -> Result<u64> {
             };
             let dir = datadir.join(&b.db);
             let mut total = 0;
+            // `<table>#i#NN`, NN the vector index's key number (see InnoDB above).
+            let prefix = format!("{t}#i#");
+            let stem = std::fs::read_dir(&dir)
+                .ok()
+                .and_then(|entries| {
+                    entries
+                        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                        .find(|n| n.starts_with(&prefix) && n.ends_with(".MYD"))
+                })
+                .map_or_else(|| format!("{prefix}01"), |n| n.trim_end_matches(".MYD").to_string());
             for ext in ["MYD", "MYI"] {
-                let p = dir.join(format!("{t}#i#01.{ext}"));
+                let p = dir.join(format!("{stem}.{ext}"));
                 total += std::fs::metadata(&p)
                     .map_err(|e| {
                         Error::Backend(format!(
