@@ -212,7 +212,10 @@ def selectivity(
         name = f"{_line_name(values)}({desc})"
         rows = rows.sort_values("selectivity")
         colour = f"C{i % 10}"
-        short = pd.to_numeric(rows.get("short_results", 0)).fillna(0) > 0
+        if "short_results" in rows.columns:
+            short = pd.to_numeric(rows["short_results"]).fillna(0) > 0
+        else:
+            short = pd.Series(False, index=rows.index)
         for ax, y in ((top, "recall"), (bottom, "qps")):
             ax.plot(rows["selectivity"], rows[y], color=colour, label=name)
             ax.scatter(rows["selectivity"][~short], rows[y][~short], color=colour, s=18)
