@@ -325,7 +325,7 @@ pub(super) fn verify_index_used(
     match found {
         Some(p) => Ok(format!("{} ({})", p.as_str(), plan.join(" | "))),
         None => Err(Error::Backend(format!(
-            "mariadb: the query uses neither the vector index {INDEX_NAME}{} (it would be a \
+            "mariadb: the query does not use the vector index {INDEX_NAME}{} (it would be a \
              full scan); plan: {}; query: {sql}",
             if filter.is_empty() {
                 String::new()
