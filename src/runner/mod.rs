@@ -233,6 +233,7 @@ pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSu
     let info = crate::dataset::info(&path)?;
     let grids = plan(opts, Some(info.train))?;
     preflight::check(opts, &grids, &info.name, info.test)?;
+    preflight::check_dimensions(&grids, info.dimension)?;
     let dataset = crate::dataset::open(&path)?;
     let backend_opts = BackendOptions {
         build_timeout: opts.timeout,
@@ -253,6 +254,7 @@ pub fn run_sweep_with(
     let opts = &without_repeats(opts);
     let grids = plan(opts, Some(dataset.train.nrows()))?;
     preflight::check(opts, &grids, &dataset.name, dataset.test.nrows())?;
+    preflight::check_dimensions(&grids, dataset.dimension())?;
     sweep::run(dataset, &grids, opts, progress, factory)
 }
 

@@ -52,6 +52,18 @@ pub(super) fn check(
     crate::fsutil::ensure_space(&opts.results_dir, point as u64, "results")
 }
 
+/// Refuse a dataset wider than any selected algorithm's table and index take, naming the
+/// algorithms that take it, before any table is loaded (a sweep of several algorithms would
+/// otherwise load and measure the first ones, then fail on the one that cannot hold it).
+pub(super) fn check_dimensions(grids: &[Grid], dimension: usize) -> Result<()> {
+    for grid in grids {
+        if let Some(algorithm) = crate::backend::algorithm(&grid.algorithm) {
+            crate::backend::check_dimension(algorithm, dimension)?;
+        }
+    }
+    Ok(())
+}
+
 /// Resolve and parse the URL of every server the grids need (no connection yet), so a missing
 /// or malformed URL fails before the dataset is read.
 pub(super) fn check_servers(opts: &SweepOptions, grids: &[Grid]) -> Result<()> {
