@@ -234,6 +234,7 @@ pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSu
     let grids = plan(opts, Some(info.train))?;
     preflight::check(opts, &grids, &info.name, info.test)?;
     preflight::check_dimensions(&grids, info.dimension)?;
+    preflight::check_privileges(opts, &grids)?;
     let dataset = crate::dataset::open(&path)?;
     let backend_opts = BackendOptions {
         build_timeout: opts.timeout,

@@ -9,6 +9,7 @@ mod conn;
 pub mod errors;
 pub mod load;
 mod load_send;
+pub mod privileges;
 pub mod search;
 pub mod server;
 mod stop;
@@ -38,6 +39,7 @@ pub static DATABASE: Database = Database {
     kind: ServerKind::MariaDb,
     server_info: server::server_info_at,
     check: check::check,
+    privileges: check::privileges_at,
 };
 
 pub static ALGORITHM: Algorithm = Algorithm {

@@ -40,6 +40,7 @@ pub static DATABASE: Database = Database {
     kind: ServerKind::Postgres,
     server_info: server::server_info_at,
     check: check::check,
+    privileges: check::privileges_at,
 };
 
 /// Session settings of every query connection (and of EXPLAIN). On small tables or with a
