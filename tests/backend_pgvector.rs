@@ -58,6 +58,7 @@ fn one_float32_table_serves_every_algorithm_that_stores_vector() {
     b.load(&spec, changed.view()).unwrap();
     let first = b.load(&spec, train.view()).unwrap();
     assert!(!first.reused, "{first:?}");
+    drop(b); // frees the table's lock for the next backends
     for algorithm in ["pgvector_halfvec", "pgvector_ivfflat", "pgvector_binary"] {
         let again = backend(algorithm).load(&spec, train.view()).unwrap();
         assert!(again.reused, "{algorithm}: {again:?}");

@@ -153,7 +153,11 @@ fn measure_build(
             t.query_args,
             t.clients,
         )
-        .and_then(|point| Ok((results::write_point(&opts.results_dir, &point)?, point)));
+        .and_then(|point| {
+            // Stored only if it was measured on the index built above, not another session's.
+            backend.check_index()?;
+            Ok((results::write_point(&opts.results_dir, &point)?, point))
+        });
         let (written, point) = match measured {
             Ok(m) => m,
             Err(e) => {

@@ -15,13 +15,14 @@ pub mod server;
 mod stop;
 
 pub use errors::sql_err;
+pub use stop::KILLABLE_STATE;
 pub use load::LoadMethod;
 
 use super::prepared::PreparedFor;
 use super::server::Database;
 use super::spec::{Algorithm, Contract, Param};
 use super::sql::meta::{self, Meta};
-use super::sql::{Cell, SqlConn, TableName, reuse};
+use super::sql::{Cell, SqlConn, TableName, guard, reuse};
 use super::table::{check_train, fingerprint_hex, table_name};
 use super::{
     Backend, BackendOptions, BuildReport, Cancel, LoadReport, Searcher, ServerInfo, TableSpec,
@@ -135,6 +136,9 @@ pub struct MariaDb {
     /// Longest one index build may take (enforced by the client, see [`stop`]).
     pub build_timeout: Option<std::time::Duration>,
     loaded: Option<Loaded>,
+    /// The build id ([`guard`]) and identity ([`build::index_identity`]) of the index the last
+    /// build made.
+    built: Option<(String, String)>,
 }
 
 impl MariaDb {
@@ -163,6 +167,7 @@ impl MariaDb {
             load_connections: opts.load_connections_or(load::DEFAULT_CONNECTIONS),
             build_timeout: opts.build_timeout,
             loaded: None,
+            built: None,
         })
     }
 
@@ -267,6 +272,12 @@ fn first_int(row: Option<Vec<Cell>>) -> Option<u64> {
     row?.first()?.int().map(|n| n as u64)
 }
 
+impl Drop for MariaDb {
+    fn drop(&mut self) {
+        guard::unlock_all(&mut self.conn);
+    }
+}
+
 impl Backend for MariaDb {
     fn name(&self) -> &str {
         ALGORITHM.name
@@ -282,6 +293,11 @@ impl Backend for MariaDb {
         load::check_lengths(train, &spec.dataset)?;
         let fingerprint = fingerprint_hex(train);
         self.loaded = None;
+        self.built = None;
+        // Held by this session until it closes: no other run touches the dataset's tables
+        // (this one and the MyISAM copy filled from it) meanwhile.
+        let main = self.table(Engine::InnoDb, &spec.dataset)?;
+        guard::lock_table(&mut self.conn, &main)?;
         let (url, method, conns) = (self.url.clone(), self.load_method, self.load_connections);
         let report = self.ensure_table(
             Engine::InnoDb,
@@ -325,9 +341,26 @@ impl Backend for MariaDb {
         }))
     }
 
+    fn check_index(&mut self) -> Result<()> {
+        let l = self.loaded()?.clone();
+        let t = self.table(l.engine, &l.spec.dataset)?;
+        let now = build::index_identity(self, l.engine, &t.name)?;
+        let built = self.built.clone();
+        guard::check_build(
+            &mut self.conn,
+            &t,
+            ALGORITHM.name,
+            built.as_ref().map(|(id, _)| id.as_str()),
+            now.is_some() && now.as_ref() == built.as_ref().map(|(_, identity)| identity),
+        )
+    }
+
     fn drop_index(&mut self) -> Result<()> {
         let l = self.loaded()?.clone();
         let qt = self.qualified(l.engine, &l.spec.dataset)?;
+        self.built = None;
+        let t = self.table(l.engine, &l.spec.dataset)?;
+        guard::clear_build(&mut self.conn, &t)?;
         self.conn.run(
             &format!("DROP INDEX IF EXISTS {INDEX_NAME} ON {qt}"),
             "dropping the vector index",

@@ -19,7 +19,7 @@ use mysql::Conn;
 use mysql::prelude::Queryable;
 
 /// The processlist state in which a kill is safe (see the module comment).
-const KILLABLE_STATE: &str = "copy to tmp table";
+pub const KILLABLE_STATE: &str = "copy to tmp table";
 
 /// Kills the statement of connection `conn_id` once it is copying rows.
 pub(super) struct KillWhenCopying<'a> {

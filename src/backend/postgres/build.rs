@@ -6,6 +6,7 @@ use super::search::VecParam;
 use super::server::connect;
 use super::{Loaded, PgBackend};
 use crate::backend::sql::SqlConn;
+use crate::backend::sql::guard;
 use crate::backend::sql::watch::{self, Watch};
 use crate::backend::{BuildReport, Cancel};
 use crate::params::Params;
@@ -42,7 +43,9 @@ pub(super) fn build(
     let algo = b.index.algorithm();
     let args = algo.build_args(params, l.rows)?;
     let target = b.target(&l);
+    b.built = None;
     let c = &mut b.client;
+    guard::clear_build(c, &l.table)?;
     c.run(
         &format!("DROP INDEX IF EXISTS {}.{}", b.schema, l.index),
         "dropping the previous index",
@@ -63,11 +66,13 @@ pub(super) fn build(
         .prepare("SELECT phase FROM pg_stat_progress_create_index WHERE pid = $1")
         .ok();
     b.drain_notices();
+    // Tagged, so that a later run can tell this build from a live one if this process dies.
     let sql = format!(
-        "CREATE INDEX {} ON {} USING {}",
+        "CREATE INDEX {} ON {} USING {} {}",
         l.index,
         target.table,
-        b.index.using(&target, &args)?
+        b.index.using(&target, &args)?,
+        guard::tag()
     );
     // The watcher enforces the time limit with pg_cancel_backend, as for Ctrl-C: a session
     // statement_timeout would also bound the statements after the build, and resetting it is
@@ -96,6 +101,9 @@ pub(super) fn build(
                 .run(&drop_index, "dropping the stopped build's index")
         },
     )?;
+    let id = guard::new_build(&mut b.client, &l.table)?;
+    let oid = super::index_oid(&mut b.client, &b.schema, &l.index)?.unwrap_or(0);
+    b.built = Some((id, oid));
     let size: i64 = b
         .client
         .query_one(

@@ -22,7 +22,7 @@ use super::prepared::PreparedFor;
 use super::server::{Database, Version};
 use super::spec::Param;
 use super::sql::meta::{self, Meta};
-use super::sql::{SqlConn, TableName, reuse};
+use super::sql::{SqlConn, TableName, guard, reuse};
 use super::table::{check_ident, check_train, check_train_within, fingerprint_hex, table_name};
 use super::{
     Backend, BackendOptions, BuildReport, Cancel, LoadReport, Searcher, ServerInfo, TableSpec,
@@ -83,6 +83,8 @@ pub struct PgBackend {
     /// Longest one index build may take (enforced by the build watcher).
     pub build_timeout: Option<std::time::Duration>,
     loaded: Option<Loaded>,
+    /// The build id ([`guard`]) and OID of the index the last build made.
+    built: Option<(String, i64)>,
 }
 
 impl PgBackend {
@@ -102,6 +104,11 @@ impl PgBackend {
             )));
         }
         client.run(SESSION_SQL, "setting up the session")?;
+        // PostgreSQL 14+: the server checks every second that this client is still there
+        // and cancels a build it runs for a client that died (SIGKILL, a crash), freeing the
+        // table lock with it; older servers lack the setting, and the next run's lock
+        // ([`guard::lock_table`]) clears what is left.
+        let _ = client.batch_execute("SET client_connection_check_interval = '1s'");
         let schema = opts.schema()?;
         client.create_if_missing(
             &format!("CREATE SCHEMA IF NOT EXISTS {schema}"),
@@ -119,6 +126,7 @@ impl PgBackend {
             load_connections: opts.load_connections_or(load::DEFAULT_CONNECTIONS),
             build_timeout: opts.build_timeout,
             loaded: None,
+            built: None,
         })
     }
 
@@ -188,6 +196,12 @@ impl PgBackend {
     }
 }
 
+impl Drop for PgBackend {
+    fn drop(&mut self) {
+        guard::unlock_all(&mut self.client);
+    }
+}
+
 impl Backend for PgBackend {
     fn name(&self) -> &str {
         self.index.algorithm().name
@@ -204,6 +218,9 @@ impl Backend for PgBackend {
         let index = format!("{}_vidx", table.name);
         check_ident(&index, "index name")?;
         let qt = table.qualified(self.client.dialect());
+        // Held by this session until it closes: no other run touches the table meanwhile.
+        guard::lock_table(&mut self.client, &table)?;
+        self.built = None;
         let rows = train.nrows();
         let want = Meta {
             dataset: spec.dataset.clone(),
@@ -276,8 +293,23 @@ impl Backend for PgBackend {
         }))
     }
 
+    fn check_index(&mut self) -> Result<()> {
+        let l = self.loaded()?.clone();
+        let oid = index_oid(&mut self.client, &self.schema, &l.index)?;
+        let built = self.built.clone();
+        guard::check_build(
+            &mut self.client,
+            &l.table,
+            self.index.algorithm().name,
+            built.as_ref().map(|(id, _)| id.as_str()),
+            oid.is_some() && oid == built.as_ref().map(|(_, o)| *o),
+        )
+    }
+
     fn drop_index(&mut self) -> Result<()> {
         let l = self.loaded()?.clone();
+        self.built = None;
+        guard::clear_build(&mut self.client, &l.table)?;
         self.client.run(
             &format!("DROP INDEX IF EXISTS {}.{}", self.schema, l.index),
             "dropping the index",
@@ -285,4 +317,16 @@ impl Backend for PgBackend {
         self.drain_notices();
         Ok(())
     }
+}
+
+/// The OID of index `schema.index`, if it exists.
+fn index_oid(c: &mut Client, schema: &str, index: &str) -> Result<Option<i64>> {
+    let row = c
+        .query_one(
+            "SELECT max(c.oid::int8) FROM pg_class c JOIN pg_namespace n \
+             ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2",
+            &[&schema, &index],
+        )
+        .map_err(|e| errors::pg_err(e, "looking up the index"))?;
+    Ok(row.get(0))
 }

@@ -1,6 +1,6 @@
 //! indicatif progress for `annbench run`: a spinner with elapsed time for the load and each
-//! build, a bar over the queries of each point, one line per finished point. Ctrl-C asks the
-//! sweep to stop cleanly (a second Ctrl-C kills the process).
+//! build, a bar over the queries of each point, one line per finished point. Ctrl-C, SIGTERM and
+//! SIGHUP ask the sweep to stop cleanly (a second one kills the process).
 
 use crate::cli::out::errln;
 use crate::params::describe;
@@ -12,11 +12,15 @@ use std::time::Duration;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_sigint(_: libc::c_int) {
+/// The signals that stop a sweep cleanly: Ctrl-C, and SIGTERM and SIGHUP as `timeout`, CI
+/// runners, `docker stop` and a closed terminal send them.
+const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+extern "C" fn on_signal(signal: libc::c_int) {
     INTERRUPTED.store(true, Ordering::SeqCst);
-    // SAFETY: restoring the default handler is async-signal-safe; a second Ctrl-C then kills.
+    // SAFETY: restoring the default handler is async-signal-safe; a second signal then kills.
     unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        libc::signal(signal, libc::SIG_DFL);
     }
 }
 
@@ -28,8 +32,10 @@ pub struct CliProgress {
 impl CliProgress {
     pub fn new() -> Self {
         // SAFETY: installs a handler that only stores to an atomic and resets itself.
-        unsafe {
-            libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
+        for signal in STOP_SIGNALS {
+            unsafe {
+                libc::signal(signal, on_signal as *const () as libc::sighandler_t);
+            }
         }
         CliProgress {
             bar: Mutex::new(None),
