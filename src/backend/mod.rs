@@ -143,6 +143,7 @@ pub trait Searcher: Send {
 
 pub mod args;
 pub mod describe;
+pub mod handshake;
 pub mod parallel;
 pub mod postgres;
 pub mod prepared;

@@ -145,7 +145,12 @@ impl MariaDb {
     /// Connect, check the server has vector support (>= 11.7) and create the database.
     pub fn connect(opts: &BackendOptions) -> Result<Self> {
         let url = opts.url(ServerKind::MariaDb)?;
-        let mut conn = server::connect(&url)?;
+        // The build timeout is enforced by the watcher's KILL QUERY; a server that stopped
+        // answering cannot take that, so the admin connection's reads end 30 s past it.
+        let read_limit = opts
+            .build_timeout
+            .map(|t| t + std::time::Duration::from_secs(30));
+        let mut conn = server::connect_reading(&url, read_limit)?;
         server::check_version(&mut conn, &url)?;
         let db = opts.schema()?;
         conn.run(
@@ -333,7 +338,7 @@ impl Backend for MariaDb {
     fn searcher(&self) -> Result<Box<dyn Searcher>> {
         let l = self.loaded()?;
         Ok(Box::new(search::MariaSearcher {
-            conn: server::connect(&self.url)?,
+            conn: server::connect_reading(&self.url, Some(server::QUERY_READ_LIMIT))?,
             table: self.qualified(l.engine, &l.spec.dataset)?,
             metric: l.spec.metric,
             dimension: l.spec.dimension,

@@ -4,6 +4,7 @@
 
 use super::errors::postgres_error;
 use crate::backend::ServerInfo;
+use crate::backend::handshake::HANDSHAKE_LIMIT;
 use crate::backend::server::Version;
 use crate::connect::{CONNECT_TIMEOUT, ServerKind, ServerUrl};
 use crate::{Error, Result};
@@ -51,9 +52,17 @@ pub fn config(url: &ServerUrl) -> Result<postgres::Config> {
 
 /// Open a connection, with errors that name the server and the fix.
 pub fn connect(url: &ServerUrl) -> Result<Client> {
-    config(url)?
-        .connect(postgres::NoTls)
-        .map_err(|e| postgres_error(url, "connecting", e))
+    connect_config(url, config(url)?)
+}
+
+/// Connect with `config`, the whole handshake bounded ([`crate::backend::handshake`]).
+fn connect_config(url: &ServerUrl, config: postgres::Config) -> Result<Client> {
+    let at = url.clone();
+    crate::backend::handshake::within(url, HANDSHAKE_LIMIT, move || {
+        config
+            .connect(postgres::NoTls)
+            .map_err(|e| postgres_error(&at, "connecting", e))
+    })
 }
 
 /// [`connect`], collecting the server's notices (e.g. "maintenance_work_mem exceeded") into
@@ -65,9 +74,7 @@ pub fn connect_collecting(url: &ServerUrl, notices: Arc<Mutex<Vec<String>>>) -> 
             v.push(format!("{}: {}", n.severity(), n.message()));
         }
     });
-    config
-        .connect(postgres::NoTls)
-        .map_err(|e| postgres_error(url, "connecting", e))
+    connect_config(url, config)
 }
 
 /// Version, with pgvector's, and [`settings`], for the result files. Enables pgvector like

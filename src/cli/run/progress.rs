@@ -6,11 +6,14 @@ use crate::cli::out::errln;
 use crate::params::describe;
 use crate::runner::{Event, Progress};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// How long a stop request may take before the process exits without tidying up.
+const STOP_GRACE: Duration = Duration::from_secs(15);
 
 /// The signals that stop a sweep cleanly: Ctrl-C, and SIGTERM and SIGHUP as `timeout`, CI
 /// runners, `docker stop` and a closed terminal send them.
@@ -27,6 +30,14 @@ extern "C" fn on_signal(signal: libc::c_int) {
 /// Terminal progress of a sweep.
 pub struct CliProgress {
     bar: Mutex<Option<ProgressBar>>,
+    /// Set when the sweep has returned: the stop watchdog then has nothing to do.
+    finished: Arc<AtomicBool>,
+}
+
+impl Drop for CliProgress {
+    fn drop(&mut self) {
+        self.finished.store(true, Ordering::SeqCst);
+    }
 }
 
 impl CliProgress {
@@ -37,8 +48,39 @@ impl CliProgress {
                 libc::signal(signal, on_signal as *const () as libc::sighandler_t);
             }
         }
+        // A clean stop cancels the server's statement and drops the index; a server that no
+        // longer answers (SIGSTOP, a network partition) would keep the stop waiting on a
+        // driver call with no bound, so past STOP_GRACE the process leaves on its own.
+        let finished = Arc::new(AtomicBool::new(false));
+        let done = Arc::clone(&finished);
+        let _ = std::thread::Builder::new()
+            .name("annbench-stop-watchdog".into())
+            .spawn(move || {
+                let tick = Duration::from_millis(50);
+                while !INTERRUPTED.load(Ordering::SeqCst) {
+                    if done.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    std::thread::sleep(tick);
+                }
+                let t0 = std::time::Instant::now();
+                while t0.elapsed() < STOP_GRACE {
+                    if done.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    std::thread::sleep(tick);
+                }
+                errln!(
+                    "interrupted: the server did not answer within {} s, so the sweep stops \
+                     without tidying up (is the server stopped or unreachable?); every point \
+                     measured so far is stored",
+                    STOP_GRACE.as_secs()
+                );
+                std::process::exit(130);
+            });
         CliProgress {
             bar: Mutex::new(None),
+            finished,
         }
     }
 
