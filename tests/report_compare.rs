@@ -1,12 +1,14 @@
-//! `compare`: relative QPS of two labelled runs, checked by hand.
+//! `compare`: ratios with intervals and verdicts checked by hand, and the A/A, A/A under load
+//! and A/B classifications on synthetic pass data whose answer is known.
 
 mod report_common;
 
-use annbench::report::compare;
-use annbench::report::compare::MatchKind;
+use annbench::dataset::rng::Rng;
+use annbench::report::compare::{CompareOptions, MatchKind, Verdict, compare_with};
 use annbench::report::render::Format;
+use annbench::report::{Stat, apply_stat, compare};
 use annbench::results::PointResult;
-use report_common::{assert_golden, labelled, pt};
+use report_common::{assert_golden, labelled, pt, with_passes};
 
 fn points() -> Vec<PointResult> {
     let m = |ef, r, q, l| labelled(pt("mariadb", &[("M", 16)], &[("ef_search", ef)], r, q), l);
@@ -24,7 +26,7 @@ fn points() -> Vec<PointResult> {
     };
     vec![
         m(20, 0.97, 1000.0, "v1"),
-        m(20, 0.97, 1100.0, "v2"),
+        m(20, 0.97, 1030.0, "v2"),
         m(40, 0.99, 800.0, "v1"),
         m(40, 0.991, 1000.0, "v2"),
         m(80, 0.995, 500.0, "v1"), // no v2 counterpart
@@ -34,22 +36,51 @@ fn points() -> Vec<PointResult> {
     ]
 }
 
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9 * b.abs().max(1.0)
+}
+
 #[test]
-fn ratios_and_statistics_by_hand() {
+fn ratios_intervals_and_verdicts_by_hand() {
     let c = compare(&points(), "v1", "v2", &[0.999, 0.99, 0.97]).unwrap();
-    let by_params: Vec<f64> = c
+    let by_params: Vec<(f64, Option<Verdict>)> = c
         .rows
         .iter()
         .filter(|r| r.kind == MatchKind::Params)
-        .map(|r| r.ratio.unwrap())
+        .map(|r| (r.ratio.unwrap(), r.verdict))
         .collect();
-    // mariadb ef 20: 1100/1000, ef 40: 1000/800, pgvector: 300/400.
-    assert_eq!(by_params, vec![1.1, 1.25, 0.75]);
+    // Every side's six passes lie within +-1% of its figure, so each ratio's interval lies
+    // within about +-2% of the ratio: 1.03 is within the 5% noise, 1.25 faster, 0.75 slower.
+    let expected = [
+        (1.03, Verdict::WithinNoise),
+        (1.25, Verdict::Above),
+        (0.75, Verdict::Below),
+    ];
+    assert_eq!(by_params.len(), 3);
+    for ((ratio, verdict), (want, v)) in by_params.iter().zip(expected) {
+        assert!(close(*ratio, want), "{ratio} vs {want}");
+        assert_eq!(*verdict, Some(v));
+    }
+    for r in c.rows.iter().filter(|r| r.ratio.is_some()) {
+        let i = r.ratio_interval.unwrap();
+        let ratio = r.ratio.unwrap();
+        assert!(i.low <= ratio && ratio <= i.high, "{i:?} {ratio}");
+        assert!(i.low >= ratio * 0.979 && i.high <= ratio * 1.021, "{i:?}");
+        // 6 x 6 passes: the Mann-Whitney interval reaches 95%.
+        assert!(i.level >= 0.95, "{i:?}");
+    }
+    // Summary: geometric mean of 1.03, 1.25, 0.75 by hand; 1 faster, 1 slower, 1 within.
     let s = c.params_summary.as_ref().unwrap();
-    assert_eq!((s.n, s.min, s.max, s.median), (3, 0.75, 1.25, 1.1));
-    // mean 31/30; deviations 2/30, 6.5/30, -8.5/30 -> squares sum 118.5/900, over n-1 = 2.
-    assert!((s.mean - 31.0 / 30.0).abs() < 1e-12);
-    assert!((s.stddev.unwrap() - (118.5f64 / 900.0 / 2.0).sqrt()).abs() < 1e-12);
+    let g = (1.03f64.ln() + 1.25f64.ln() + 0.75f64.ln()) / 3.0;
+    assert!(close(s.stats.geomean.0, g.exp()), "{:?}", s.stats.geomean);
+    assert!(close(s.stats.median.0, 1.03) && close(s.stats.min.0, 0.75));
+    assert!(close(s.stats.max.0, 1.25));
+    assert_eq!((s.n, s.above, s.below, s.within_noise), (3, 1, 1, 1));
+    let gi = s.stats.geomean.1.unwrap();
+    assert!(
+        gi.low < s.stats.geomean.0 && s.stats.geomean.0 < gi.high,
+        "{gi:?}"
+    );
 
     let by_recall: Vec<(f64, &str, Option<f64>)> = c
         .rows
@@ -58,21 +89,62 @@ fn ratios_and_statistics_by_hand() {
         .map(|r| (r.threshold.unwrap(), r.algorithm.as_str(), r.ratio))
         .collect();
     // 0.999: nobody reaches it (no ratio); 0.99: mariadb 1000/800, pgvector 300/400;
-    // 0.97: mariadb 1100/1000, pgvector 300/400.
-    assert_eq!(
-        by_recall,
-        vec![
-            (0.999, "mariadb", None),
-            (0.999, "pgvector", None),
-            (0.99, "mariadb", Some(1.25)),
-            (0.99, "pgvector", Some(0.75)),
-            (0.97, "mariadb", Some(1.1)),
-            (0.97, "pgvector", Some(0.75)),
-        ]
+    // 0.97: mariadb 1030/1000, pgvector 300/400.
+    let want = [
+        (0.999, "mariadb", None),
+        (0.999, "pgvector", None),
+        (0.99, "mariadb", Some(1.25)),
+        (0.99, "pgvector", Some(0.75)),
+        (0.97, "mariadb", Some(1.03)),
+        (0.97, "pgvector", Some(0.75)),
+    ];
+    assert_eq!(by_recall.len(), want.len());
+    for (got, want) in by_recall.iter().zip(want) {
+        assert_eq!((got.0, got.1), (want.0, want.1));
+        assert_eq!(got.2.is_some(), want.2.is_some());
+        if let (Some(a), Some(b)) = (got.2, want.2) {
+            assert!(close(a, b), "{a} {b}");
+        }
+    }
+    assert!(
+        c.notes[0].contains("build-to-build variance"),
+        "{:?}",
+        c.notes
     );
-    let s = c.recall_summary.as_ref().unwrap();
-    assert_eq!((s.n, s.min, s.max, s.median), (4, 0.75, 1.25, 0.925));
-    assert!((s.mean - 0.9625).abs() < 1e-12);
+}
+
+#[test]
+fn the_noise_threshold_and_stat_best_change_the_verdicts() {
+    let pts = points();
+    // With no noise allowance, 1.03 (interval about [1.01, 1.05]) is faster.
+    let opts = CompareOptions {
+        thresholds: vec![0.99],
+        noise: 0.0,
+        ..CompareOptions::default()
+    };
+    let c = compare_with(&pts, "v1", "v2", &opts).unwrap();
+    assert_eq!(c.rows[0].verdict, Some(Verdict::Above));
+    // Best passes: ratios of the best passes, no intervals, noise threshold alone.
+    let mut best = pts.clone();
+    apply_stat(&mut best, Stat::Best);
+    let opts = CompareOptions {
+        thresholds: vec![0.99],
+        stat: Stat::Best,
+        ..CompareOptions::default()
+    };
+    let c = compare_with(&best, "v1", "v2", &opts).unwrap();
+    assert!(c.rows.iter().all(|r| r.ratio_interval.is_none()));
+    assert!(close(c.rows[0].ratio.unwrap(), 1.03));
+    assert_eq!(c.rows[0].verdict, Some(Verdict::WithinNoise));
+    assert!(c.params_summary.as_ref().unwrap().stats.geomean.1.is_none());
+    let bad = CompareOptions {
+        noise: 1.5,
+        ..CompareOptions::default()
+    };
+    let err = compare_with(&pts, "v1", "v2", &bad)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("--noise"), "{err}");
 }
 
 #[test]
@@ -82,6 +154,19 @@ fn golden_markdown_and_json() {
     assert_golden("compare.json", &c.render(Format::Json).unwrap());
     let csv = c.render(Format::Csv).unwrap();
     assert_eq!(csv.lines().count(), 1 + 3 + 4, "{csv}");
+    let json: serde_json::Value = serde_json::from_str(&c.render(Format::Json).unwrap()).unwrap();
+    let first = &json["pairs"][0];
+    for key in [
+        "base_qps_ci_low",
+        "me_qps_ci_high",
+        "ratio_ci_low",
+        "ratio_ci_high",
+        "verdict",
+    ] {
+        assert!(!first[key].is_null(), "{key}: {first}");
+    }
+    assert!(json["summary"][0]["geomean_ci_low"].is_number());
+    assert!(json["notes"][0].as_str().unwrap().contains("randomised"));
 }
 
 #[test]
@@ -96,4 +181,141 @@ fn label_errors_name_the_labels() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("--label"), "{err}");
+}
+
+/// Standard normal from the crate's seeded generator (Box-Muller).
+fn normal(rng: &mut Rng) -> f64 {
+    let (u1, u2) = (rng.uniform().max(1e-300), rng.uniform());
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+/// Two labelled runs of a 40-point grid (4 builds x 10 query points). Each point's true QPS
+/// is `level(point) x scale(label)`; each pass multiplies it by a lognormal noise of `cv` and,
+/// with probability `hog`, by 0.6 (a pass that shared a core with a CPU hog, flagged heavy).
+fn synthetic_runs(seed: u64, cv: f64, hog: f64, b_scale: f64) -> Vec<PointResult> {
+    let mut rng = Rng::new(seed);
+    let mut out = Vec::new();
+    for (label, scale) in [("A", 1.0), ("B", b_scale)] {
+        for m in [6i64, 12, 24, 48] {
+            for ef in [10i64, 20, 40, 80, 120, 200, 300, 400, 600, 800] {
+                let truth = 20_000.0 / (ef as f64).sqrt() * (1.0 + m as f64 / 100.0) * scale;
+                let recall = 1.0 - 1.0 / (ef as f64 + m as f64);
+                let mut qps = Vec::new();
+                let mut heavy = Vec::new();
+                for _ in 0..6 {
+                    let hit = rng.uniform() < hog;
+                    let slow = if hit { 0.6 } else { 1.0 };
+                    qps.push(truth * slow * (cv * normal(&mut rng)).exp());
+                    heavy.push(hit);
+                }
+                let p = pt("mariadb", &[("M", m)], &[("ef_search", ef)], recall, truth);
+                out.push(labelled(with_passes(p, &qps, &heavy), label));
+            }
+        }
+    }
+    out
+}
+
+fn verdicts(c: &annbench::report::Comparison) -> (usize, usize, usize) {
+    let s = c.params_summary.as_ref().unwrap();
+    assert_eq!(s.disturbed, 0);
+    (s.above, s.below, s.within_noise)
+}
+
+#[test]
+fn a_a_on_a_quiet_machine_finds_no_difference() {
+    // 3% pass-to-pass noise (a quiet machine with 1 s passes), same truth on both sides.
+    let pts = synthetic_runs(1, 0.03, 0.0, 1.0);
+    let c = compare(&pts, "A", "B", &[0.99, 0.95]).unwrap();
+    let (faster, slower, within) = verdicts(&c);
+    assert_eq!(faster + slower + within, 40);
+    assert!(within * 100 >= 95 * 40, "{faster} faster, {slower} slower");
+    let g = c.params_summary.as_ref().unwrap().stats.geomean;
+    assert!((0.95..=1.05).contains(&g.0), "{g:?}");
+    let gi = g.1.unwrap();
+    assert!(gi.low <= 1.0 && 1.0 <= gi.high, "{gi:?}");
+    let interference = annbench::results::Flag::Interference;
+    assert!(pts.iter().all(|p| !p.metrics.flags.contains(&interference)));
+}
+
+#[test]
+fn a_a_under_a_cpu_hog_is_flagged_and_still_finds_no_difference() {
+    // 10% noise and a third of the passes slowed by a hog on one of two cores.
+    let pts = synthetic_runs(2, 0.10, 0.33, 1.0);
+    assert!(
+        pts.iter()
+            .filter(|p| p
+                .metrics
+                .flags
+                .contains(&annbench::results::Flag::Interference))
+            .count()
+            > 60
+    );
+    // Pairs with a side measured under heavy interference claim no difference...
+    let c = compare(&pts, "A", "B", &[0.99, 0.95]).unwrap();
+    let s = c.params_summary.as_ref().unwrap();
+    assert_eq!((s.above, s.below), (0, 0));
+    assert!(s.disturbed > 30, "{s:?}");
+    assert!(
+        c.notes.iter().any(|n| n.contains("flagged")),
+        "{:?}",
+        c.notes
+    );
+    assert!(
+        c.notes.iter().any(|n| n.contains("disturbed")),
+        "{:?}",
+        c.notes
+    );
+    // ...and judged by their intervals anyway, a steady hog still shows no difference.
+    let opts = CompareOptions {
+        thresholds: vec![0.99, 0.95],
+        judge_disturbed: true,
+        ..CompareOptions::default()
+    };
+    let c = compare_with(&pts, "A", "B", &opts).unwrap();
+    let (faster, slower, within) = verdicts(&c);
+    assert!(within * 100 >= 95 * 40, "{faster} faster, {slower} slower");
+    let g = c.params_summary.as_ref().unwrap().stats.geomean;
+    assert!((0.95..=1.05).contains(&g.0), "{g:?}");
+}
+
+#[test]
+fn load_that_changes_between_runs_is_disturbed_not_a_difference() {
+    // Run B shared the machine with a hog the whole time (every pass 40% slower and heavy),
+    // run A did not: judged by intervals that is "slower"; annbench calls it disturbed.
+    let quiet = synthetic_runs(4, 0.03, 0.0, 1.0);
+    let busy = synthetic_runs(5, 0.03, 1.0, 1.0);
+    let pts: Vec<PointResult> = quiet
+        .into_iter()
+        .filter(|p| p.label.as_deref() == Some("A"))
+        .chain(busy.into_iter().filter(|p| p.label.as_deref() == Some("B")))
+        .collect();
+    let c = compare(&pts, "A", "B", &[0.99]).unwrap();
+    let s = c.params_summary.as_ref().unwrap();
+    assert_eq!(
+        (s.above, s.below, s.within_noise, s.disturbed),
+        (0, 0, 0, 40)
+    );
+    let opts = CompareOptions {
+        thresholds: vec![0.99],
+        judge_disturbed: true,
+        ..CompareOptions::default()
+    };
+    let c = compare_with(&pts, "A", "B", &opts).unwrap();
+    assert_eq!(verdicts(&c), (0, 40, 0));
+}
+
+#[test]
+fn a_b_with_a_real_difference_is_called_significant() {
+    // B is 30% faster everywhere, with 3% noise: every pair faster, the geometric mean's
+    // interval excludes 1.
+    let pts = synthetic_runs(3, 0.03, 0.0, 1.3);
+    let c = compare(&pts, "A", "B", &[0.99]).unwrap();
+    assert_eq!(verdicts(&c), (40, 0, 0));
+    let g = c.params_summary.as_ref().unwrap().stats.geomean;
+    assert!((1.25..=1.35).contains(&g.0), "{g:?}");
+    assert!(g.1.unwrap().low > 1.05, "{g:?}");
+    // ...and 30% slower the other way round.
+    let c = compare(&pts, "B", "A", &[0.99]).unwrap();
+    assert_eq!(verdicts(&c), (0, 40, 0));
 }

@@ -135,15 +135,16 @@ fn report_from_the_store() {
         assert_eq!(tip_ids, (0..9).collect::<Vec<i64>>());
     }
     assert_eq!(charts[0]["y"]["log"], true);
-    // QPS points carry a bar: the range of their passes (0.9 x QPS to QPS here); the build
-    // charts have none.
-    assert!(html.contains("the range of its timed passes"));
+    // QPS points carry a bar: their confidence interval (0.99 x QPS to 1.01 x QPS here); the
+    // build charts have none.
+    assert!(html.contains("its confidence interval"));
     for d in charts[0]["datasets"].as_array().unwrap() {
         for p in d["points"].as_array().unwrap() {
             let qps = p[1].as_f64().unwrap();
             assert_eq!(p.as_array().unwrap().len(), 5, "{p}");
             assert!(
-                (p[3].as_f64().unwrap() - 0.9 * qps).abs() < 1e-9 && p[4] == p[1],
+                (p[3].as_f64().unwrap() - 0.99 * qps).abs() < 1e-6
+                    && (p[4].as_f64().unwrap() - 1.01 * qps).abs() < 1e-6,
                 "{p}"
             );
         }

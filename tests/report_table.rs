@@ -4,7 +4,8 @@ mod report_common;
 
 use annbench::report::render::{Format, render};
 use annbench::report::{DEFAULT_THRESHOLDS, best_at_recall};
-use report_common::{assert_golden, built, labelled, pt, with_clients};
+use annbench::report::{Stat, apply_stat};
+use report_common::{assert_golden, built, labelled, pt, with_clients, with_passes};
 
 /// Two MariaDB builds, two pgvector builds and one halfvec build; nobody reaches 1.0.
 fn mixed() -> Vec<annbench::results::PointResult> {
@@ -161,4 +162,92 @@ fn pareto_frontiers_golden() {
     let distinct = annbench::report::series::Distinct::of(&pts);
     let t = annbench::report::pareto::frontier_table(&annbench::report::pareto(&pts), distinct);
     assert_golden("pareto_mixed.md", &render(&t, Format::Markdown).unwrap());
+}
+
+#[test]
+fn a_winner_whose_interval_overlaps_the_runner_up_is_a_tie() {
+    // The case: one outlier pass (13,146) made ef_search=20 "beat" ef_search=10 at the
+    // same M under best-of-N. With medians ef_search=10 wins, and the intervals overlap: a tie,
+    // with the runner-up named. At M=12 the winner is clear of its runner-up: no tie.
+    let p = |m, ef, r, q: &[f64]| {
+        with_passes(
+            pt("mariadb", &[("M", m)], &[("ef_search", ef)], r, 1.0),
+            q,
+            &[],
+        )
+    };
+    let pts = [
+        p(
+            24,
+            10,
+            0.96,
+            &[10000.0, 10100.0, 9900.0, 10050.0, 9950.0, 10000.0],
+        ),
+        p(
+            24,
+            20,
+            0.97,
+            &[9066.0, 13146.0, 7520.0, 9100.0, 9000.0, 9050.0],
+        ),
+        p(
+            12,
+            10,
+            0.90,
+            &[20000.0, 20100.0, 19900.0, 20050.0, 19950.0, 20000.0],
+        ),
+        p(
+            12,
+            20,
+            0.91,
+            &[15000.0, 15100.0, 14900.0, 15050.0, 14950.0, 15000.0],
+        ),
+    ];
+    let t = best_at_recall(&pts[..2], &[0.95], None).unwrap();
+    let b = t.rows[0].best.as_ref().unwrap();
+    assert_eq!(b.name, "MariaDB(m=24, ef_search=10)");
+    assert_eq!(b.qps, 10000.0);
+    assert!(b.tie);
+    let r = b.runner_up.as_ref().unwrap();
+    assert_eq!(
+        (r.name.as_str(), r.qps),
+        ("MariaDB(m=24, ef_search=20)", 9058.0)
+    );
+    let md = render(&t.to_table(), Format::Markdown).unwrap();
+    assert!(
+        md.contains("tie with (runner-up)")
+            && md.contains("MariaDB(m=24, ef_search=20): 9058.0 [7520.0, 13146.0]"),
+        "{md}"
+    );
+    let clear = best_at_recall(&pts[2..], &[0.9], None).unwrap();
+    let b = clear.rows[0].best.as_ref().unwrap();
+    assert_eq!(b.name, "MariaDB(m=12, ef_search=10)");
+    assert!(!b.tie && b.runner_up.is_some());
+    let md = render(&clear.to_table(), Format::Markdown).unwrap();
+    assert!(!md.contains("tie with"), "{md}");
+    // The old view: the best pass wins, no intervals, no ties.
+    let mut best = pts[..2].to_vec();
+    apply_stat(&mut best, Stat::Best);
+    let t = best_at_recall(&best, &[0.95], None).unwrap();
+    let b = t.rows[0].best.as_ref().unwrap();
+    assert_eq!(
+        (b.name.as_str(), b.qps),
+        ("MariaDB(m=24, ef_search=20)", 13146.0)
+    );
+    assert!(!b.tie && b.interval.is_none());
+}
+
+#[test]
+fn flagged_points_show_a_tilde() {
+    let heavy = [true, true, true, false, false, false];
+    let p = with_passes(
+        pt("mariadb", &[("M", 8)], &[("ef_search", 10)], 0.99, 1.0),
+        &[950.0, 1000.0, 960.0, 1010.0, 990.0, 1000.0],
+        &heavy,
+    );
+    assert_eq!(p.metrics.flags, vec![annbench::results::Flag::Interference]);
+    let t = best_at_recall(&[p], &[0.9], None).unwrap();
+    let md = render(&t.to_table(), Format::Markdown).unwrap();
+    assert!(md.contains("| ~995.0 [950.0, 1010.0]"), "{md}");
+    let csv = render(&t.to_table(), Format::Csv).unwrap();
+    assert!(csv.contains(",interference,"), "{csv}");
 }

@@ -34,6 +34,8 @@ fn exact_sweep_writes_points_and_a_rerun_skips_them() {
         r,
         "--runs",
         "2",
+        "--min-time",
+        "0",
         "--clients",
         "1,2",
         "--count",

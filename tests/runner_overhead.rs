@@ -4,9 +4,9 @@
 
 use annbench::backend::Searcher;
 use annbench::params::Params;
-use annbench::runner::measure::{PassBuffers, process_cpu_seconds, run_pass};
+use annbench::runner::measure::{PassBuffers, PassPlan, process_cpu_seconds, run_pass};
 use ndarray::Array2;
-use std::sync::atomic::AtomicUsize;
+use std::time::Duration;
 
 /// Answers instantly with ids 0..k (what a driver hands back, minus the network).
 struct Instant0;
@@ -37,20 +37,24 @@ fn harness_overhead_per_query() {
     for clients in [1usize, 2] {
         let mut searchers: Vec<Box<dyn Searcher>> =
             (0..clients).map(|_| Box::new(Instant0) as _).collect();
-        let mut buf = PassBuffers::new(q.nrows(), k);
-        let done = AtomicUsize::new(0);
+        let mut buf = PassBuffers::new(q.nrows(), k, clients);
+        // One pass over the queries each time (no minimum time), as the recall pass runs.
+        let plan = PassPlan {
+            min_time: Duration::ZERO,
+            record_ids: true,
+        };
         let mut best = f64::INFINITY;
         let mut cpu_best = 0.0;
         for _ in 0..5 {
             let c0 = process_cpu_seconds().unwrap_or(0.0);
-            let t = run_pass(&mut searchers, q.view(), k, &mut buf, &done, || false).unwrap();
+            let t = run_pass(&mut searchers, q.view(), k, plan, &mut buf, None, || false).unwrap();
             let cpu = process_cpu_seconds().unwrap_or(0.0) - c0;
             if t.wall_seconds < best {
                 best = t.wall_seconds;
                 cpu_best = cpu;
             }
         }
-        let lat: f64 = buf.latencies.iter().sum::<f64>() / q.nrows() as f64;
+        let lat: f64 = buf.latencies.iter().flatten().sum::<f64>() / q.nrows() as f64;
         println!(
             "clients={clients}: {} queries of {} dims, k={k}: wall {:.3} ms, {:.0} ns wall/query, \
              {:.0} ns client CPU/query, {:.0} ns mean timed latency (no-op search)",

@@ -4,7 +4,7 @@
 mod runner_fake;
 
 use annbench::Error;
-use annbench::runner::{SweepOptions, run_sweep_with};
+use annbench::runner::{PassOrder, SweepOptions, run_sweep_with};
 use runner_fake::{Fake, Log, Recorder, Script, dataset};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -21,6 +21,10 @@ fn options(dir: &Path) -> SweepOptions {
         config_files: vec![cfg],
         count: 3,
         runs: 2,
+        // One pass over the queries per timed pass; point after point (the resume tests count
+        // stored points as they are measured).
+        min_time: std::time::Duration::ZERO,
+        order: PassOrder::Points,
         results_dir: dir.join("results"),
         ..SweepOptions::default()
     }

@@ -3,8 +3,11 @@
 
 use annbench::Metric;
 use annbench::backend::BuildPhase;
+use annbench::metrics::LatencySummary;
 use annbench::params::Params;
-use annbench::results::{self, Environment, Pass, PointMetrics, PointResult};
+use annbench::results::{
+    self, BuildRun, Environment, Flag, Interference, Pass, PointMetrics, PointResult,
+};
 use hdf5::types::VarLenUnicode;
 use ndarray::array;
 use serde_json::json;
@@ -41,23 +44,59 @@ fn sample_point() -> PointResult {
                 wall_seconds: 0.01,
                 queries: 2,
                 client_cpu_seconds: Some(0.004),
+                latency: Some(LatencySummary {
+                    mean: 0.005,
+                    p50: 0.005,
+                    p95: 0.006,
+                    p99: 0.006,
+                    p999: 0.006,
+                    max: 0.006,
+                }),
+                interference: Some(Interference {
+                    seconds: 0.011,
+                    cores: 2,
+                    other_cpu_seconds: Some(0.01),
+                    steal_seconds: 0.0,
+                    load_average: 3.2,
+                    heavy: true,
+                }),
+                used: false,
+                ..Pass::default()
             },
             Pass {
                 wall_seconds: 0.008,
                 queries: 2,
                 client_cpu_seconds: None,
+                build: 1,
+                stalled: true,
+                ..Pass::default()
             },
         ],
         metrics: PointMetrics {
             recall: 0.75,
             epsilon_recall: 0.75,
             qps: 250.0,
+            qps_ci_low: Some(200.0),
+            qps_ci_high: Some(250.0),
+            qps_ci_level: Some(0.5),
+            qps_best: 250.0,
+            qps_cv: Some(0.157),
+            passes: 1,
             qps_passes: vec![200.0, 250.0],
             latency_mean: 0.00175,
             latency_p50: 0.00175,
             latency_p95: 0.002425,
             latency_p99: 0.002485,
             latency_p999: 0.0024985,
+            short_results: 1,
+            flags: vec![Flag::Interference, Flag::Stalled],
+            builds: vec![BuildRun {
+                build_seconds: 3.5,
+                index_size_bytes: Some(123_456),
+                recall: 0.75,
+                epsilon_recall: 0.75,
+                qps: 250.0,
+            }],
         },
         environment: Environment {
             annbench_version: "0.1.0".into(),
@@ -110,6 +149,64 @@ fn a_point_reads_back_equal_and_no_temp_file_is_left() {
 }
 
 #[test]
+fn format_1_and_2_files_read_with_the_median_and_the_best_pass_apart() {
+    // Files as annbench formats 1 and 2 (2 added the dataset fingerprint) wrote them: `qps` was
+    // the best pass, passes had no latency or interference, metrics had no interval.
+    for format in [1, 2] {
+        old_format_file_reads_as_median(format);
+    }
+}
+
+fn old_format_file_reads_as_median(format: u32) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = results::write_point(dir.path(), &sample_point()).unwrap();
+    let f = hdf5::File::open_rw(&path).unwrap();
+    let text = f
+        .attr("annbench")
+        .unwrap()
+        .read_scalar::<VarLenUnicode>()
+        .unwrap()
+        .as_str()
+        .to_string();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["format"] = json!(format);
+    v["passes"] = json!([
+        {"wall_seconds": 0.01, "queries": 2, "client_cpu_seconds": 0.004},
+        {"wall_seconds": 0.008, "queries": 2, "client_cpu_seconds": null},
+        {"wall_seconds": 0.0087, "queries": 2, "client_cpu_seconds": null}
+    ]);
+    let m = v["metrics"].as_object_mut().unwrap();
+    m.retain(|k, _| {
+        [
+            "recall",
+            "epsilon_recall",
+            "qps",
+            "qps_passes",
+            "latency_mean",
+            "latency_p50",
+            "latency_p95",
+            "latency_p99",
+            "latency_p999",
+        ]
+        .contains(&k.as_str())
+    });
+    m.insert("qps".into(), json!(250.0));
+    m.insert("qps_passes".into(), json!([200.0, 250.0, 230.0]));
+    f.delete_attr("annbench").unwrap();
+    str_attr(&f, "annbench", &v.to_string());
+    f.close().unwrap();
+    let back = results::read_point(&path).unwrap();
+    let m = &back.metrics;
+    assert_eq!((m.qps, m.qps_best, m.passes), (230.0, 250.0, 3));
+    // 3 passes: [min, max] at 75%.
+    assert_eq!(
+        (m.qps_ci_low, m.qps_ci_high, m.qps_ci_level),
+        (Some(200.0), Some(250.0), Some(0.75))
+    );
+    assert!(m.flags.is_empty() && back.passes.iter().all(|p| p.used && p.build == 0));
+}
+
+#[test]
 fn ann_benchmarks_compatible_attributes_are_written() {
     let dir = tempfile::tempdir().unwrap();
     let path = results::write_point(dir.path(), &sample_point()).unwrap();
@@ -142,6 +239,14 @@ fn ann_benchmarks_compatible_attributes_are_written() {
         f.attr("run_count").unwrap().read_scalar::<i64>().unwrap(),
         2
     );
+    // The median figure and its spread as plain attributes.
+    let num = |n: &str| f.attr(n).unwrap().read_scalar::<f64>().unwrap();
+    assert_eq!(
+        (num("qps"), num("qps_ci_low"), num("qps_ci_high")),
+        (250.0, 200.0, 250.0)
+    );
+    assert_eq!(num("qps_cv"), 0.157);
+    assert_eq!(f.attr("passes").unwrap().read_scalar::<i64>().unwrap(), 1);
     assert_eq!(f.dataset("neighbors").unwrap().shape(), [2, 2]);
 }
 

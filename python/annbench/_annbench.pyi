@@ -125,6 +125,7 @@ def table_json(
     base: str | None = None,
     results: str = ...,
     data_dir: str | None = None,
+    stat: str = ...,
 ) -> str: ...
 def compare_json(
     base: str,
@@ -134,6 +135,9 @@ def compare_json(
     recall: list[float] = ...,
     results: str = ...,
     data_dir: str | None = None,
+    noise: float = ...,
+    stat: str = ...,
+    judge_disturbed: bool = False,
 ) -> str: ...
 def build_json(
     dataset: str, count: int = 10, results: str = ..., data_dir: str | None = None
@@ -170,6 +174,11 @@ def run_sweep(
     postgres: str | None,
     timeout: float | None,
     callback: Callable[[dict[str, Any]], object] | None,
+    min_time: float = 1.0,
+    target_ci: float | None = None,
+    max_time: float | None = None,
+    rebuilds: int = 1,
+    order: str = ...,
     keep_going: bool = False,
 ) -> str: ...
 def algorithms_json() -> str: ...

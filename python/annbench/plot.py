@@ -37,7 +37,9 @@ def qps_recall(
     dpi: int = DPI,
 ) -> Figure:
     """Queries per second (log scale) against recall: the Pareto frontier of each algorithm
-    (per label and client count), and with ``raw=True`` every measured point, faded."""
+    (per label and client count) with each point's 95% interval as an error bar (when the
+    frame has ``qps_ci_low`` / ``qps_ci_high``), and with ``raw=True`` every measured point,
+    faded."""
     _require(df, ["recall", "qps"], "qps_recall")
     return _frontier_plot(
         df,
@@ -146,8 +148,9 @@ def relative_qps(
     dpi: int = DPI,
 ) -> Figure:
     """Horizontal bars of relative QPS (``me / base``) from :func:`annbench.compare`, one per
-    matched pair (parameters, or recall threshold), coloured by algorithm; the line at 1.0
-    is parity. Pairs without a ratio (a side never reached the threshold) are left out."""
+    matched pair (parameters, or recall threshold), coloured by algorithm, with the ratio's
+    95% interval as an error bar; the line at 1.0 is parity. Pairs without a ratio (a side
+    never reached the threshold) are left out."""
     ratio = next((c for c in ("ratio", "relative_qps") if c in df.columns), None)
     if ratio is None:
         raise ConfigError("relative_qps needs a 'ratio' column: pass annbench.compare(...)")
@@ -159,7 +162,13 @@ def relative_qps(
     algorithms = df["algorithm"] if "algorithm" in df.columns else pd.Series(["all"] * len(df))
     colours = {a: f"C{i}" for i, a in enumerate(pd.unique(algorithms))}
     positions = list(range(len(df)))
-    ax.barh(positions, df[ratio], color=[colours[a] for a in algorithms])
+    values = pd.to_numeric(df[ratio])
+    xerr = None
+    if {"ratio_ci_low", "ratio_ci_high"} <= set(df.columns):
+        low = pd.to_numeric(df["ratio_ci_low"]).fillna(values)
+        high = pd.to_numeric(df["ratio_ci_high"]).fillna(values)
+        xerr = [(values - low).clip(lower=0), (high - values).clip(lower=0)]
+    ax.barh(positions, values, color=[colours[a] for a in algorithms], xerr=xerr, capsize=2)
     ax.set_yticks(positions, labels, fontsize="small")
     ax.invert_yaxis()
     ax.axvline(1.0, color="black", linewidth=1)
@@ -200,6 +209,7 @@ def _frontier_plot(
         colour = f"C{i % 10}"
         front = frontier(rows, "recall", y, lower_is_better=lower_is_better)
         ax.plot(front["recall"], front[y], marker="o", color=colour, label=name)
+        _error_bars(ax, front, y, colour)
         if raw:
             ax.scatter(rows["recall"], rows[y], color=colour, alpha=0.25, s=14)
     ax.set_yscale("log")
@@ -207,6 +217,22 @@ def _frontier_plot(
     ax.set_ylabel(ylabel)
     _finish(fig, ax, title or _default_title(df, f"{what} vs recall"), path)
     return fig
+
+
+def _error_bars(ax: Axes, rows: pd.DataFrame, y: str, colour: str) -> None:
+    """Vertical bars from ``<y>_ci_low`` to ``<y>_ci_high`` where the frame has them."""
+    low, high = f"{y}_ci_low", f"{y}_ci_high"
+    if low not in rows.columns or high not in rows.columns:
+        return
+    rows = rows.dropna(subset=[low, high])
+    if rows.empty:
+        return
+    value = pd.to_numeric(rows[y])
+    below = (value - pd.to_numeric(rows[low])).clip(lower=0)
+    above = (pd.to_numeric(rows[high]) - value).clip(lower=0)
+    ax.errorbar(
+        rows["recall"], value, yerr=[below, above], fmt="none", ecolor=colour, capsize=2
+    )
 
 
 def _fixed_params(df: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:

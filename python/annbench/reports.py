@@ -41,11 +41,14 @@ def results(
     data_dir: PathLike | None = None,
 ) -> pd.DataFrame:
     """Every stored point of ``dataset`` at ``count`` neighbours, one row each: identity
-    (dataset, count, algorithm, label, clients, name), recall, epsilon_recall, qps (best
-    pass) with qps_min/qps_max over the passes, latency mean and percentiles (seconds),
-    build_seconds (index build alone), load_seconds, index and table sizes (bytes), then
-    one ``param_<name>`` column per build or query parameter. ann-benchmarks result files
-    in the same directory are included."""
+    (dataset, count, algorithm, label, clients, name), recall, epsilon_recall, qps (the
+    median pass) with its 95% interval qps_ci_low/qps_ci_high (coverage qps_ci_level),
+    qps_best (the best pass), qps_min/qps_max/qps_cv over the passes in use, passes (in use)
+    and passes_total, flags (``interference``, ``spread``, ``stalled``), the worst
+    other_cpu_share/steal_share/load_average of those passes, short_results, latency mean and
+    percentiles of the median pass (seconds), build_seconds (index build alone),
+    load_seconds, index and table sizes (bytes), then one ``param_<name>`` column per build or
+    query parameter. ann-benchmarks result files in the same directory are included."""
     text = _annbench.export_json(os.fspath(dataset), count, os.fspath(results), _dir(data_dir))
     return rows_to_frame(json.loads(text))
 
@@ -58,14 +61,23 @@ def table(
     base: str | None = None,
     results: PathLike = "results",
     data_dir: PathLike | None = None,
+    stat: str = "median",
 ) -> pd.DataFrame:
     """Best QPS at each recall threshold (recall >= threshold, exactly), per algorithm,
     label and client count: recall_threshold, algorithm, label, clients, reached, name,
-    recall, qps, build_seconds, index_mb, best_recall, and vs_base (QPS ratio to the
-    ``base`` algorithm at the same threshold) when ``base`` is given. A series that never
-    reaches a threshold has a row with ``reached`` False."""
+    recall, qps with qps_ci_low/qps_ci_high and flags, build_seconds, index_mb, best_recall,
+    tie (the winner's interval overlaps its runner-up's) with runner_up, runner_up_qps and
+    its interval, and vs_base (QPS ratio to the ``base`` algorithm at the same threshold)
+    when ``base`` is given. A series that never reaches a threshold has a row with
+    ``reached`` False. ``stat="best"``: best passes, as ann-benchmarks (no intervals)."""
     text = _annbench.table_json(
-        os.fspath(dataset), count, list(recall), base, os.fspath(results), _dir(data_dir)
+        os.fspath(dataset),
+        count,
+        list(recall),
+        base,
+        os.fspath(results),
+        _dir(data_dir),
+        stat=stat,
     )
     return pd.DataFrame.from_records(json.loads(text))
 
@@ -79,18 +91,38 @@ def compare(
     *,
     results: PathLike = "results",
     data_dir: PathLike | None = None,
+    noise: float = 0.05,
+    stat: str = "median",
+    judge_disturbed: bool = False,
 ) -> pd.DataFrame:
     """Relative QPS of the run labelled ``me`` against the run labelled ``base``: one row
     per matched pair (``match`` is ``params`` for the same algorithm, parameters and
-    clients, ``recall`` for each side's best QPS at a recall threshold), with base/me names,
-    recalls and QPS and ``ratio`` = me_qps / base_qps. The summary statistics of the ratios
-    (n, min, max, mean, median, stddev per match kind) are in ``df.attrs["summary"]``."""
+    clients, ``recall`` for each side's best point at a recall threshold), with base/me
+    names, recalls, QPS with their intervals and flags, ``ratio`` = me_qps / base_qps with
+    its 95% interval (ratio_ci_low, ratio_ci_high, ratio_ci_level), and ``verdict``:
+    ``faster`` / ``slower`` when the whole interval lies beyond +-``noise``, else
+    ``within noise``; ``disturbed`` (no difference claimed) when a side was measured under
+    heavy interference or with a stalled pass, unless ``judge_disturbed``. The summary of
+    the ratios per match kind (n, counts of each verdict,
+    geometric mean, median, min, max, each with a bootstrap interval) is in
+    ``df.attrs["summary"]``; what to keep in mind (build variance, flagged points) in
+    ``df.attrs["notes"]``."""
     text = _annbench.compare_json(
-        base, me, os.fspath(dataset), count, list(recall), os.fspath(results), _dir(data_dir)
+        base,
+        me,
+        os.fspath(dataset),
+        count,
+        list(recall),
+        os.fspath(results),
+        _dir(data_dir),
+        noise=noise,
+        stat=stat,
+        judge_disturbed=judge_disturbed,
     )
     parsed = json.loads(text)
     frame = pd.DataFrame.from_records(parsed["pairs"])
     frame.attrs["summary"] = pd.DataFrame.from_records(parsed["summary"])
+    frame.attrs["notes"] = list(parsed["notes"])
     return frame
 
 

@@ -37,7 +37,12 @@ def run(
     build: Grid = None,
     query: Grid = None,
     count: int = 10,
-    runs: int = 3,
+    runs: int = 6,
+    min_time: float = 1.0,
+    target_ci: float | None = None,
+    max_time: float | None = None,
+    rebuilds: int = 1,
+    order: str = "rounds",
     clients: int | Iterable[int] = (1,),
     results: PathLike = "results",
     data_dir: PathLike | None = None,
@@ -56,7 +61,17 @@ def run(
     parameters (``mariadb``, ``pgvector``, ``pgvector_ivfflat``, ...).
     ``config``: YAML grid file(s) replacing an algorithm's built-in grid. ``build`` /
     ``query`` narrow the grid like ``--build`` / ``--query``: ``{"M": [8, 16]}`` or
-    ``["M=8,16"]``. ``clients``: concurrent connections, e.g. ``(1, 2, 4)``. Server URLs
+    ``["M=8,16"]``. ``clients``: concurrent connections, e.g. ``(1, 2, 4)``.
+
+    Measurement (docs/methodology.md): every point gets a recall pass, then at least ``runs``
+    timed passes of at least ``min_time`` seconds each (0: one pass over the queries); its
+    ``qps`` is the median pass with a 95% interval (``qps_ci_low``, ``qps_ci_high``).
+    ``target_ci`` (e.g. 0.02) adds passes until the interval lies within +-2% of the median;
+    points flagged for interference, stalls or a wide interval are measured again; both stop
+    once a point's timed passes have lasted ``max_time`` seconds (default
+    ``2 * runs * min_time``). ``rebuilds`` builds
+    every index that many times and folds the build spread into the interval. ``order``:
+    ``"rounds"`` (pass 1 of every point of a build, then pass 2...) or ``"points"``. Server URLs
     default to ``$ANNBENCH_MARIADB_URL`` / ``$ANNBENCH_POSTGRES_URL`` and the servers that
     ``scripts/databases.sh`` started. ``timeout``: longest index build, in seconds.
     ``progress``: tqdm bars (True), nothing (False), or a callable given each event dict.
@@ -89,7 +104,12 @@ def run(
             postgres,
             timeout,
             callback,
-            keep_going,
+            min_time=min_time,
+            target_ci=target_ci,
+            max_time=max_time,
+            rebuilds=rebuilds,
+            order=order,
+            keep_going=keep_going,
         )
     finally:
         if bars is not None:
@@ -130,14 +150,14 @@ def _value(v: object) -> str:
 
 class _Bars:
     """tqdm bars driven by sweep events: one over the points of the sweep, one over the
-    queries of the current point; warnings are printed above the bars."""
+    passes of the current build; warnings are printed above the bars."""
 
     def __init__(self) -> None:
         from tqdm.auto import tqdm
 
         self._tqdm = tqdm
         self.points = tqdm(total=0, desc="points", unit="pt", position=0)
-        self.queries: Any = None
+        self.passes: Any = None
 
     def __call__(self, event: dict[str, Any]) -> None:
         kind = event["kind"]
@@ -152,27 +172,33 @@ class _Bars:
             }[kind]
             detail = event.get("build_args") or event.get("algorithm") or ""
             self.points.set_postfix_str(f"{what} {detail}".strip())
-        elif kind == "point_started":
-            self._close_queries()
-            total = event["queries"] * (event["runs"] + 1)
-            args = ", ".join(a for a in (event["build_args"], event["query_args"]) if a)
-            desc = f"{event['algorithm']}({args}) x{event['clients']}"
-            self.queries = self._tqdm(total=total, desc=desc, unit="q", leave=False, position=1)
-        elif kind == "queries_done" and self.queries is not None:
-            self.queries.update(event["done"] - self.queries.n)
+        elif kind == "measure_started":
+            self._close_passes()
+            desc = f"{event['algorithm']}({event['build_args']})"
+            self.passes = self._tqdm(
+                total=event["passes"], desc=desc, unit="pass", leave=False, position=1
+            )
+        elif kind == "pass_finished" and self.passes is not None:
+            # Extra passes (re-measuring, --target-ci) grow the bar; events may be thinned.
+            if self.passes.n >= self.passes.total:
+                self.passes.total = self.passes.n + 1
+            self.passes.update(1)
+            self.passes.set_postfix_str(f"{event['query_args']} {event['qps']:.0f} QPS")
         elif kind in ("point_finished", "point_skipped"):
-            self._close_queries()
             self.points.update(1)
             if kind == "point_finished":
-                self.points.set_postfix_str(f"recall {event['recall']:.3f}, {event['qps']:.0f} QPS")
+                mark = "~" if event["flags"] else ""
+                self.points.set_postfix_str(
+                    f"recall {event['recall']:.3f}, {mark}{event['qps']:.0f} QPS"
+                )
         elif kind == "warning":
             self._tqdm.write(f"warning: {event['message']}")
 
-    def _close_queries(self) -> None:
-        if self.queries is not None:
-            self.queries.close()
-            self.queries = None
+    def _close_passes(self) -> None:
+        if self.passes is not None:
+            self.passes.close()
+            self.passes = None
 
     def close(self) -> None:
-        self._close_queries()
+        self._close_passes()
         self.points.close()

@@ -9,7 +9,7 @@ use crate::report::plot::{PlotKind, PlotOptions};
 use crate::report::render::{Format, render};
 use crate::report::select::select;
 use crate::report::series::Distinct;
-use crate::report::{best_at_recall, compare as compare_labels, export_table};
+use crate::report::{CompareOptions, Stat, apply_stat, best_at_recall, compare_with, export_table};
 use crate::results::PointResult;
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -66,6 +66,10 @@ pub struct TableArgs {
     /// Show each series' Pareto frontier (QPS vs recall) instead, by recall ascending.
     #[arg(long, conflicts_with_all = ["base", "by_clients"])]
     pub pareto: bool,
+    /// The QPS figure: median (of the passes, with its 95% interval and tie marking) or best
+    /// (the best pass, as ann-benchmarks' published tables; no interval).
+    #[arg(long, default_value = "median", value_parser = parse_stat)]
+    pub stat: Stat,
 }
 
 #[derive(Debug, Args)]
@@ -93,9 +97,21 @@ pub struct CompareArgs {
     /// Recall targets of the matched-recall comparison.
     #[arg(long, value_delimiter = ',', default_value = THRESHOLDS)]
     pub recall: Vec<f64>,
-    /// markdown, csv or json.
+    /// markdown, csv or json (json: every pair with its interval and verdict, the summary
+    /// and the notes).
     #[arg(long, default_value = "markdown", value_parser = parse_format)]
     pub format: Format,
+    /// Differences smaller than this are "within noise": a pair is faster or slower only when
+    /// the whole 95% interval of its ratio lies beyond +-noise. E.g. 5% or 0.05.
+    #[arg(long, default_value = "5%", value_parser = parse_noise)]
+    pub noise: f64,
+    /// Compare medians (with intervals) or best passes (threshold only).
+    #[arg(long, default_value = "median", value_parser = parse_stat)]
+    pub stat: Stat,
+    /// Judge pairs with a side measured under heavy interference or with a stalled pass by
+    /// their intervals too (by default their verdict is "disturbed": no difference claimed).
+    #[arg(long)]
+    pub judge_disturbed: bool,
 }
 
 #[derive(Debug, Args)]
@@ -188,9 +204,29 @@ fn parse_format(s: &str) -> Result<Format, String> {
     s.parse().map_err(|e: crate::Error| e.to_string())
 }
 
+fn parse_stat(s: &str) -> Result<Stat, String> {
+    s.parse().map_err(|e: crate::Error| e.to_string())
+}
+
+/// `5%` or `0.05` -> 0.05 (zero allowed: call every significant difference).
+fn parse_noise(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let (num, scale) = match t.strip_suffix('%') {
+        Some(n) => (n, 0.01),
+        None => (t, 1.0),
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if (0.0..1.0).contains(&(v * scale)) => Ok(v * scale),
+        _ => Err(format!(
+            "'{text}': give a share such as 5% or 0.05 (0 to below 100%)"
+        )),
+    }
+}
+
 pub fn table(args: TableArgs) -> crate::Result<()> {
     let src = &args.source;
-    let points = select(load(src)?, args.label.as_deref(), src.clients)?;
+    let mut points = select(load(src)?, args.label.as_deref(), src.clients)?;
+    apply_stat(&mut points, args.stat);
     let distinct = Distinct::of(&points);
     let table = if args.by_clients {
         let groups = clients_table(&points);
@@ -220,8 +256,16 @@ pub fn export(args: ExportArgs) -> crate::Result<()> {
 
 pub fn compare(args: CompareArgs) -> crate::Result<()> {
     let src = &args.source;
-    let points = select(load(src)?, None, src.clients)?;
-    let comparison = compare_labels(&points, &args.base, &args.me, &args.recall)?;
+    let mut points = select(load(src)?, None, src.clients)?;
+    apply_stat(&mut points, args.stat);
+    let opts = CompareOptions {
+        thresholds: args.recall.clone(),
+        noise: args.noise,
+        stat: args.stat,
+        judge_disturbed: args.judge_disturbed,
+        ..CompareOptions::default()
+    };
+    let comparison = compare_with(&points, &args.base, &args.me, &opts)?;
     emit(src, &comparison.render(args.format)?)
 }
 

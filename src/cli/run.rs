@@ -6,7 +6,7 @@ mod progress;
 use super::out::{errln, outln};
 use crate::backend::BackendOptions;
 use crate::connect::ServerKind;
-use crate::runner::{self, SweepOptions, SweepSummary};
+use crate::runner::{self, PassOrder, SweepOptions, SweepSummary};
 use crate::{Error, Result};
 use clap::Args;
 use std::path::PathBuf;
@@ -26,9 +26,31 @@ pub struct RunArgs {
     /// Neighbours per query (k).
     #[arg(long, default_value_t = 10)]
     pub count: usize,
-    /// Timed passes per point, after one warm-up pass; the best is kept, all are stored.
-    #[arg(long, default_value_t = 3)]
+    /// Timed passes per point at least, after its recall pass; the figure is their median
+    /// with a 95% interval (6 or more passes reach 95%), and every pass is stored.
+    #[arg(long, default_value_t = runner::DEFAULT_RUNS)]
     pub runs: usize,
+    /// Shortest timed pass (clients cycle through the queries until it has passed), e.g. 1s,
+    /// 500ms, 0 (one pass over the queries).
+    #[arg(long, default_value = "1s", value_parser = parse_min_time, value_name = "DURATION")]
+    pub min_time: Duration,
+    /// Add passes until the QPS interval lies within +-this share of the median, e.g. 2%
+    /// (bounded by --max-time).
+    #[arg(long, value_parser = parse_share, value_name = "PERCENT")]
+    pub target_ci: Option<f64>,
+    /// Time of a point's timed passes (per build) after which no extra pass starts: extra
+    /// passes come from --target-ci and from re-measuring points flagged for interference,
+    /// stalls or a wide interval. Default: twice --runs x --min-time.
+    #[arg(long, value_parser = parse_min_time, value_name = "DURATION")]
+    pub max_time: Option<Duration>,
+    /// Build every index this many times and fold the build-to-build spread into the QPS
+    /// interval (HNSW builds are randomised).
+    #[arg(long, default_value_t = 1)]
+    pub rebuilds: usize,
+    /// Pass order within a build: rounds (pass 1 of every point, then pass 2 of every point...,
+    /// so drift affects all points alike) or points (each point finished before the next).
+    #[arg(long, default_value = "rounds", value_parser = parse_order)]
+    pub order: PassOrder,
     /// Concurrent client connections, e.g. 1,2,4,8: every point is measured with each.
     #[arg(long, value_delimiter = ',', default_value = "1")]
     pub clients: Vec<usize>,
@@ -73,8 +95,8 @@ fn algorithm_help() -> String {
     )
 }
 
-/// `600`, `90s`, `10m`, `2h` -> Duration.
-fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
+/// `600`, `90s`, `500ms`, `10m`, `2h` -> seconds.
+fn parse_seconds(text: &str) -> std::result::Result<f64, String> {
     let t = text.trim();
     let (num, unit) = t
         .find(|c: char| c.is_ascii_alphabetic())
@@ -82,18 +104,53 @@ fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
     let n: f64 = num
         .trim()
         .parse()
-        .map_err(|_| format!("'{text}' is not a duration like 600, 90s, 10m or 2h"))?;
+        .map_err(|_| format!("'{text}' is not a duration like 600, 90s, 500ms, 10m or 2h"))?;
     let secs = match unit {
+        "ms" => n / 1000.0,
         "s" => n,
         "m" => n * 60.0,
         "h" => n * 3600.0,
-        _ => return Err(format!("'{text}': unit must be s, m or h")),
+        _ => return Err(format!("'{text}': unit must be ms, s, m or h")),
     };
-    if secs.is_finite() && secs > 0.0 {
-        Ok(Duration::from_secs_f64(secs))
+    if secs.is_finite() && (0.0..=1e9).contains(&secs) {
+        Ok(secs)
+    } else {
+        Err(format!("'{text}': give a duration of zero or more"))
+    }
+}
+
+/// A positive duration (`--timeout`).
+fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
+    let s = parse_seconds(text)?;
+    if s > 0.0 {
+        Ok(Duration::from_secs_f64(s))
     } else {
         Err(format!("'{text}': the timeout must be positive"))
     }
+}
+
+/// A duration of zero or more (`--min-time`, `--max-time`).
+fn parse_min_time(text: &str) -> std::result::Result<Duration, String> {
+    parse_seconds(text).map(Duration::from_secs_f64)
+}
+
+/// `2%` or `0.02` -> 0.02.
+fn parse_share(text: &str) -> std::result::Result<f64, String> {
+    let t = text.trim();
+    let (num, scale) = match t.strip_suffix('%') {
+        Some(n) => (n, 0.01),
+        None => (t, 1.0),
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v * scale > 0.0 && v * scale < 1.0 => Ok(v * scale),
+        _ => Err(format!(
+            "'{text}': give a share of the median such as 2% or 0.02 (above 0, below 100%)"
+        )),
+    }
+}
+
+fn parse_order(text: &str) -> std::result::Result<PassOrder, String> {
+    text.parse().map_err(|e: Error| e.to_string())
 }
 
 impl RunArgs {
@@ -108,6 +165,12 @@ impl RunArgs {
             query_overrides: self.query,
             count: self.count,
             runs: self.runs,
+            min_time: self.min_time,
+            target_ci: self.target_ci,
+            max_time: self.max_time,
+            rebuilds: self.rebuilds,
+            order: self.order,
+            watch_interference: true,
             clients: self.clients,
             results_dir: self.results,
             force: self.force,
@@ -183,29 +246,44 @@ fn print_points(summary: &SweepSummary, opts: &SweepOptions) {
     // Columns as wide as their longest entry, so long algorithm names stay aligned.
     let wa = rows.iter().map(|r| r.0.algorithm.len()).fold(9, usize::max);
     let wp = rows.iter().map(|r| r.1.len()).fold(10, usize::max);
+    let intervals: Vec<String> = rows.iter().map(|r| interval_text(r.0)).collect();
+    let wi = intervals.iter().map(String::len).fold(10, usize::max);
     outln!(
-        "\n{:<wa$} {:<wp$} {:>7} {:>8} {:>10} {:>9} {:>9} {:>9}",
+        "\n{:<wa$} {:<wp$} {:>7} {:>8} {:>11} {:<wi$} {:>6} {:>9} {:>9} {:>9}",
         "algorithm",
         "parameters",
         "clients",
         "recall",
         "QPS",
+        "95% CI",
+        "passes",
         "p50 ms",
         "p99 ms",
         "isecs"
     );
-    for (r, args, skipped) in &rows {
+    let mut flagged = 0;
+    for ((r, args, skipped), ci) in rows.iter().zip(&intervals) {
+        let m = &r.metrics;
+        let mark = if m.flags.is_empty() { "" } else { "~" };
+        flagged += usize::from(!m.flags.is_empty());
+        let qps = format!("{mark}{:.1}", m.qps);
         outln!(
-            "{:<wa$} {:<wp$} {:>7} {:>8.4} {:>10.1} {:>9.3} {:>9.3} {:>9.2}{}",
+            "{:<wa$} {:<wp$} {:>7} {:>8.4} {qps:>11} {ci:<wi$} {:>6} {:>9.3} {:>9.3} {:>9.2}{}",
             r.algorithm,
             args,
             r.clients,
-            r.metrics.recall,
-            r.metrics.qps,
-            r.metrics.latency_p50 * 1e3,
-            r.metrics.latency_p99 * 1e3,
+            m.recall,
+            m.passes,
+            m.latency_p50 * 1e3,
+            m.latency_p99 * 1e3,
             r.build_seconds,
             if *skipped { "  (stored)" } else { "" }
+        );
+    }
+    if flagged > 0 {
+        outln!(
+            "\n~ {flagged} figure(s) flagged (heavy interference, stalled passes or an interval \
+             wider than 10% of the median); see the warnings and docs/methodology.md"
         );
     }
     outln!(
@@ -214,6 +292,14 @@ fn print_points(summary: &SweepSummary, opts: &SweepOptions) {
         summary.points.len() - summary.measured(),
         opts.results_dir.display()
     );
+}
+
+/// `[low, high]` (with its coverage below 95%), or `-` without an interval (one pass).
+fn interval_text(p: &crate::results::PointResult) -> String {
+    match p.metrics.qps_interval() {
+        Some(i) => crate::report::table::interval_text(i, 1),
+        None => "-".into(),
+    }
 }
 
 #[cfg(test)]
@@ -226,5 +312,16 @@ mod tests {
         assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
         assert_eq!(parse_duration("1.5h"), Ok(Duration::from_secs(5400)));
         assert!(parse_duration("0").is_err() && parse_duration("5d").is_err());
+        assert_eq!(parse_min_time("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_min_time("250ms"), Ok(Duration::from_millis(250)));
+        assert!(parse_min_time("-1").is_err());
+    }
+
+    #[test]
+    fn shares_parse() {
+        assert_eq!(parse_share("2%"), Ok(0.02));
+        assert_eq!(parse_share("0.05"), Ok(0.05));
+        assert!(parse_share("0").is_err() && parse_share("150%").is_err());
+        assert!(parse_share("x").is_err());
     }
 }

@@ -76,10 +76,33 @@ pub fn to_dict<'py>(py: Python<'py>, event: &Event<'_>) -> PyResult<Bound<'py, P
             d.set_item("queries", queries)?;
             d.set_item("runs", runs)?;
         }
-        Event::QueriesDone { done, total } => {
-            d.set_item("kind", "queries_done")?;
-            d.set_item("done", done)?;
-            d.set_item("total", total)?;
+        Event::MeasureStarted {
+            algorithm,
+            build_args,
+            points,
+            passes,
+        } => {
+            build(&d, "measure_started", algorithm, build_args)?;
+            d.set_item("points", points)?;
+            d.set_item("passes", passes)?;
+        }
+        Event::PassFinished {
+            algorithm,
+            query_args,
+            clients,
+            kind,
+            qps,
+            seconds,
+            heavy,
+        } => {
+            d.set_item("kind", "pass_finished")?;
+            d.set_item("algorithm", algorithm)?;
+            d.set_item("query_args", describe(query_args))?;
+            d.set_item("clients", clients)?;
+            d.set_item("pass", kind.as_str())?;
+            d.set_item("qps", qps)?;
+            d.set_item("seconds", seconds)?;
+            d.set_item("interference", heavy)?;
         }
         Event::PointFinished { point, path } => point_item(&d, "point_finished", point, path)?,
         Event::PointSkipped { point, path } => point_item(&d, "point_skipped", point, path)?,
@@ -101,7 +124,13 @@ fn point_item(d: &Bound<'_, PyDict>, kind: &str, p: &PointResult, path: &Path) -
     build(d, kind, &p.algorithm, &p.build_args)?;
     d.set_item("query_args", describe(&p.query_args))?;
     d.set_item("clients", p.clients)?;
-    d.set_item("recall", p.metrics.recall)?;
-    d.set_item("qps", p.metrics.qps)?;
+    let m = &p.metrics;
+    d.set_item("recall", m.recall)?;
+    d.set_item("qps", m.qps)?;
+    d.set_item("qps_ci_low", m.qps_ci_low)?;
+    d.set_item("qps_ci_high", m.qps_ci_high)?;
+    d.set_item("passes", m.passes)?;
+    let flags: Vec<&str> = m.flags.iter().map(|f| f.as_str()).collect();
+    d.set_item("flags", flags)?;
     d.set_item("path", path)
 }

@@ -52,9 +52,10 @@ pub fn export_json(
 }
 
 /// Best QPS at each recall threshold per algorithm (and label, clients), with `vs_base`
-/// ratios when `base` names an algorithm.
+/// ratios when `base` names an algorithm; `stat` is `median` or `best`.
 #[pyfunction]
-#[pyo3(signature = (dataset, count=10, recall=report::DEFAULT_THRESHOLDS.to_vec(), base=None, results="results".into(), data_dir=None))]
+#[pyo3(signature = (dataset, count=10, recall=report::DEFAULT_THRESHOLDS.to_vec(), base=None, results="results".into(), data_dir=None, stat="median".to_string()))]
+#[allow(clippy::too_many_arguments)]
 pub fn table_json(
     py: Python<'_>,
     dataset: String,
@@ -63,17 +64,21 @@ pub fn table_json(
     base: Option<String>,
     results: PathBuf,
     data_dir: Option<PathBuf>,
+    stat: String,
 ) -> PyResult<String> {
     py.detach(move || {
-        let points = load(&dataset, count, &results, data_dir)?;
+        let stat: report::Stat = stat.parse()?;
+        let mut points = load(&dataset, count, &results, data_dir)?;
+        report::apply_stat(&mut points, stat);
         records(&report::best_at_recall(&points, &recall, base.as_deref())?.to_table())
     })
     .py_err()
 }
 
-/// Relative QPS of the run labelled `me` against `base`: `{"pairs": [...], "summary": [...]}`.
+/// Relative QPS of the run labelled `me` against `base`: the JSON of `annbench compare
+/// --format json` (`{"pairs": [...], "summary": [...], "notes": [...], ...}`).
 #[pyfunction]
-#[pyo3(signature = (base, me, dataset, count=10, recall=report::DEFAULT_THRESHOLDS.to_vec(), results="results".into(), data_dir=None))]
+#[pyo3(signature = (base, me, dataset, count=10, recall=report::DEFAULT_THRESHOLDS.to_vec(), results="results".into(), data_dir=None, noise=report::compare::DEFAULT_NOISE, stat="median".to_string(), judge_disturbed=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn compare_json(
     py: Python<'_>,
@@ -84,14 +89,23 @@ pub fn compare_json(
     recall: Vec<f64>,
     results: PathBuf,
     data_dir: Option<PathBuf>,
+    noise: f64,
+    stat: String,
+    judge_disturbed: bool,
 ) -> PyResult<String> {
     py.detach(move || {
-        let points = load(&dataset, count, &results, data_dir)?;
-        let cmp = report::compare(&points, &base, &me, &recall)?;
-        render::json_pretty(&serde_json::json!({
-            "pairs": render::to_json_records(&cmp.pairs_table(None)),
-            "summary": render::to_json_records(&cmp.summary_table()),
-        }))
+        let stat: report::Stat = stat.parse()?;
+        let mut points = load(&dataset, count, &results, data_dir)?;
+        report::apply_stat(&mut points, stat);
+        let opts = report::CompareOptions {
+            thresholds: recall,
+            noise,
+            stat,
+            judge_disturbed,
+            ..report::CompareOptions::default()
+        };
+        let cmp = report::compare_with(&points, &base, &me, &opts)?;
+        render::json_pretty(&cmp.to_json())
     })
     .py_err()
 }

@@ -2,7 +2,7 @@
 //!
 //! The sweep runs with the GIL released. Events arrive on the sweep's coordinating thread
 //! (never on a client thread, so a slow callback cannot stall a measured query); the GIL is
-//! taken only to deliver them, with `QueriesDone` thinned to a few per second. Ctrl-C in
+//! taken only to deliver them, with `PassFinished` thinned to ten per second at most. Ctrl-C in
 //! Python (a pending KeyboardInterrupt) or an exception in the callback stops the sweep at
 //! the next poll; every point stored so far stays on disk.
 
@@ -17,8 +17,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// How often `QueriesDone` reaches Python, and how often Python signals are checked.
-const QUERIES_EVERY: Duration = Duration::from_millis(250);
+/// How often `PassFinished` reaches Python, and how often Python signals are checked.
+const PASSES_EVERY: Duration = Duration::from_millis(100);
 const SIGNALS_EVERY: Duration = Duration::from_millis(100);
 
 /// Forwards events to `callback(dict)`; remembers the first Python error to re-raise it.
@@ -26,7 +26,7 @@ struct PyProgress {
     callback: Option<Py<PyAny>>,
     stop: AtomicBool,
     error: Mutex<Option<PyErr>>,
-    last_queries: Mutex<Option<Instant>>,
+    last_passes: Mutex<Option<Instant>>,
     last_signals: Mutex<Option<Instant>>,
 }
 
@@ -36,7 +36,7 @@ impl PyProgress {
             callback,
             stop: AtomicBool::new(false),
             error: Mutex::new(None),
-            last_queries: Mutex::new(None),
+            last_passes: Mutex::new(None),
             last_signals: Mutex::new(None),
         }
     }
@@ -71,8 +71,9 @@ impl Progress for PyProgress {
         let Some(callback) = &self.callback else {
             return;
         };
-        if let Event::QueriesDone { done, total } = event {
-            if done < total && !Self::due(&self.last_queries, QUERIES_EVERY) {
+        // Short passes (a small --min-time) would flood a notebook: a few per second at most.
+        if let Event::PassFinished { .. } = event {
+            if !Self::due(&self.last_passes, PASSES_EVERY) {
                 return;
             }
         }
@@ -110,7 +111,7 @@ pub fn algorithms_json() -> PyResult<String> {
 /// Runs a sweep (the options of `annbench run`) and returns the JSON export rows of every
 /// point of the grid, measured now or already stored.
 #[pyfunction]
-#[pyo3(signature = (dataset, algorithms, config_files, build_overrides, query_overrides, count, runs, clients, results, data_dir, force, label, mariadb, postgres, timeout, callback, keep_going=false))]
+#[pyo3(signature = (dataset, algorithms, config_files, build_overrides, query_overrides, count, runs, clients, results, data_dir, force, label, mariadb, postgres, timeout, callback, min_time=1.0, target_ci=None, max_time=None, rebuilds=1, order="rounds".to_string(), keep_going=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn run_sweep(
     py: Python<'_>,
@@ -130,16 +131,29 @@ pub fn run_sweep(
     postgres: Option<String>,
     timeout: Option<f64>,
     callback: Option<Py<PyAny>>,
+    min_time: f64,
+    target_ci: Option<f64>,
+    max_time: Option<f64>,
+    rebuilds: usize,
+    order: String,
     keep_going: bool,
 ) -> PyResult<String> {
-    let timeout = timeout
-        .map(Duration::try_from_secs_f64)
-        .transpose()
-        .map_err(|_| {
-            super::errors::to_py(crate::Error::Config(
-                "timeout must be a positive number of seconds".into(),
-            ))
-        })?;
+    let seconds = |v: Option<f64>, what: &str| {
+        v.map(Duration::try_from_secs_f64).transpose().map_err(|_| {
+            super::errors::to_py(crate::Error::Config(format!(
+                "{what} must be a number of seconds (zero or more)"
+            )))
+        })
+    };
+    if timeout.is_some_and(|t| t.is_nan() || t <= 0.0) {
+        return Err(super::errors::to_py(crate::Error::Config(
+            "timeout must be a positive number of seconds".into(),
+        )));
+    }
+    let timeout = seconds(timeout, "timeout")?;
+    let min_time = seconds(Some(min_time), "min_time")?.unwrap_or_default();
+    let max_time = seconds(max_time, "max_time")?;
+    let order = order.parse().map_err(super::errors::to_py)?;
     let opts = SweepOptions {
         dataset,
         data_dir: data_dir.unwrap_or_else(crate::dataset::default_data_dir),
@@ -149,6 +163,12 @@ pub fn run_sweep(
         query_overrides,
         count,
         runs,
+        min_time,
+        target_ci,
+        max_time,
+        rebuilds,
+        order,
+        watch_interference: true,
         clients,
         results_dir: results,
         force,

@@ -13,15 +13,17 @@ pub struct ClientsRow {
     /// Index of the point in the slice given to [`clients_table`].
     pub index: usize,
     pub clients: usize,
-    /// Measured throughput: queries / wall seconds of the best pass, all clients together.
+    /// Measured throughput: the point's figure (median pass QPS), all clients together.
     pub qps: f64,
+    /// Its 95% interval.
+    pub qps_interval: Option<crate::metrics::interval::Interval>,
     /// Latency percentiles over all clients' queries, seconds.
     pub latency_p50: f64,
     pub latency_p99: f64,
     pub recall: f64,
     /// QPS divided by the QPS at the group's smallest client count.
     pub scaling: f64,
-    /// Client CPU seconds / (wall seconds x clients) of the fastest pass: near 1.0 means each
+    /// Client CPU seconds / (wall seconds x clients) of the median pass: near 1.0 means each
     /// connection kept a client core busy, so the client may be the bottleneck. `None` when
     /// the passes were not recorded with CPU time.
     pub client_cpu_per_connection: Option<f64>,
@@ -78,6 +80,7 @@ fn group(points: &[PointResult], first: usize, members: &[usize]) -> ClientsGrou
                 index: i,
                 clients: p.clients,
                 qps: p.metrics.qps,
+                qps_interval: p.metrics.qps_interval(),
                 latency_p50: p.metrics.latency_p50,
                 latency_p99: p.metrics.latency_p99,
                 recall: p.metrics.recall,
@@ -96,17 +99,15 @@ fn group(points: &[PointResult], first: usize, members: &[usize]) -> ClientsGrou
 }
 
 fn cpu_per_connection(p: &PointResult) -> Option<f64> {
-    let fastest = p
+    let mut used: Vec<&crate::results::Pass> = p
         .passes
         .iter()
-        .filter(|s| s.wall_seconds > 0.0)
-        .max_by(|a, b| {
-            let qa = a.queries as f64 / a.wall_seconds;
-            let qb = b.queries as f64 / b.wall_seconds;
-            qa.total_cmp(&qb)
-        })?;
-    let cpu = fastest.client_cpu_seconds?;
-    Some(cpu / (fastest.wall_seconds * p.clients.max(1) as f64))
+        .filter(|s| s.used && s.wall_seconds > 0.0)
+        .collect();
+    used.sort_by(|a, b| a.qps().total_cmp(&b.qps()));
+    let median = used.get(used.len().saturating_sub(1) / 2)?;
+    let cpu = median.client_cpu_seconds?;
+    Some(cpu / (median.wall_seconds * p.clients.max(1) as f64))
 }
 
 /// The groups as one [`Table`]; latencies in seconds (Markdown shows milliseconds).
@@ -119,6 +120,8 @@ pub fn clients_rows_table(groups: &[ClientsGroup], show_label: bool) -> Table {
         Column::new("name", "parameters", Style::Plain),
         Column::new("clients", "clients", Style::Plain),
         Column::new("qps", "QPS", Style::Fixed(1)),
+        Column::new("qps_ci_low", "low", Style::Fixed(1)).machine_only(),
+        Column::new("qps_ci_high", "high", Style::Fixed(1)).machine_only(),
         Column::new("latency_p50", "p50 ms", Style::Millis),
         Column::new("latency_p99", "p99 ms", Style::Millis),
         Column::new("recall", "recall", Style::Recall),
@@ -138,6 +141,8 @@ pub fn clients_rows_table(groups: &[ClientsGroup], show_label: bool) -> Table {
                 Cell::Text(g.name.clone()),
                 Cell::Int(r.clients as i64),
                 Cell::Float(r.qps),
+                Cell::from(r.qps_interval.map(|i| i.low)),
+                Cell::from(r.qps_interval.map(|i| i.high)),
                 Cell::Float(r.latency_p50),
                 Cell::Float(r.latency_p99),
                 Cell::Float(r.recall),

@@ -1,14 +1,37 @@
-//! Relative QPS of one labelled run (`me`) against another (`base`), e.g. two server versions:
-//! at matched parameters (same algorithm, build args, query args and clients) and at matched
-//! recall targets (each label's best QPS at each threshold, same algorithm and clients), with
-//! summary statistics of the ratios (me / base).
+//! One labelled run (`me`) against another (`base`), e.g. two server versions: at matched
+//! parameters (same algorithm, build args, query args and clients) and at matched recall
+//! targets (each label's best point at each threshold, same algorithm and clients). Each pair
+//! gets the ratio me / base of a [`Measure`] (QPS today), its 95% interval and a verdict:
+//! faster, slower or within noise. The summary statistics of the ratios carry bootstrap
+//! intervals (see [`super::stats`]).
+//!
+//! The ratio interval of a pair is the distribution-free Mann-Whitney interval of the two
+//! sides' passes (`metrics::interval::ratio_interval`); when a side was measured on several
+//! builds (`--rebuilds`), the conservative `[me.low / base.high, me.high / base.low]` of the
+//! two points' intervals, which carry the build spread. A pair is *faster* when its whole
+//! interval lies above `1 + noise`, *slower* when it lies below `1 - noise`, and *within
+//! noise* otherwise (criterion's rule). Without an interval (a single pass, `--stat best`)
+//! the ratio alone is held against the noise threshold. A pair with a side measured under
+//! heavy interference or with a stalled pass is *disturbed*: other processes may have made
+//! the difference, so none is claimed (`--judge-disturbed` judges it anyway).
 
-use super::names::point_name;
+use super::ratio::{Judge, rate, side};
 use super::series::{check_one_dataset, cmp_params, params_identity};
-use super::stats::{Summary, summary};
+use super::stats::{PairGroups, RatioStats, Stat, ratio_stats};
 use super::table::{RecallRow, best_at_recall_of};
+use crate::metrics::interval::Interval;
 use crate::results::PointResult;
+
+pub use super::ratio::{Measure, Side, Verdict};
 use std::collections::{BTreeSet, HashMap};
+
+/// Default `--noise`: differences within 5% are not called.
+pub const DEFAULT_NOISE: f64 = 0.05;
+
+/// Said with every comparison: two runs never share an index build.
+pub const BUILD_VARIANCE_NOTE: &str = "each run built its own indexes, and HNSW builds are \
+    randomised: a ratio includes build-to-build variance, which the intervals cover only for \
+    points measured with --rebuilds 2 or more";
 
 /// How a pair was matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,8 +52,33 @@ impl MatchKind {
     }
 }
 
-/// One matched pair. For a recall match, a side that did not reach the threshold has no name,
-/// recall or QPS, and the pair has no ratio.
+/// Options of a comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompareOptions {
+    pub thresholds: Vec<f64>,
+    /// Differences within this share are "within noise" (`--noise`).
+    pub noise: f64,
+    /// The statistic the points were given (see [`super::stats::apply_stat`]).
+    pub stat: Stat,
+    pub measure: Measure,
+    /// Give pairs with a disturbed side (interference, stalls) a verdict like the others.
+    pub judge_disturbed: bool,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions {
+            thresholds: super::DEFAULT_THRESHOLDS.to_vec(),
+            noise: DEFAULT_NOISE,
+            stat: Stat::Median,
+            measure: Measure::Qps,
+            judge_disturbed: false,
+        }
+    }
+}
+
+/// One matched pair. For a recall match, a side that did not reach the threshold is `None`
+/// and the pair has no ratio.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Matched {
     pub kind: MatchKind,
@@ -38,14 +86,23 @@ pub struct Matched {
     pub clients: usize,
     /// The recall threshold (recall matches only).
     pub threshold: Option<f64>,
-    pub base_name: Option<String>,
-    pub me_name: Option<String>,
-    pub base_recall: Option<f64>,
-    pub me_recall: Option<f64>,
-    pub base_qps: Option<f64>,
-    pub me_qps: Option<f64>,
-    /// me QPS / base QPS.
+    pub base: Option<Side>,
+    pub me: Option<Side>,
+    /// me / base.
     pub ratio: Option<f64>,
+    pub ratio_interval: Option<Interval>,
+    pub verdict: Option<Verdict>,
+}
+
+/// Summary of the ratios of one match kind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RatioSummary {
+    pub n: usize,
+    pub above: usize,
+    pub below: usize,
+    pub within_noise: usize,
+    pub disturbed: usize,
+    pub stats: RatioStats,
 }
 
 /// The comparison of two labels.
@@ -53,45 +110,125 @@ pub struct Matched {
 pub struct Comparison {
     pub base: String,
     pub me: String,
+    pub options: CompareOptions,
     /// Parameter matches (report order), then recall matches (threshold order given).
     pub rows: Vec<Matched>,
-    /// Statistics of the ratios at matched parameters (`None` when nothing matched).
-    pub params_summary: Option<Summary>,
-    /// Statistics of the ratios at matched recall targets.
-    pub recall_summary: Option<Summary>,
+    pub params_summary: Option<RatioSummary>,
+    pub recall_summary: Option<RatioSummary>,
+    /// What the reader must know (build variance, flagged points).
+    pub notes: Vec<String>,
 }
 
-/// Compare the points labelled `me` with those labelled `base` (one dataset and count).
-/// When a label holds several points with the same parameters and clients (reruns), the one
-/// with the highest QPS stands for them.
+/// Compare the points labelled `me` with those labelled `base` with default options.
 pub fn compare(
     points: &[PointResult],
     base: &str,
     me: &str,
     thresholds: &[f64],
 ) -> crate::Result<Comparison> {
+    let opts = CompareOptions {
+        thresholds: thresholds.to_vec(),
+        ..CompareOptions::default()
+    };
+    compare_with(points, base, me, &opts)
+}
+
+/// Compare the points labelled `me` with those labelled `base` (one dataset and count). When
+/// a label holds several points with the same parameters and clients, the one with the
+/// highest figure stands for them.
+pub fn compare_with(
+    points: &[PointResult],
+    base: &str,
+    me: &str,
+    opts: &CompareOptions,
+) -> crate::Result<Comparison> {
     if base == me {
         return Err(crate::Error::Config(format!(
             "--base and --me are both '{base}': give two different labels"
         )));
     }
+    if !(opts.noise >= 0.0 && opts.noise < 1.0) {
+        return Err(crate::Error::Config(format!(
+            "--noise {}: give a share such as 5% or 0.05 (0 to below 100%)",
+            opts.noise
+        )));
+    }
     check_one_dataset(points, "comparison")?;
     let base_pts = labelled(points, base)?;
     let me_pts = labelled(points, me)?;
-    let mut rows = param_matches(&base_pts, &me_pts);
-    rows.extend(recall_matches(&base_pts, &me_pts, thresholds)?);
-    let ratios = |k: MatchKind| -> Vec<f64> {
-        rows.iter()
-            .filter(|r| r.kind == k)
-            .filter_map(|r| r.ratio)
-            .collect()
-    };
+    let mut rows = param_matches(&base_pts, &me_pts, opts);
+    rows.extend(recall_matches(&base_pts, &me_pts, opts)?);
+    let summary = |k: MatchKind| summarise(rows.iter().filter(|r| r.kind == k), opts);
+    let mut notes = vec![BUILD_VARIANCE_NOTE.to_string()];
+    let flagged = rows
+        .iter()
+        .filter(|r| {
+            [&r.base, &r.me]
+                .iter()
+                .any(|s| s.as_ref().is_some_and(|s| !s.flags.is_empty()))
+        })
+        .count();
+    if flagged > 0 {
+        notes.push(format!(
+            "{flagged} pair(s) include a point flagged (~) for interference, stalls or a wide \
+             interval"
+        ));
+    }
+    let disturbed = rows
+        .iter()
+        .filter(|r| r.verdict == Some(Verdict::Disturbed))
+        .count();
+    if disturbed > 0 {
+        notes.push(format!(
+            "{disturbed} pair(s) have a side measured under heavy interference or with a \
+             stalled pass: their verdict is \"disturbed\" and no difference is claimed, as other \
+             processes may have made it; measure again on a quiet machine, or pass \
+             --judge-disturbed to judge them by their intervals"
+        ));
+    }
+    if opts.stat == Stat::Best {
+        notes.push(
+            "--stat best: ratios of best passes, without intervals; verdicts use the noise \
+             threshold alone"
+                .into(),
+        );
+    }
     Ok(Comparison {
         base: base.to_string(),
         me: me.to_string(),
-        params_summary: summary(&ratios(MatchKind::Params)),
-        recall_summary: summary(&ratios(MatchKind::Recall)),
+        options: opts.clone(),
+        params_summary: summary(MatchKind::Params),
+        recall_summary: summary(MatchKind::Recall),
         rows,
+        notes,
+    })
+}
+
+fn summarise<'a>(
+    rows: impl Iterator<Item = &'a Matched>,
+    opts: &CompareOptions,
+) -> Option<RatioSummary> {
+    let rated: Vec<&Matched> = rows.filter(|r| r.ratio.is_some()).collect();
+    let ratios: Vec<f64> = rated.iter().filter_map(|r| r.ratio).collect();
+    let groups: Vec<PairGroups> = rated
+        .iter()
+        .filter_map(|r| {
+            Some((
+                r.base.as_ref()?.groups.clone(),
+                r.me.as_ref()?.groups.clone(),
+            ))
+        })
+        .collect();
+    let with_intervals = opts.stat == Stat::Median;
+    let stats = ratio_stats(&ratios, with_intervals.then_some(&groups[..]))?;
+    let count = |v: Verdict| rated.iter().filter(|r| r.verdict == Some(v)).count();
+    Some(RatioSummary {
+        n: ratios.len(),
+        above: count(Verdict::Above),
+        below: count(Verdict::Below),
+        within_noise: count(Verdict::WithinNoise),
+        disturbed: count(Verdict::Disturbed),
+        stats,
     })
 }
 
@@ -117,6 +254,40 @@ fn labelled<'a>(points: &'a [PointResult], label: &str) -> crate::Result<Vec<&'a
     Ok(mine)
 }
 
+fn pair(
+    kind: MatchKind,
+    algorithm: &str,
+    clients: usize,
+    threshold: Option<f64>,
+    b: Option<Side>,
+    m: Option<Side>,
+    opts: &CompareOptions,
+) -> Matched {
+    let rated = match (&b, &m) {
+        (Some(b), Some(m)) if b.value > 0.0 => Some(rate(
+            b,
+            m,
+            Judge {
+                noise: opts.noise,
+                stat: opts.stat,
+                disturbed: opts.judge_disturbed,
+            },
+        )),
+        _ => None,
+    };
+    Matched {
+        kind,
+        algorithm: algorithm.to_string(),
+        clients,
+        threshold,
+        base: b,
+        me: m,
+        ratio: rated.map(|r| r.0),
+        ratio_interval: rated.and_then(|r| r.1),
+        verdict: rated.map(|r| r.2),
+    }
+}
+
 /// The fastest point of each (parameters, clients) in `pts`, keyed by identity.
 fn fastest_by_params<'a>(pts: &[&'a PointResult]) -> HashMap<(String, usize), &'a PointResult> {
     let mut out: HashMap<(String, usize), &PointResult> = HashMap::new();
@@ -129,7 +300,11 @@ fn fastest_by_params<'a>(pts: &[&'a PointResult]) -> HashMap<(String, usize), &'
     out
 }
 
-fn param_matches(base: &[&PointResult], me: &[&PointResult]) -> Vec<Matched> {
+fn param_matches(
+    base: &[&PointResult],
+    me: &[&PointResult],
+    opts: &CompareOptions,
+) -> Vec<Matched> {
     let base = fastest_by_params(base);
     let mut pairs: Vec<(&PointResult, &PointResult)> = fastest_by_params(me)
         .into_iter()
@@ -144,20 +319,16 @@ fn param_matches(base: &[&PointResult], me: &[&PointResult]) -> Vec<Matched> {
     pairs
         .into_iter()
         .map(|(b, m)| {
-            let name = point_name(m);
-            Matched {
-                kind: MatchKind::Params,
-                algorithm: m.algorithm.clone(),
-                clients: m.clients,
-                threshold: None,
-                base_name: Some(name.clone()),
-                me_name: Some(name),
-                base_recall: Some(b.metrics.recall),
-                me_recall: Some(m.metrics.recall),
-                base_qps: Some(b.metrics.qps),
-                me_qps: Some(m.metrics.qps),
-                ratio: Some(m.metrics.qps / b.metrics.qps),
-            }
+            let (bs, ms) = (side(b, opts.measure), side(m, opts.measure));
+            pair(
+                MatchKind::Params,
+                &m.algorithm,
+                m.clients,
+                None,
+                Some(bs),
+                Some(ms),
+                opts,
+            )
         })
         .collect()
 }
@@ -165,12 +336,12 @@ fn param_matches(base: &[&PointResult], me: &[&PointResult]) -> Vec<Matched> {
 fn recall_matches(
     base: &[&PointResult],
     me: &[&PointResult],
-    thresholds: &[f64],
+    opts: &CompareOptions,
 ) -> crate::Result<Vec<Matched>> {
-    let bt = best_at_recall_of(base, thresholds, None)?;
-    let mt = best_at_recall_of(me, thresholds, None)?;
+    let bt = best_at_recall_of(base, &opts.thresholds, None)?;
+    let mt = best_at_recall_of(me, &opts.thresholds, None)?;
     let mut out = Vec::new();
-    for &t in thresholds {
+    for &t in &opts.thresholds {
         let mut keys: Vec<(String, usize)> = bt
             .rows
             .iter()
@@ -185,33 +356,26 @@ fn recall_matches(
         keys.sort();
         keys.dedup();
         for (algorithm, clients) in keys {
-            let find = |rows: &[RecallRow]| {
+            let find = |rows: &[RecallRow], pts: &[&PointResult]| {
                 rows.iter()
                     .find(|r| {
                         r.threshold == t
                             && r.series.algorithm == algorithm
                             && r.series.clients == clients
                     })
-                    .and_then(|r| r.best.clone())
+                    .and_then(|r| r.best.as_ref())
+                    .map(|b| side(pts[b.index], opts.measure))
             };
-            let (b, m) = (find(&bt.rows), find(&mt.rows));
-            let ratio = match (&b, &m) {
-                (Some(b), Some(m)) => Some(m.qps / b.qps),
-                _ => None,
-            };
-            out.push(Matched {
-                kind: MatchKind::Recall,
-                algorithm,
+            let (b, m) = (find(&bt.rows, base), find(&mt.rows, me));
+            out.push(pair(
+                MatchKind::Recall,
+                &algorithm,
                 clients,
-                threshold: Some(t),
-                base_name: b.as_ref().map(|x| x.name.clone()),
-                me_name: m.as_ref().map(|x| x.name.clone()),
-                base_recall: b.as_ref().map(|x| x.recall),
-                me_recall: m.as_ref().map(|x| x.recall),
-                base_qps: b.as_ref().map(|x| x.qps),
-                me_qps: m.as_ref().map(|x| x.qps),
-                ratio,
-            });
+                Some(t),
+                b,
+                m,
+                opts,
+            ));
         }
     }
     Ok(out)

@@ -1,20 +1,25 @@
 //! Rendering of a [`Comparison`]: one flat table of matched pairs for CSV and JSON, and for
-//! Markdown a table per match kind plus the summary statistics.
+//! Markdown a table per match kind, the summary statistics and the notes.
 
-use super::compare::{Comparison, MatchKind, Matched};
+use super::compare::{Comparison, MatchKind, Matched, RatioSummary, Side, Verdict};
 use super::names::algorithm_name;
 use super::render::{
     Cell, Column, Format, Style, Table, json_pretty, to_csv, to_json_records, to_markdown,
 };
-use super::stats::Summary;
+use super::table::{flags_text, interval_text, qps_text};
+use crate::metrics::interval::Interval;
 
 impl Comparison {
     /// Matched pairs of `kind` (or all, with `None`) as a [`Table`] with columns `match,
     /// algorithm, clients, recall_threshold, base_name, me_name, base_recall, me_recall,
-    /// base_qps, me_qps, ratio` (ratio = me_qps / base_qps).
+    /// base_qps, base_qps_ci_low, base_qps_ci_high, base_flags, me_qps, me_qps_ci_low,
+    /// me_qps_ci_high, me_flags, ratio, ratio_ci_low, ratio_ci_high, ratio_ci_level, verdict`
+    /// (ratio = me / base; `qps` is the measure's name).
     pub fn pairs_table(&self, kind: Option<MatchKind>) -> Table {
         let params_only = kind == Some(MatchKind::Params);
         let (b, m) = (&self.base, &self.me);
+        let (q, title) = (self.options.measure.name(), self.options.measure.title());
+        let num = |name: String, t: String| Column::new(&name, &t, Style::Fixed(1)).machine_only();
         let mut columns = vec![
             Column::new("match", "match", Style::Plain),
             Column::new("algorithm", "algorithm", Style::Plain),
@@ -24,9 +29,23 @@ impl Comparison {
             Column::new("me_name", &format!("{m} parameters"), Style::Plain),
             Column::new("base_recall", &format!("{b} recall"), Style::Recall),
             Column::new("me_recall", &format!("{m} recall"), Style::Recall),
-            Column::new("base_qps", &format!("{b} QPS"), Style::Fixed(1)),
-            Column::new("me_qps", &format!("{m} QPS"), Style::Fixed(1)),
-            Column::new("ratio", &format!("{m} / {b}"), Style::Ratio),
+            num(format!("base_{q}"), format!("{b} {title}")),
+            num(format!("base_{q}_ci_low"), "low".into()),
+            num(format!("base_{q}_ci_high"), "high".into()),
+            Column::new("base_flags", "flags", Style::Plain).machine_only(),
+            Column::new("base_text", &format!("{b} {title} [95% CI]"), Style::Plain)
+                .markdown_only(),
+            num(format!("me_{q}"), format!("{m} {title}")),
+            num(format!("me_{q}_ci_low"), "low".into()),
+            num(format!("me_{q}_ci_high"), "high".into()),
+            Column::new("me_flags", "flags", Style::Plain).machine_only(),
+            Column::new("me_text", &format!("{m} {title} [95% CI]"), Style::Plain).markdown_only(),
+            Column::new("ratio", "ratio", Style::Ratio).machine_only(),
+            Column::new("ratio_ci_low", "low", Style::Ratio).machine_only(),
+            Column::new("ratio_ci_high", "high", Style::Ratio).machine_only(),
+            Column::new("ratio_ci_level", "level", Style::Plain).machine_only(),
+            Column::new("ratio_text", &format!("{m} / {b} [95% CI]"), Style::Plain).markdown_only(),
+            Column::new("verdict", "verdict", Style::Plain),
         ];
         if kind.is_some() {
             columns[0].in_markdown = false;
@@ -40,25 +59,38 @@ impl Comparison {
             .rows
             .iter()
             .filter(|r| kind.is_none_or(|k| r.kind == k))
-            .map(cells)
+            .map(|r| self.cells(r))
             .collect();
         Table { columns, rows }
     }
 
-    /// The summary statistics, one row per match kind with at least one ratio.
+    /// The summary statistics, one row per match kind with at least one ratio: `match, n,
+    /// faster, slower, within_noise, disturbed`, then `geomean, median, min, max` each with `_ci_low`
+    /// and `_ci_high` (bootstrap; empty with `--stat best`).
     pub fn summary_table(&self) -> Table {
-        let columns = ["match", "n", "min", "max", "mean", "median", "stddev"]
-            .iter()
-            .map(|n| {
-                // A spread of ratios is not itself a ratio: no `x`.
-                let style = match *n {
-                    "match" | "n" => Style::Plain,
-                    "stddev" => Style::Fixed(3),
-                    _ => Style::Ratio,
-                };
-                Column::new(n, n, style)
-            })
-            .collect();
+        let (up, down) = self.options.measure.verdict_words();
+        let mut columns = vec![
+            Column::new("match", "match", Style::Plain),
+            Column::new("n", "n", Style::Plain),
+            Column::new(up, up, Style::Plain),
+            Column::new(down, down, Style::Plain),
+            Column::new("within_noise", "within noise", Style::Plain),
+            Column::new("disturbed", "disturbed", Style::Plain),
+        ];
+        for stat in ["geomean", "median", "min", "max"] {
+            columns.push(Column::new(stat, stat, Style::Ratio).machine_only());
+            columns
+                .push(Column::new(&format!("{stat}_ci_low"), "low", Style::Ratio).machine_only());
+            columns
+                .push(Column::new(&format!("{stat}_ci_high"), "high", Style::Ratio).machine_only());
+            let title = if stat == "geomean" {
+                "geometric mean [95% CI]".to_string()
+            } else {
+                format!("{stat} [95% CI]")
+            };
+            columns
+                .push(Column::new(&format!("{stat}_text"), &title, Style::Plain).markdown_only());
+        }
         let rows = [
             (MatchKind::Params, &self.params_summary),
             (MatchKind::Recall, &self.recall_summary),
@@ -70,31 +102,51 @@ impl Comparison {
     }
 
     /// The comparison in `format`: Markdown with headed sections; CSV as the flat pairs table
-    /// (the statistics follow from it); JSON as `{base, me, pairs: [...], summary: [...]}`.
+    /// (the statistics follow from it); JSON as `{base, me, measure, noise, stat, notes,
+    /// pairs: [...], summary: [...]}`.
     pub fn render(&self, format: Format) -> crate::Result<String> {
         match format {
             Format::Markdown => Ok(self.markdown()),
             Format::Csv => to_csv(&self.pairs_table(None)),
-            Format::Json => json_pretty(&serde_json::json!({
-                "base": self.base,
-                "me": self.me,
-                "pairs": to_json_records(&self.pairs_table(None)),
-                "summary": to_json_records(&self.summary_table()),
-            })),
+            Format::Json => json_pretty(&self.to_json()),
         }
+    }
+
+    /// The JSON document of [`Self::render`].
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "base": self.base,
+            "me": self.me,
+            "measure": self.options.measure.name(),
+            "noise": self.options.noise,
+            "stat": match self.options.stat {
+                super::stats::Stat::Median => "median",
+                super::stats::Stat::Best => "best",
+            },
+            "notes": self.notes,
+            "pairs": to_json_records(&self.pairs_table(None)),
+            "summary": to_json_records(&self.summary_table()),
+        })
     }
 
     fn markdown(&self) -> String {
         let (b, m) = (&self.base, &self.me);
-        let mut out = format!("# QPS of {m} relative to {b} ({m} / {b})\n");
-        for (kind, title) in [
+        let title = self.options.measure.title();
+        let mut out = format!("# {title} of {m} relative to {b} ({m} / {b})\n");
+        out.push_str(&format!(
+            "\nVerdicts: faster or slower when the whole 95% interval of the ratio lies beyond \
+             +-{:.0}% (--noise); within noise otherwise; disturbed when a side was measured under \
+             heavy interference or with a stalled pass (no difference claimed).\n",
+            self.options.noise * 100.0
+        ));
+        for (kind, heading) in [
             (MatchKind::Params, "At matched parameters"),
             (
                 MatchKind::Recall,
-                "At matched recall targets (best QPS of each)",
+                "At matched recall targets (best point of each)",
             ),
         ] {
-            out.push_str(&format!("\n## {title}\n\n"));
+            out.push_str(&format!("\n## {heading}\n\n"));
             let t = self.pairs_table(Some(kind));
             if t.rows.is_empty() {
                 out.push_str("No matching points.\n");
@@ -109,38 +161,89 @@ impl Comparison {
         } else {
             out.push_str(&to_markdown(&s));
         }
+        out.push_str("\n## Notes\n\n");
+        for n in &self.notes {
+            out.push_str(&format!("- {n}\n"));
+        }
         out
+    }
+
+    fn cells(&self, r: &Matched) -> Vec<Cell> {
+        let name = |s: &Option<Side>| match s {
+            Some(s) => Cell::Text(s.name.clone()),
+            None => Cell::Missing("not reached".into()),
+        };
+        let mut cells = vec![
+            Cell::Text(r.kind.as_str().into()),
+            Cell::Text(algorithm_name(&r.algorithm)),
+            Cell::Int(r.clients as i64),
+            Cell::from(r.threshold),
+            name(&r.base),
+            name(&r.me),
+            Cell::from(r.base.as_ref().map(|s| s.recall)),
+            Cell::from(r.me.as_ref().map(|s| s.recall)),
+        ];
+        for s in [&r.base, &r.me] {
+            let i = s.as_ref().and_then(|s| s.interval);
+            cells.extend([
+                Cell::from(s.as_ref().map(|s| s.value)),
+                Cell::from(i.map(|i| i.low)),
+                Cell::from(i.map(|i| i.high)),
+                Cell::from(s.as_ref().map(|s| flags_text(&s.flags)).as_deref()),
+                Cell::from(
+                    s.as_ref()
+                        .map(|s| qps_text(s.value, s.interval, !s.flags.is_empty()))
+                        .as_deref(),
+                ),
+            ]);
+        }
+        let ri = r.ratio_interval;
+        cells.extend([
+            Cell::from(r.ratio),
+            Cell::from(ri.map(|i| i.low)),
+            Cell::from(ri.map(|i| i.high)),
+            Cell::from(ri.map(|i| i.level)),
+            Cell::from(r.ratio.map(|x| ratio_text(x, ri)).as_deref()),
+            Cell::from(r.verdict.map(|v| self.verdict_text(v)).as_deref()),
+        ]);
+        cells
+    }
+
+    fn verdict_text(&self, v: Verdict) -> String {
+        let (up, down) = self.options.measure.verdict_words();
+        match v {
+            Verdict::Above => up.into(),
+            Verdict::Below => down.into(),
+            Verdict::WithinNoise => "within noise".into(),
+            Verdict::Disturbed => "disturbed".into(),
+        }
     }
 }
 
-fn cells(r: &Matched) -> Vec<Cell> {
-    let name = |n: &Option<String>| match n {
-        Some(n) => Cell::Text(n.clone()),
-        None => Cell::Missing("not reached".into()),
-    };
-    vec![
-        Cell::Text(r.kind.as_str().into()),
-        Cell::Text(algorithm_name(&r.algorithm)),
-        Cell::Int(r.clients as i64),
-        Cell::from(r.threshold),
-        name(&r.base_name),
-        name(&r.me_name),
-        Cell::from(r.base_recall),
-        Cell::from(r.me_recall),
-        Cell::from(r.base_qps),
-        Cell::from(r.me_qps),
-        Cell::from(r.ratio),
-    ]
+/// `1.10x [1.05, 1.16]` (with the coverage when below 95%).
+fn ratio_text(x: f64, i: Option<Interval>) -> String {
+    match i {
+        Some(i) => format!("{x:.2}x {}", interval_text(i, 2)),
+        None => format!("{x:.2}x"),
+    }
 }
 
-fn summary_cells(kind: MatchKind, s: &Summary) -> Vec<Cell> {
-    vec![
+fn summary_cells(kind: MatchKind, s: &RatioSummary) -> Vec<Cell> {
+    let mut cells = vec![
         Cell::Text(kind.as_str().into()),
         Cell::Int(s.n as i64),
-        Cell::Float(s.min),
-        Cell::Float(s.max),
-        Cell::Float(s.mean),
-        Cell::Float(s.median),
-        Cell::from(s.stddev),
-    ]
+        Cell::Int(s.above as i64),
+        Cell::Int(s.below as i64),
+        Cell::Int(s.within_noise as i64),
+        Cell::Int(s.disturbed as i64),
+    ];
+    for (x, i) in [s.stats.geomean, s.stats.median, s.stats.min, s.stats.max] {
+        cells.extend([
+            Cell::Float(x),
+            Cell::from(i.map(|i| i.low)),
+            Cell::from(i.map(|i| i.high)),
+            Cell::Text(ratio_text(x, i)),
+        ]);
+    }
+    cells
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 
 /// The fixed columns, in order; `param_<name>` columns follow, sorted by name.
-pub const EXPORT_COLUMNS: [&str; 20] = [
+pub const EXPORT_COLUMNS: [&str; 32] = [
     "dataset",
     "count",
     "algorithm",
@@ -19,8 +19,20 @@ pub const EXPORT_COLUMNS: [&str; 20] = [
     "recall",
     "epsilon_recall",
     "qps",
+    "qps_ci_low",
+    "qps_ci_high",
+    "qps_ci_level",
+    "qps_best",
     "qps_min",
     "qps_max",
+    "qps_cv",
+    "passes",
+    "passes_total",
+    "flags",
+    "other_cpu_share",
+    "steal_share",
+    "load_average",
+    "short_results",
     "latency_mean",
     "latency_p50",
     "latency_p95",
@@ -35,8 +47,14 @@ pub const EXPORT_COLUMNS: [&str; 20] = [
 /// Every point (sorted by dataset, count, algorithm, label, clients, build then query
 /// parameters) with the [`EXPORT_COLUMNS`] and one `param_<name>` column per build or query
 /// parameter, lower-cased (`param_m`, `param_ef_construction`, `param_ef_search`). A query
-/// parameter with the name of a build parameter gets `param_<name>_query`. `qps_min` and
-/// `qps_max` span the timed passes (empty if the passes were not stored).
+/// parameter with the name of a build parameter gets `param_<name>_query`.
+///
+/// `qps` is the median of the passes in use with its interval `qps_ci_low..qps_ci_high`
+/// (coverage `qps_ci_level`), `qps_best` the best pass, `qps_min` / `qps_max` / `qps_cv`
+/// the spread of the passes in use (`passes` of `passes_total`), `flags` the reasons for
+/// caution (`interference,spread,stalled`), and `other_cpu_share`, `steal_share` and
+/// `load_average` the worst interference among the passes in use (shares of the machine's
+/// CPU). `short_results`: queries answered with fewer than k ids.
 pub fn export_table(points: &[PointResult]) -> Table {
     let mut sorted: Vec<&PointResult> = points.iter().collect();
     sorted.sort_by(|a, b| cmp_points(a, b));
@@ -68,9 +86,24 @@ pub fn export_table(points: &[PointResult]) -> Table {
 
 fn fixed_cells(p: &PointResult) -> Vec<Cell> {
     let m = &p.metrics;
-    let passes = &m.qps_passes;
-    let min = passes.iter().copied().reduce(f64::min);
-    let max = passes.iter().copied().reduce(f64::max);
+    let used: Vec<f64> = if p.passes.is_empty() {
+        m.qps_passes.clone()
+    } else {
+        p.passes
+            .iter()
+            .filter(|x| x.used)
+            .map(|x| x.qps())
+            .collect()
+    };
+    let min = used.iter().copied().reduce(f64::min);
+    let max = used.iter().copied().reduce(f64::max);
+    let worst = |f: &dyn Fn(&crate::results::Interference) -> Option<f64>| {
+        p.passes
+            .iter()
+            .filter(|x| x.used)
+            .filter_map(|x| x.interference.as_ref().and_then(f))
+            .reduce(f64::max)
+    };
     vec![
         Cell::Text(p.dataset.clone()),
         Cell::Int(p.count as i64),
@@ -81,8 +114,20 @@ fn fixed_cells(p: &PointResult) -> Vec<Cell> {
         Cell::Float(m.recall),
         Cell::Float(m.epsilon_recall),
         Cell::Float(m.qps),
+        Cell::from(m.qps_ci_low),
+        Cell::from(m.qps_ci_high),
+        Cell::from(m.qps_ci_level),
+        Cell::Float(m.qps_best),
         Cell::from(min),
         Cell::from(max),
+        Cell::from(m.qps_cv),
+        Cell::Int(m.passes as i64),
+        Cell::Int(m.qps_passes.len() as i64),
+        Cell::Text(super::table::flags_text(&m.flags)),
+        Cell::from(worst(&|i| i.other_share())),
+        Cell::from(worst(&|i| Some(i.steal_share()))),
+        Cell::from(worst(&|i| Some(i.load_average))),
+        Cell::Int(m.short_results as i64),
         Cell::Float(m.latency_mean),
         Cell::Float(m.latency_p50),
         Cell::Float(m.latency_p95),

@@ -2,14 +2,20 @@
 //! point with the highest QPS among those whose recall is at or above the threshold (exactly
 //! `>=`, no tolerance).
 //!
-//! Ties in QPS (exactly equal) go to the higher recall, then the shorter build, then the
-//! smaller display name, then the earlier point in the input: the same input always gives the
-//! same table. Points whose QPS is not a finite number never win.
+//! The QPS is each point's figure (the median of its passes, or the best pass after
+//! [`super::stats::apply_stat`]). Equal figures go to the higher recall, then the shorter
+//! build, then the smaller display name, then the earlier point in the input: the same input
+//! always gives the same table. Points whose QPS is not a finite number never win.
+//!
+//! Each row also names its runner-up (the series' next point at that threshold) and marks a
+//! *tie* when the two points' confidence intervals overlap: the winner then won by noise, as
+//! far as the measurement can tell.
 
 use super::names::{algorithm_name, point_name};
 use super::render::{Cell, Column, Style, Table, truncate4};
 use super::series::{Distinct, SeriesKey, check_one_dataset};
-use crate::results::PointResult;
+use crate::metrics::interval::Interval;
+use crate::results::{Flag, PointResult};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
@@ -28,6 +34,22 @@ pub struct Best {
     /// Index build seconds (isecs).
     pub build_seconds: f64,
     pub index_size_bytes: Option<u64>,
+    /// The QPS interval (`None` for a single pass or `--stat best`).
+    pub interval: Option<Interval>,
+    pub flags: Vec<Flag>,
+    /// The series' next point at this threshold, if any.
+    pub runner_up: Option<RunnerUp>,
+    /// The winner's and the runner-up's intervals overlap.
+    pub tie: bool,
+}
+
+/// The second-best point of a row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunnerUp {
+    pub index: usize,
+    pub name: String,
+    pub qps: f64,
+    pub interval: Option<Interval>,
 }
 
 /// One (threshold, series) row.
@@ -152,19 +174,37 @@ fn row_for(
         let m = &p.metrics;
         (m.qps, m.recall, p.build_seconds, names[i].as_str(), i)
     };
-    let best = members
+    let mut reached: Vec<usize> = members
         .iter()
         .copied()
         .filter(|&i| points[i].metrics.recall >= threshold && points[i].metrics.qps.is_finite())
-        .min_by(|&a, &b| rank_order(rank(a), rank(b)))
-        .map(|i| Best {
+        .collect();
+    reached.sort_by(|&a, &b| rank_order(rank(a), rank(b)));
+    let runner_up = reached.get(1).map(|&i| RunnerUp {
+        index: i,
+        name: names[i].clone(),
+        qps: points[i].metrics.qps,
+        interval: points[i].metrics.qps_interval(),
+    });
+    let best = reached.first().map(|&i| {
+        let interval = points[i].metrics.qps_interval();
+        let tie = match (interval, runner_up.as_ref().and_then(|r| r.interval)) {
+            (Some(a), Some(b)) => a.overlaps(&b),
+            _ => false,
+        };
+        Best {
             index: i,
             name: names[i].clone(),
             recall: points[i].metrics.recall,
             qps: points[i].metrics.qps,
             build_seconds: points[i].build_seconds,
             index_size_bytes: points[i].index_size_bytes,
-        });
+            interval,
+            flags: points[i].metrics.flags.clone(),
+            runner_up: runner_up.clone(),
+            tie,
+        }
+    });
     RecallRow {
         threshold,
         series: key.clone(),
@@ -222,10 +262,17 @@ fn set_ratios(block: &mut [RecallRow], base: &str) {
 
 impl RecallTable {
     /// As a [`Table`]: columns `recall_threshold, algorithm, label, clients, reached, name,
-    /// recall, qps, build_seconds, index_mb` (MB = 10^6 bytes), `best_recall`, and `vs_base`
-    /// with a base. Markdown hides `reached` and `best_recall` (a row that did not reach its
-    /// threshold says so in the name column) and shows label / clients only when they vary.
+    /// recall, qps, qps_ci_low, qps_ci_high, flags, build_seconds, index_mb` (MB = 10^6
+    /// bytes), `best_recall, tie, runner_up, runner_up_qps, runner_up_ci_low,
+    /// runner_up_ci_high`, and `vs_base` with a base. Markdown hides `reached` and
+    /// `best_recall` (a row that did not reach its threshold says so in the name column),
+    /// shows QPS as `~figure [low, high]` (`~` when flagged), the runner-up of a tie, and label /
+    /// clients only when they vary.
     pub fn to_table(&self) -> Table {
+        let any_tie = self
+            .rows
+            .iter()
+            .any(|r| r.best.as_ref().is_some_and(|b| b.tie));
         let mut columns = vec![
             Column::new("recall_threshold", "recall >=", Style::Plain),
             Column::new("algorithm", "algorithm", Style::Plain),
@@ -240,10 +287,24 @@ impl RecallTable {
             Column::new("reached", "reached", Style::Plain).machine_only(),
             Column::new("name", "parameters", Style::Plain),
             Column::new("recall", "recall", Style::Recall),
-            Column::new("qps", "QPS", Style::Fixed(1)),
+            Column::new("qps", "QPS", Style::Fixed(1)).machine_only(),
+            Column::new("qps_ci_low", "low", Style::Fixed(1)).machine_only(),
+            Column::new("qps_ci_high", "high", Style::Fixed(1)).machine_only(),
+            Column::new("flags", "flags", Style::Plain).machine_only(),
+            Column::new("qps_text", "QPS [95% CI]", Style::Plain).markdown_only(),
             Column::new("build_seconds", "isecs", Style::Fixed(1)),
             Column::new("index_mb", "index MB", Style::Fixed(1)),
             Column::new("best_recall", "best recall", Style::Recall).machine_only(),
+            Column::new("tie", "tie", Style::Plain).machine_only(),
+            Column::new("runner_up", "runner-up", Style::Plain).machine_only(),
+            Column::new("runner_up_qps", "runner-up QPS", Style::Fixed(1)).machine_only(),
+            Column::new("runner_up_ci_low", "low", Style::Fixed(1)).machine_only(),
+            Column::new("runner_up_ci_high", "high", Style::Fixed(1)).machine_only(),
+            shown(
+                Column::new("tie_text", "tie with (runner-up)", Style::Plain),
+                any_tie,
+            )
+            .markdown_only(),
         ];
         if let Some(base) = &self.base {
             let title = format!("vs {}", algorithm_name(base));
@@ -262,23 +323,46 @@ impl RecallTable {
             Cell::Bool(row.best.is_some()),
         ];
         match &row.best {
-            Some(b) => cells.extend([
-                Cell::Text(b.name.clone()),
-                Cell::Float(b.recall),
-                Cell::Float(b.qps),
-                Cell::Float(b.build_seconds),
-                Cell::from(b.index_size_bytes.map(megabytes)),
-            ]),
+            Some(b) => {
+                cells.extend([
+                    Cell::Text(b.name.clone()),
+                    Cell::Float(b.recall),
+                    Cell::Float(b.qps),
+                    Cell::from(b.interval.map(|i| i.low)),
+                    Cell::from(b.interval.map(|i| i.high)),
+                    Cell::Text(flags_text(&b.flags)),
+                    Cell::Text(qps_text(b.qps, b.interval, !b.flags.is_empty())),
+                    Cell::Float(b.build_seconds),
+                    Cell::from(b.index_size_bytes.map(megabytes)),
+                    Cell::from(row.max_recall),
+                ]);
+                let r = b.runner_up.as_ref();
+                let ri = r.and_then(|r| r.interval);
+                cells.extend([
+                    Cell::Bool(b.tie),
+                    Cell::from(r.map(|r| r.name.as_str())),
+                    Cell::from(r.map(|r| r.qps)),
+                    Cell::from(ri.map(|i| i.low)),
+                    Cell::from(ri.map(|i| i.high)),
+                    match r {
+                        Some(r) if b.tie => {
+                            Cell::Text(format!("{}: {}", r.name, qps_text(r.qps, ri, false)))
+                        }
+                        _ => Cell::Null,
+                    },
+                ]);
+            }
             None => {
                 let reason = match row.max_recall {
                     Some(r) => format!("not reached (best recall {:.4})", truncate4(r)),
                     None => "not reached (no recall measured)".to_string(),
                 };
                 cells.push(Cell::Missing(reason));
-                cells.extend(std::iter::repeat_n(Cell::Null, 4));
+                cells.extend(std::iter::repeat_n(Cell::Null, 8));
+                cells.push(Cell::from(row.max_recall));
+                cells.extend(std::iter::repeat_n(Cell::Null, 6));
             }
         }
-        cells.push(Cell::from(row.max_recall));
         if self.base.is_some() {
             cells.push(Cell::from(row.vs_base));
         }
@@ -292,6 +376,35 @@ fn shown(column: Column, visible: bool) -> Column {
     } else {
         column.machine_only()
     }
+}
+
+/// `a,b` of the flags (empty when none).
+pub fn flags_text(flags: &[Flag]) -> String {
+    flags
+        .iter()
+        .map(|f| f.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `~1234.5 [1200.0, 1250.3]`: the figure, `~` when flagged, and its interval when known,
+/// with its coverage when below 95% (fewer than 6 passes): `[900.0, 1100.0] 75%`.
+pub fn qps_text(qps: f64, interval: Option<Interval>, flagged: bool) -> String {
+    let mark = if flagged { "~" } else { "" };
+    match interval {
+        Some(i) => format!("{mark}{qps:.1} {}", interval_text(i, 1)),
+        None => format!("{mark}{qps:.1}"),
+    }
+}
+
+/// `[low, high]` with `decimals`, and the coverage when it is below 95%.
+pub fn interval_text(i: Interval, decimals: usize) -> String {
+    let level = if i.level < crate::metrics::interval::LEVEL - 1e-9 {
+        format!(" {:.0}%", i.level * 100.0)
+    } else {
+        String::new()
+    };
+    format!("[{:.decimals$}, {:.decimals$}]{level}", i.low, i.high)
 }
 
 /// Bytes as MB (10^6 bytes).

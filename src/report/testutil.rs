@@ -44,12 +44,15 @@ pub fn point(
             recall,
             epsilon_recall: recall,
             qps,
+            qps_best: qps,
+            passes: 1,
             qps_passes: vec![qps],
             latency_mean: 1.0 / qps,
             latency_p50: 1.0 / qps,
             latency_p95: 1.5 / qps,
             latency_p99: 2.0 / qps,
             latency_p999: 3.0 / qps,
+            ..PointMetrics::default()
         },
         environment: Environment::default(),
     }

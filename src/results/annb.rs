@@ -99,12 +99,15 @@ pub fn read_ann_benchmarks(
             recall,
             epsilon_recall,
             qps,
+            qps_best: qps,
+            passes: 1,
             qps_passes: vec![qps],
             latency_mean: lat.mean,
             latency_p50: lat.p50,
             latency_p95: lat.p95,
             latency_p99: lat.p99,
             latency_p999: lat.p999,
+            ..PointMetrics::default()
         },
         environment: Environment {
             notices: NOTICES.iter().map(|s| s.to_string()).collect(),

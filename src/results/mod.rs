@@ -15,7 +15,7 @@ pub use path::{
     MAX_FILE_NAME, PointKey, dataset_dir, legacy_dataset_dir, legacy_point_path, point_name,
     point_path,
 };
-pub use record::{Environment, Pass, PointMetrics, PointResult};
+pub use record::{BuildRun, Environment, Flag, Interference, Pass, PointMetrics, PointResult};
 pub use store::{read_point, write_point};
 
 use crate::dataset::GroundTruth;

@@ -3,6 +3,7 @@
 
 use crate::Metric;
 use crate::backend::BuildPhase;
+use crate::metrics::LatencySummary;
 use crate::params::Params;
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
@@ -40,14 +41,16 @@ pub struct PointResult {
     pub table_size_bytes: Option<u64>,
     pub build_phases: Vec<BuildPhase>,
 
-    // Raw measurements of the best pass.
-    /// Returned ids, q x count, -1 where fewer than count came back.
+    // Raw measurements.
+    /// Returned ids of the first full pass over the queries (the recall pass), q x count, -1
+    /// where fewer than count came back.
     pub neighbors: Array2<i64>,
     /// Distances of returned ids recomputed by the client from the train vectors, q x count.
     pub distances: Array2<f32>,
-    /// Per-query latency in seconds (all clients merged), in query order.
+    /// Per-query latency in seconds, in query order: each query's first run in the first
+    /// timed pass (ann-benchmarks' `times`).
     pub latencies: Vec<f64>,
-    /// Every timed pass, best first not implied (in run order).
+    /// Every timed pass, in run order.
     pub passes: Vec<Pass>,
 
     /// Metrics derived from the raw data and exact ground truth.
@@ -55,32 +58,196 @@ pub struct PointResult {
     pub environment: Environment,
 }
 
-/// One timed pass over all test queries.
+/// One timed pass: every client cycles through its share of the test queries until the pass
+/// has lasted `--min-time` (and each query ran at least once). Grows with new per-pass figures
+/// (fields added later carry `#[serde(default)]` so older files still read).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Pass {
     /// Wall-clock seconds from the first query sent to the last answer received.
     pub wall_seconds: f64,
+    /// Queries answered in the pass (all clients).
     pub queries: usize,
     /// Client process CPU seconds during the pass (to show a client bottleneck).
     pub client_cpu_seconds: Option<f64>,
+    /// Which build of the point it ran on: 0, or 0..N with `--rebuilds N`.
+    #[serde(default)]
+    pub build: usize,
+    /// Latency of every query of the pass.
+    #[serde(default)]
+    pub latency: Option<LatencySummary>,
+    /// What else used the machine during the pass.
+    #[serde(default)]
+    pub interference: Option<Interference>,
+    /// Far slower than the point's other passes, or one query took far longer than the rest.
+    #[serde(default)]
+    pub stalled: bool,
+    /// Whether the point's figures use this pass (disturbed passes are left out when enough
+    /// undisturbed ones were measured).
+    #[serde(default = "yes")]
+    pub used: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for Pass {
+    fn default() -> Self {
+        Pass {
+            wall_seconds: 0.0,
+            queries: 0,
+            client_cpu_seconds: None,
+            build: 0,
+            latency: None,
+            interference: None,
+            stalled: false,
+            used: true,
+        }
+    }
+}
+
+impl Pass {
+    /// Queries / wall seconds of this pass.
+    pub fn qps(&self) -> f64 {
+        crate::metrics::qps(self.queries, self.wall_seconds)
+    }
+
+    /// Under heavy interference or stalled: re-measured, and left out when possible.
+    pub fn disturbed(&self) -> bool {
+        self.stalled || self.interference.is_some_and(|i| i.heavy)
+    }
+}
+
+/// What else used the machine during one pass, from `/proc/stat`, `/proc/<pid>/stat` and
+/// `/proc/loadavg` (see `runner::interference`).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct Interference {
+    /// Seconds the sample spans (the pass, give or take a millisecond).
+    pub seconds: f64,
+    /// Logical cores of the machine: the capacity is `seconds x cores`.
+    pub cores: usize,
+    /// CPU seconds (all cores) used by everything except annbench and the database server
+    /// processes it is connected to; `None` when a local server's processes cannot be seen.
+    pub other_cpu_seconds: Option<f64>,
+    /// CPU seconds (all cores) the hypervisor ran other guests instead of this machine.
+    pub steal_seconds: f64,
+    /// 1-minute load average at the end of the pass.
+    pub load_average: f64,
+    /// Other CPU or steal above the thresholds of `runner::interference`.
+    pub heavy: bool,
+}
+
+impl Interference {
+    /// Other processes' CPU as a share of the machine's capacity during the pass.
+    pub fn other_share(&self) -> Option<f64> {
+        let cap = self.seconds * self.cores.max(1) as f64;
+        self.other_cpu_seconds
+            .filter(|_| cap > 0.0)
+            .map(|c| c / cap)
+    }
+
+    /// Steal as a share of the machine's capacity during the pass.
+    pub fn steal_share(&self) -> f64 {
+        let cap = self.seconds * self.cores.max(1) as f64;
+        if cap > 0.0 {
+            self.steal_seconds / cap
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Why a point's figure deserves caution; tables show `~` before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Flag {
+    /// The figure uses passes measured under heavy interference (not enough clean ones).
+    Interference,
+    /// The confidence interval is wide (see `runner::assess::SPREAD_LIMIT`).
+    Spread,
+    /// The figure uses a stalled pass (not enough others).
+    Stalled,
+}
+
+impl Flag {
+    /// `interference`, `spread` or `stalled`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Flag::Interference => "interference",
+            Flag::Spread => "spread",
+            Flag::Stalled => "stalled",
+        }
+    }
+}
+
+/// One index build of a point measured with `--rebuilds N`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct BuildRun {
+    pub build_seconds: f64,
+    pub index_size_bytes: Option<u64>,
+    pub recall: f64,
+    pub epsilon_recall: f64,
+    /// Median QPS of this build's passes.
+    pub qps: f64,
 }
 
 /// Metrics of one point.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct PointMetrics {
-    /// k-nn recall (ann-benchmarks rule, +1e-3 tolerance).
+    /// k-nn recall (ann-benchmarks rule, +1e-3 tolerance), from the first full pass over the
+    /// queries (the mean over builds with `--rebuilds`).
     pub recall: f64,
     /// epsilon recall (ann-benchmarks rule, 1% tolerance).
     pub epsilon_recall: f64,
-    /// Queries / wall seconds of the best pass.
+    /// The figure: median QPS of the passes in use (see [`Pass::used`]); with rebuilds, the
+    /// median of the builds' medians.
     pub qps: f64,
-    /// QPS of every pass, in run order (the spread).
+    /// 95% confidence interval of that median (order statistics; see `metrics::interval`);
+    /// `None` with a single pass.
+    #[serde(default)]
+    pub qps_ci_low: Option<f64>,
+    #[serde(default)]
+    pub qps_ci_high: Option<f64>,
+    /// The interval's actual coverage (below 0.95 with fewer than 6 passes).
+    #[serde(default)]
+    pub qps_ci_level: Option<f64>,
+    /// The best pass (ann-benchmarks' statistic, `--stat best`).
+    #[serde(default)]
+    pub qps_best: f64,
+    /// Coefficient of variation of the passes in use.
+    #[serde(default)]
+    pub qps_cv: Option<f64>,
+    /// Passes the figure is based on.
+    #[serde(default)]
+    pub passes: usize,
+    /// QPS of every pass, in run order (used or not).
     pub qps_passes: Vec<f64>,
+    /// Latency of the median pass (of the best pass in files written before format 3).
     pub latency_mean: f64,
     pub latency_p50: f64,
     pub latency_p95: f64,
     pub latency_p99: f64,
     pub latency_p999: f64,
+    /// Queries answered with fewer than k ids in the recall pass.
+    #[serde(default)]
+    pub short_results: usize,
+    /// Reasons for caution, empty for a clean figure.
+    #[serde(default)]
+    pub flags: Vec<Flag>,
+    /// Every build of the point with `--rebuilds N` (empty for a single build).
+    #[serde(default)]
+    pub builds: Vec<BuildRun>,
+}
+
+impl PointMetrics {
+    /// The confidence interval of `qps`, when there is one.
+    pub fn qps_interval(&self) -> Option<crate::metrics::interval::Interval> {
+        Some(crate::metrics::interval::Interval {
+            low: self.qps_ci_low?,
+            high: self.qps_ci_high?,
+            level: self.qps_ci_level.unwrap_or(crate::metrics::interval::LEVEL),
+        })
+    }
 }
 
 /// Where and with what the point was measured.

@@ -1,13 +1,18 @@
 //! Writing and reading annbench point files: ann-benchmarks' result layout (attrs `build_time`,
 //! `index_size` kB, `algo`, `dataset`, `name`, `run_count`, `distance`, `count`,
 //! `best_search_time`, `candidates`, `expect_extra`, `batch_mode`; datasets `times`,
-//! `neighbors`, `distances`) plus one JSON attr `annbench` with everything else.
+//! `neighbors`, `distances`) plus annbench's figure as plain attributes (`qps`, the median;
+//! `qps_ci_low`, `qps_ci_high`, `qps_cv`, `passes`) and one JSON attr `annbench` with
+//! everything (those included).
 //!
 //! `best_search_time` is the best pass's wall seconds / queries, so ann-benchmarks' tools
-//! (QPS = 1 / best_search_time) show our measured throughput.
+//! (QPS = 1 / best_search_time) show the best pass's measured throughput, as theirs do.
 //!
-//! Format 2 adds `dataset_fingerprint` (format 1 files are read with none). A file is built in
-//! memory and then written atomically, so a full disk is a clear error, never a crash.
+//! Format versions: 1 stored the best pass as `qps`; 2 added `dataset_fingerprint`; 3 stores
+//! the median with its interval, the best pass as `qps_best`, and per-pass latency and
+//! interference. Format 1 and 2 files are read by recomputing the median and its interval
+//! from their passes (format 1 with no fingerprint). A file is built in memory and then
+//! written atomically, so a full disk is a clear error, never a crash.
 
 use super::h5util::{file_image, read_attr_str, write_attr};
 use super::path::point_path;
@@ -20,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 /// Name of the JSON attribute that marks an annbench file.
 pub const EXTRAS_ATTR: &str = "annbench";
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 
 /// annbench's fields that ann-benchmarks' layout has no place for.
 #[derive(Debug, Serialize, Deserialize)]
@@ -93,14 +98,14 @@ fn describe_key(p: &PointResult) -> String {
 }
 
 fn fill(file: &hdf5::File, p: &PointResult) -> hdf5::Result<()> {
-    let queries = p.latencies.len().max(1) as f64;
-    let best_wall = p
+    let best_search_time = p
         .passes
         .iter()
-        .map(|x| x.wall_seconds)
+        .filter(|x| x.queries > 0)
+        .map(|x| x.wall_seconds / x.queries as f64)
         .fold(f64::INFINITY, f64::min);
-    let best_search_time = if best_wall.is_finite() {
-        best_wall / queries
+    let best_search_time = if best_search_time.is_finite() {
+        best_search_time
     } else {
         0.0
     };
@@ -139,6 +144,14 @@ fn fill(file: &hdf5::File, p: &PointResult) -> hdf5::Result<()> {
     write_attr(file, "candidates", p.count as f64)?;
     write_attr(file, "expect_extra", false)?;
     write_attr(file, "batch_mode", false)?;
+    // annbench's figure and its spread as plain attributes too, for h5py readers (the same
+    // values as in the JSON; NaN where there is no interval).
+    let m = &p.metrics;
+    write_attr(file, "qps", m.qps)?;
+    write_attr(file, "qps_ci_low", m.qps_ci_low.unwrap_or(f64::NAN))?;
+    write_attr(file, "qps_ci_high", m.qps_ci_high.unwrap_or(f64::NAN))?;
+    write_attr(file, "qps_cv", m.qps_cv.unwrap_or(f64::NAN))?;
+    write_attr(file, "passes", m.passes as i64)?;
     write_attr(file, EXTRAS_ATTR, json.as_str())?;
     file.new_dataset_builder()
         .with_data(&p.latencies[..])
@@ -164,7 +177,7 @@ pub fn read_point(path: &Path) -> Result<PointResult> {
             path.display()
         ))
     })?;
-    let x: Extras = serde_json::from_str(&json).map_err(|e| {
+    let mut x: Extras = serde_json::from_str(&json).map_err(|e| {
         Error::Results(format!(
             "corrupt '{EXTRAS_ATTR}' attribute in {}: {e}",
             path.display()
@@ -176,6 +189,9 @@ pub fn read_point(path: &Path) -> Result<PointResult> {
             path.display(),
             x.format
         )));
+    }
+    if x.format < 3 {
+        upgrade_best_to_median(&mut x.metrics);
     }
     let distance = read_attr_str(&file, "distance").map_err(&err)?.parse()?;
     let algorithm = read_attr_str(&file, "algo").map_err(&err)?;
@@ -222,6 +238,20 @@ pub fn read_point(path: &Path) -> Result<PointResult> {
         metrics: x.metrics,
         environment: x.environment,
     })
+}
+
+/// Formats 1 and 2 kept the best pass as `qps`: it becomes `qps_best`, and `qps` the median of the
+/// stored passes with its interval (latency figures stay those of the best pass).
+fn upgrade_best_to_median(m: &mut PointMetrics) {
+    use crate::metrics::interval::{LEVEL, cv, median, median_interval};
+    m.qps_best = m.qps;
+    m.qps = median(&m.qps_passes).unwrap_or(m.qps);
+    let ci = median_interval(&m.qps_passes, LEVEL);
+    m.qps_ci_low = ci.map(|i| i.low);
+    m.qps_ci_high = ci.map(|i| i.high);
+    m.qps_ci_level = ci.map(|i| i.level);
+    m.qps_cv = cv(&m.qps_passes);
+    m.passes = m.qps_passes.len();
 }
 
 /// Whether `path` is an annbench point file (has the `annbench` attribute).

@@ -1,13 +1,17 @@
 //! One build point of a sweep: skip it when every point is stored for this data, else build
-//! the index, verify the plan once, and measure each missing (query point x client count).
-//! With `--keep-going` a failing build or point is recorded and the sweep goes on.
+//! the index (`--rebuilds` times), verify the plan, measure each missing (query point x client
+//! count) on every build, and store each point after its last build. With `--keep-going` a
+//! failing build or point is recorded and the sweep goes on.
 
-use super::point::measure_point;
+use super::interference::Watcher;
+use super::measure::PassBuffers;
+use super::point::{Measured, PassEnv, PointRun};
 use super::progress::{Event, Progress};
+use super::schedule::{self, BuildStep};
 use super::stored::{self, Stored};
 use super::sweep::{Ctx, warn};
 use super::{SweepPoint, SweepSummary};
-use crate::backend::{Backend, BuildReport, Searcher};
+use crate::backend::{Backend, BuildReport};
 use crate::config::BuildPoint;
 use crate::params::Params;
 use crate::results::{self, PointKey, PointResult};
@@ -82,7 +86,7 @@ pub(super) fn run_build(
             algorithm: ctx.algorithm,
             build_args: &build.build_args,
         });
-    } else if let Err(e) = measure_build(ctx, backend, build, &todo, summary) {
+    } else if let Err(e) = measure_builds(ctx, backend, build, &todo, summary) {
         // Nothing of this build is measured from here on: its missing points failed.
         let f = ctx.failure(&build.build_args, None, None);
         ctx.fail(summary, f, e)?;
@@ -103,9 +107,25 @@ pub(super) fn run_build(
     Ok(())
 }
 
-/// Build the index and measure every point of `todo` not stored. Errors of one point go to
-/// `ctx.fail` (recorded with `keep_going`); an error returned is the build's own.
-fn measure_build(
+/// `mariadb(m=16, ef_search=40) x2 clients`, for messages.
+pub fn point_label(p: &PointResult) -> String {
+    let args: Vec<String> = [&p.build_args, &p.query_args]
+        .iter()
+        .filter(|a| !a.is_empty())
+        .map(|a| crate::params::describe(a))
+        .collect();
+    format!(
+        "{}({}) x{} clients",
+        p.algorithm,
+        args.join(", "),
+        p.clients
+    )
+}
+
+/// Build the index `--rebuilds` times, measure every point of `todo` not stored on each build,
+/// and store each point once its last build is measured. Errors of one point go to `ctx.fail`
+/// (recorded with `keep_going`); an error returned is the build's own.
+fn measure_builds(
     ctx: &Ctx<'_>,
     backend: &mut dyn Backend,
     build: &BuildPoint,
@@ -113,9 +133,75 @@ fn measure_build(
     summary: &mut SweepSummary,
 ) -> Result<()> {
     let opts = ctx.opts;
-    if ctx.progress.cancelled() {
-        return Err(Error::Interrupted);
+    let missing: Vec<&Todo<'_>> = todo.iter().filter(|t| t.stored.is_none()).collect();
+    let mut runs: Vec<PointRun> = missing
+        .iter()
+        .map(|t| PointRun::new(t.query_args.clone(), t.clients))
+        .collect();
+    let policy = opts.policy();
+    let max_clients = opts.clients.iter().copied().max().unwrap_or(1);
+    let mut bufs = PassBuffers::new(ctx.queries.nrows(), opts.count, max_clients);
+    let mut first: Option<BuildReport> = None;
+    for b in 0..opts.rebuilds {
+        if ctx.progress.cancelled() {
+            return Err(Error::Interrupted);
+        }
+        let report = build_index(ctx, backend, build, summary)?;
+        let mut searchers = (0..max_clients)
+            .map(|_| backend.searcher())
+            .collect::<Result<Vec<_>>>()?;
+        let watcher = opts.watch_interference.then(Watcher::discover);
+        let step = BuildStep {
+            env: PassEnv {
+                data: ctx.data,
+                queries: ctx.queries.view(),
+                k: opts.count,
+                min_time: opts.min_time,
+                progress: ctx.progress,
+                algorithm: ctx.algorithm,
+                watcher: watcher.as_ref(),
+            },
+            policy,
+            order: opts.order,
+            build_args: &build.build_args,
+            build: b,
+            report: &report,
+        };
+        let last = b + 1 == opts.rebuilds;
+        let first_report = first.get_or_insert_with(|| report.clone()).clone();
+        let mut done = |run: &mut PointRun, failed: Option<Error>| -> Result<()> {
+            // Passes measured on another session's index, or on none, are never stored: the
+            // build is abandoned ([`Backend::check_index`]).
+            backend.check_index()?;
+            if let Some(e) = failed {
+                let f = ctx.failure(&build.build_args, Some(&run.query_args), Some(run.clients));
+                return ctx.fail(summary, f, e);
+            }
+            if !last {
+                return Ok(());
+            }
+            let t = missing
+                .iter()
+                .find(|t| *t.query_args == run.query_args && t.clients == run.clients)
+                .ok_or_else(|| {
+                    Error::Backend("internal: a measured point not in the todo".into())
+                })?;
+            let m = run.finish(&policy)?;
+            let point = assemble(ctx, &build.build_args, &first_report, run, m);
+            store_point(ctx, &first_report, point, t, summary)
+        };
+        schedule::measure(&step, &mut runs, &mut searchers, &mut bufs, &mut done)?;
     }
+    Ok(())
+}
+
+/// Build the index once (cancellable), report it and check the plan uses it.
+fn build_index(
+    ctx: &Ctx<'_>,
+    backend: &mut dyn Backend,
+    build: &BuildPoint,
+    summary: &mut SweepSummary,
+) -> Result<BuildReport> {
     ctx.progress.on_event(&Event::BuildStarted {
         algorithm: ctx.algorithm,
         build_args: &build.build_args,
@@ -139,126 +225,77 @@ fn measure_build(
     }
     let first = ctx.queries.row(0).to_vec();
     let first_args = build.query_args.first().cloned().unwrap_or_default();
-    backend.verify_index_used(&first, opts.count, &first_args)?;
-    let max_clients = opts.clients.iter().copied().max().unwrap_or(1);
-    let mut searchers = (0..max_clients)
-        .map(|_| backend.searcher())
-        .collect::<Result<Vec<_>>>()?;
-    for t in todo.iter().filter(|t| t.stored.is_none()) {
-        let measured = run_point(
-            ctx,
-            &mut searchers[..t.clients],
-            &build.build_args,
-            &report,
-            t.query_args,
-            t.clients,
-        )
-        .and_then(|point| {
-            // Stored only if it was measured on the index built above, not another session's.
-            backend.check_index()?;
-            Ok((results::write_point(&opts.results_dir, &point)?, point))
-        });
-        let (written, point) = match measured {
-            Ok(m) => m,
-            Err(e) => {
-                let f = ctx.failure(&build.build_args, Some(t.query_args), Some(t.clients));
-                ctx.fail(summary, f, e)?;
-                continue;
-            }
-        };
-        debug_assert_eq!(written, t.path);
-        if let Some(old) = &t.supersedes {
-            if let Err(e) = std::fs::remove_file(old) {
-                warn(
-                    ctx.progress,
-                    summary,
-                    format!(
-                        "cannot remove {}, now replaced by {}: {e}",
-                        old.display(),
-                        written.display()
-                    ),
-                );
-            }
+    backend.verify_index_used(&first, ctx.opts.count, &first_args)?;
+    Ok(report)
+}
+
+/// Write a measured point (removing the file it supersedes), warn about its notices, report
+/// it.
+fn store_point(
+    ctx: &Ctx<'_>,
+    build: &BuildReport,
+    point: PointResult,
+    todo: &Todo<'_>,
+    summary: &mut SweepSummary,
+) -> Result<()> {
+    let written = results::write_point(&ctx.opts.results_dir, &point)?;
+    debug_assert_eq!(written, todo.path);
+    if let Some(old) = &todo.supersedes {
+        if let Err(e) = std::fs::remove_file(old) {
+            warn(
+                ctx.progress,
+                summary,
+                format!(
+                    "cannot remove {}, now replaced by {}: {e}",
+                    old.display(),
+                    written.display()
+                ),
+            );
         }
-        for n in &point.environment.notices {
-            if !report.notices.contains(n) {
-                warn(
-                    ctx.progress,
-                    summary,
-                    format!("{}: {n}", point_label(&point)),
-                );
-            }
-        }
-        ctx.progress.on_event(&Event::PointFinished {
-            point: &point,
-            path: &written,
-        });
-        summary.points.push(SweepPoint {
-            path: written,
-            skipped: false,
-            result: point,
-        });
     }
+    for n in &point.environment.notices {
+        if !build.notices.contains(n) {
+            warn(
+                ctx.progress,
+                summary,
+                format!("{}: {n}", point_label(&point)),
+            );
+        }
+    }
+    ctx.progress.on_event(&Event::PointFinished {
+        point: &point,
+        path: &written,
+    });
+    summary.points.push(SweepPoint {
+        path: written,
+        skipped: false,
+        result: point,
+    });
     Ok(())
 }
 
-/// `mariadb(m=16, ef_search=40) x2 clients`, for messages.
-pub fn point_label(p: &PointResult) -> String {
-    let args: Vec<String> = [&p.build_args, &p.query_args]
-        .iter()
-        .filter(|a| !a.is_empty())
-        .map(|a| crate::params::describe(a))
-        .collect();
-    format!(
-        "{}({}) x{} clients",
-        p.algorithm,
-        args.join(", "),
-        p.clients
-    )
-}
-
-fn run_point(
+fn assemble(
     ctx: &Ctx<'_>,
-    searchers: &mut [Box<dyn Searcher>],
     build_args: &Params,
     build: &BuildReport,
-    query_args: &Params,
-    clients: usize,
-) -> Result<PointResult> {
+    run: &PointRun,
+    m: Measured,
+) -> PointResult {
     let opts = ctx.opts;
-    for s in searchers.iter_mut() {
-        s.set_query_args(query_args)?;
-    }
-    ctx.progress.on_event(&Event::PointStarted {
-        algorithm: ctx.algorithm,
-        build_args,
-        query_args,
-        clients,
-        queries: ctx.queries.nrows(),
-        runs: opts.runs,
-    });
-    let m = measure_point(
-        searchers,
-        ctx.data,
-        ctx.queries.view(),
-        opts.count,
-        opts.runs,
-        ctx.progress,
-    )?;
     let mut notices = build.notices.clone();
     notices.extend(m.notices);
-    Ok(PointResult {
+    PointResult {
         dataset: ctx.data.name.clone(),
         distance: ctx.data.metric,
         count: opts.count,
         algorithm: ctx.algorithm.to_string(),
         build_args: build_args.clone(),
-        query_args: query_args.clone(),
-        clients,
+        query_args: run.query_args.clone(),
+        clients: run.clients,
         label: opts.label.clone(),
         dataset_fingerprint: Some(ctx.fingerprint.clone()),
         load_seconds: Some(ctx.load.seconds),
-        build_seconds: build.seconds,
+        build_seconds: m.build_seconds,
         index_size_bytes: Some(build.index_size_bytes),
         table_size_bytes: ctx.load.table_size_bytes,
         build_phases: build.phases.clone(),
@@ -268,7 +305,7 @@ fn run_point(
         passes: m.passes,
         metrics: m.metrics,
         environment: ctx.host.environment(&ctx.server, notices),
-    })
+    }
 }
 
 /// How often the coordinating thread asks whether to cancel while an index builds.

@@ -1,38 +1,68 @@
-//! One timed pass over all test queries with N clients.
+//! One pass over the test queries with N clients.
 //!
 //! Client `c` of `n` answers the contiguous share `c*q/n .. (c+1)*q/n` of the queries, each on
-//! its own connection ([`Searcher`]), so every query runs exactly once per pass and recall stays
-//! per query. The clients start together: they wait on a barrier, the clock starts, then they
-//! are released. Wall time runs from that release to the last client's last answer; QPS is
-//! queries / wall time. Each query's latency is `Instant` around `search` alone; the timed loop
-//! allocates nothing (buffers are reused) and does no recall work.
+//! its own connection ([`Searcher`]), cycling through its share until the pass has lasted the
+//! plan's minimum time, stopping at the first query that ends past it (and never before every
+//! query of its share ran once). Every pass starts at each share's first query, so passes do
+//! the same work. The clients start together: they wait on a barrier, the clock starts, then
+//! they are released. Wall time runs from that release to the last client's last answer; QPS
+//! is queries answered / wall time. Each query's latency is `Instant` around `search` alone;
+//! the timed loop does no recall work and allocates only if a client outgrows the latency
+//! capacity reserved from the previous pass. Interference is sampled right before the clock
+//! starts and right after the last client ends.
 
+use super::interference::Watcher;
 use crate::backend::Searcher;
+use crate::results::Interference;
 use crate::{Error, Result};
 use ndarray::ArrayView2;
-use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
-/// Raw outputs of a pass, filled in query order.
+/// How long a pass runs and what it keeps.
+#[derive(Debug, Clone, Copy)]
+pub struct PassPlan {
+    /// Keep cycling until this much time has passed (zero: one cycle over the queries).
+    pub min_time: Duration,
+    /// Keep the returned ids of each query's first run (the recall pass).
+    pub record_ids: bool,
+}
+
+/// Raw outputs of a pass, reused from pass to pass.
 #[derive(Debug, Clone)]
 pub struct PassBuffers {
-    /// q x k returned ids, -1 where fewer than k came back.
+    /// q x k ids of each query's first run (recall passes only), -1 where fewer came back.
     pub neighbors: Vec<i64>,
-    /// Per-query latency, seconds.
-    pub latencies: Vec<f64>,
-    /// Queries for which the backend returned more than k ids (truncated to k).
+    /// Per client, the latency of every query it answered, in order (seconds).
+    pub latencies: Vec<Vec<f64>>,
+    /// Queries for which the backend returned more than k ids (truncated to k), first runs.
     pub overlong: usize,
+    /// Queries answered with fewer than k ids, first runs.
+    pub short: usize,
 }
 
 impl PassBuffers {
-    /// Buffers for `queries` queries of `k` neighbours.
-    pub fn new(queries: usize, k: usize) -> Self {
+    /// Buffers for `queries` queries of `k` neighbours and `clients` clients.
+    pub fn new(queries: usize, k: usize, clients: usize) -> Self {
         PassBuffers {
             neighbors: vec![-1; queries * k],
-            latencies: vec![0.0; queries],
+            latencies: vec![Vec::with_capacity(queries); clients.max(1)],
             overlong: 0,
+            short: 0,
         }
+    }
+
+    /// Each query's latency in its first run, in query order (`queries` long when every client
+    /// completed its share).
+    pub fn first_run_latencies(&self, queries: usize) -> Vec<f64> {
+        let n = self.latencies.len().max(1);
+        let mut out = Vec::with_capacity(queries);
+        for (c, lat) in self.latencies.iter().enumerate() {
+            let share = (c + 1) * queries / n - c * queries / n;
+            out.extend(lat.iter().take(share));
+        }
+        out
     }
 }
 
@@ -40,8 +70,12 @@ impl PassBuffers {
 #[derive(Debug, Clone, Copy)]
 pub struct PassTiming {
     pub wall_seconds: f64,
+    /// Queries answered by all clients.
+    pub queries: usize,
     /// Process CPU (user + system) during the pass, all threads; `None` if unavailable.
     pub client_cpu_seconds: Option<f64>,
+    /// `None` without a watcher or a readable `/proc`.
+    pub interference: Option<Interference>,
 }
 
 /// Process CPU seconds (user + system) so far, from getrusage.
@@ -55,15 +89,16 @@ pub fn process_cpu_seconds() -> Option<f64> {
     })
 }
 
-/// Run one pass. `queries` must be in standard (row-major) layout. `done` counts answered
-/// queries (for progress); `tick` is called about every 50 ms from this thread and returns
-/// `true` to stop the pass early (cancelled).
+/// Run one pass with `searchers[..]` (one per client). `queries` must be row-major. `tick`
+/// is called about every 50 ms from this thread and returns `true` to stop the pass early
+/// (cancelled).
 pub fn run_pass(
     searchers: &mut [Box<dyn Searcher>],
     queries: ArrayView2<'_, f32>,
     k: usize,
+    plan: PassPlan,
     out: &mut PassBuffers,
-    done: &AtomicUsize,
+    watcher: Option<&Watcher>,
     mut tick: impl FnMut() -> bool,
 ) -> Result<PassTiming> {
     let (q, n) = (queries.nrows(), searchers.len().max(1));
@@ -71,53 +106,66 @@ pub fn run_pass(
         .as_slice()
         .ok_or_else(|| Error::Backend("internal: query matrix is not row-major".into()))?;
     let dim = queries.ncols();
+    out.latencies.resize_with(n, Vec::new);
     let stop = AtomicBool::new(false);
     let (ready, go) = (Barrier::new(n + 1), Barrier::new(n + 1));
-    let mut overlong = AtomicUsize::new(0);
+    let started: OnceLock<Instant> = OnceLock::new();
+    let (overlong, short) = (AtomicUsize::new(0), AtomicUsize::new(0));
     let outcome = std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(n);
-        let (mut nb_rest, mut lat_rest) = (&mut out.neighbors[..], &mut out.latencies[..]);
-        for (c, searcher) in searchers.iter_mut().enumerate() {
+        let mut nb_rest = &mut out.neighbors[..];
+        for ((c, searcher), lat) in searchers.iter_mut().enumerate().zip(&mut out.latencies) {
             let (lo, hi) = (c * q / n, (c + 1) * q / n);
-            let (nb, rest) = std::mem::take(&mut nb_rest).split_at_mut((hi - lo) * k);
+            let take = ((hi - lo) * k).min(nb_rest.len());
+            let (nb, rest) = std::mem::take(&mut nb_rest).split_at_mut(take);
             nb_rest = rest;
-            let (lat, rest) = std::mem::take(&mut lat_rest).split_at_mut(hi - lo);
-            lat_rest = rest;
-            let (ready, go, stop, overlong) = (&ready, &go, &stop, &overlong);
-            handles.push(s.spawn(move || -> Result<Instant> {
+            let (ready, go, stop, started) = (&ready, &go, &stop, &started);
+            let (overlong, short) = (&overlong, &short);
+            handles.push(s.spawn(move || -> Result<(Instant, usize)> {
                 let mut ids: Vec<i64> = Vec::with_capacity(k + 1);
+                let share = hi - lo;
+                lat.clear();
                 ready.wait();
                 go.wait();
-                for (j, i) in (lo..hi).enumerate() {
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let query = &rows[i * dim..(i + 1) * dim];
+                let deadline = started.get().map(|t| *t + plan.min_time);
+                let mut answered = 0usize;
+                let mut last = Instant::now();
+                while share > 0 && !stop.load(Ordering::Relaxed) {
+                    let j = answered % share;
+                    let query = &rows[(lo + j) * dim..(lo + j + 1) * dim];
                     let t = Instant::now();
                     let r = searcher.search(query, k, &mut ids);
-                    lat[j] = t.elapsed().as_secs_f64();
+                    last = Instant::now();
+                    lat.push((last - t).as_secs_f64());
                     if let Err(e) = r {
                         stop.store(true, Ordering::Relaxed);
                         return Err(e);
                     }
-                    if ids.len() > k {
-                        overlong.fetch_add(1, Ordering::Relaxed);
+                    if answered < share {
+                        overlong.fetch_add(usize::from(ids.len() > k), Ordering::Relaxed);
+                        short.fetch_add(usize::from(ids.len() < k), Ordering::Relaxed);
+                        if plan.record_ids && nb.len() >= (j + 1) * k {
+                            let row = &mut nb[j * k..(j + 1) * k];
+                            let m = ids.len().min(k);
+                            row[..m].copy_from_slice(&ids[..m]);
+                            row[m..].fill(-1);
+                        }
                     }
-                    let row = &mut nb[j * k..(j + 1) * k];
-                    let m = ids.len().min(k);
-                    row[..m].copy_from_slice(&ids[..m]);
-                    row[m..].fill(-1);
-                    done.fetch_add(1, Ordering::Relaxed);
+                    answered += 1;
+                    if answered >= share && deadline.is_none_or(|d| last >= d) {
+                        break;
+                    }
                 }
-                Ok(Instant::now())
+                Ok((last, answered))
             }));
         }
         ready.wait();
+        let before = watcher.and_then(Watcher::sample);
         let cpu0 = process_cpu_seconds();
-        let start = Instant::now();
+        let start = *started.get_or_init(Instant::now);
         go.wait();
-        // Poll for progress and cancellation; back off to 50 ms so short passes end promptly
-        // and long ones cost the client almost no CPU.
+        // Poll for cancellation; back off to 50 ms so short passes end promptly and long ones
+        // cost the client almost no CPU.
         let mut nap = Duration::from_millis(1);
         while !handles.iter().all(|h| h.is_finished()) {
             if tick() {
@@ -126,11 +174,14 @@ pub fn run_pass(
             std::thread::sleep(nap);
             nap = (nap * 2).min(Duration::from_millis(50));
         }
-        let mut end = start;
+        let (mut end, mut answered) = (start, 0);
         let mut first_err = None;
         for h in handles {
             match h.join() {
-                Ok(Ok(t)) => end = end.max(t),
+                Ok(Ok((t, a))) => {
+                    end = end.max(t);
+                    answered += a;
+                }
                 Ok(Err(e)) => first_err = first_err.or(Some(e)),
                 Err(_) => {
                     first_err =
@@ -141,15 +192,22 @@ pub fn run_pass(
         let cpu = process_cpu_seconds()
             .zip(cpu0)
             .map(|(b, a)| (b - a).max(0.0));
+        let interference = match (watcher, before, watcher.and_then(Watcher::sample)) {
+            (Some(w), Some(a), Some(b)) => Some(w.between(&a, &b)),
+            _ => None,
+        };
         match first_err {
             Some(e) => Err(e),
             None if stop.load(Ordering::Relaxed) => Err(Error::Interrupted),
             None => Ok(PassTiming {
                 wall_seconds: (end - start).as_secs_f64(),
+                queries: answered,
                 client_cpu_seconds: cpu,
+                interference,
             }),
         }
     });
-    out.overlong = *overlong.get_mut();
+    out.overlong = overlong.into_inner();
+    out.short = short.into_inner();
     outcome
 }

@@ -2,16 +2,24 @@
 //! point (and client count) against it; write each point as soon as it is measured, so a
 //! killed sweep resumes where it stopped and loses nothing.
 
+pub mod assess;
 mod build;
 mod data;
+pub mod interference;
 pub mod measure;
+mod notices;
 pub mod point;
 mod preflight;
+pub mod procs;
 pub mod progress;
+pub mod recall;
+mod schedule;
 mod stored;
 mod sweep;
 
-pub use progress::{Event, NoProgress, Progress};
+pub use notices::CLIENT_CPU_WARN_SHARE;
+pub use progress::{Event, NoProgress, PassKind, Progress};
+pub use schedule::PassOrder;
 
 use crate::backend::{Backend, BackendOptions};
 use crate::config::{self, Grid, Overrides};
@@ -38,8 +46,26 @@ pub struct SweepOptions {
     pub query_overrides: Vec<String>,
     /// k, neighbours per query (default 10).
     pub count: usize,
-    /// Timed passes per point after one warm-up pass (default 3).
+    /// Timed passes per point (per build) at least, after its recall pass (default 6: the
+    /// fewest whose median interval reaches 95%).
     pub runs: usize,
+    /// Shortest timed pass: clients cycle through the queries until it has passed (default
+    /// 1 s; zero: one pass over the queries).
+    pub min_time: Duration,
+    /// Add passes until the QPS interval lies within +-this share of the median (e.g. 0.02).
+    pub target_ci: Option<f64>,
+    /// Time of a point's timed passes (per build) after which no extra pass starts (extra
+    /// passes: `target_ci`, or re-measuring a flagged point). `None`: twice `runs x min_time`.
+    pub max_time: Option<Duration>,
+    /// Build each index this many times and fold the build-to-build spread into the
+    /// interval (default 1).
+    pub rebuilds: usize,
+    /// Rounds (default) or point after point.
+    pub order: PassOrder,
+    /// Sample what else used the machine around every pass (default true). Off: nothing is
+    /// recorded and no pass counts as disturbed by interference (tests that must not depend
+    /// on the machine's load, systems without `/proc`).
+    pub watch_interference: bool,
     /// Client counts to measure every point with (default `[1]`).
     pub clients: Vec<usize>,
     pub results_dir: PathBuf,
@@ -65,7 +91,13 @@ impl Default for SweepOptions {
             build_overrides: Vec::new(),
             query_overrides: Vec::new(),
             count: 10,
-            runs: 3,
+            runs: DEFAULT_RUNS,
+            min_time: DEFAULT_MIN_TIME,
+            target_ci: None,
+            max_time: None,
+            rebuilds: 1,
+            order: PassOrder::Rounds,
+            watch_interference: true,
             clients: vec![1],
             results_dir: PathBuf::from("results"),
             force: false,
@@ -74,6 +106,59 @@ impl Default for SweepOptions {
             keep_going: false,
             backend: BackendOptions::default(),
         }
+    }
+}
+
+/// Default `--runs`: six passes give a 95% interval of the median ([min, max] covers it with
+/// probability 1 - 2/64).
+pub const DEFAULT_RUNS: usize = 6;
+/// Default `--min-time`.
+pub const DEFAULT_MIN_TIME: Duration = Duration::from_secs(1);
+/// Longest `--min-time` and `--max-time` accepted.
+const LONGEST: Duration = Duration::from_secs(24 * 3600);
+
+impl SweepOptions {
+    /// The stopping rule of every point.
+    pub fn policy(&self) -> assess::Policy {
+        assess::Policy {
+            runs: self.runs,
+            target_ci: self.target_ci,
+            max_time: self
+                .max_time
+                .unwrap_or_else(|| self.min_time.saturating_mul(2 * self.runs as u32)),
+        }
+    }
+
+    /// Check the measuring options (before any server work).
+    fn check_measuring(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::Config(m));
+        if self.count == 0 {
+            return bad("--count must be at least 1".into());
+        }
+        if self.runs == 0 || self.runs > assess::MAX_PASSES {
+            return bad(format!(
+                "--runs {}: give 1 to {} timed passes per point (6 or more give a 95% interval)",
+                self.runs,
+                assess::MAX_PASSES
+            ));
+        }
+        if self.rebuilds == 0 || self.rebuilds > 100 {
+            return bad(format!(
+                "--rebuilds {}: give 1 (one build per build point) to 100",
+                self.rebuilds
+            ));
+        }
+        if self.min_time > LONGEST || self.max_time.is_some_and(|t| t > LONGEST) {
+            return bad("--min-time and --max-time must be at most 24h".into());
+        }
+        if let Some(t) = self.target_ci {
+            if !(t > 0.0 && t < 1.0) {
+                return bad(format!(
+                    "--target-ci {t}: give the interval's half-width as a share of the median,                      between 0 and 1, e.g. 2% or 0.02"
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -139,11 +224,7 @@ impl SweepSummary {
 /// Check the options and expand every algorithm's grid: all of it fails before anything runs.
 /// `auto` grid values resolve against `rows` train rows when given.
 pub fn plan(opts: &SweepOptions, rows: Option<usize>) -> Result<Vec<Grid>> {
-    if opts.count == 0 || opts.runs == 0 {
-        return Err(Error::Config(
-            "--count and --runs must be at least 1".into(),
-        ));
-    }
+    opts.check_measuring()?;
     if opts.clients.is_empty() || opts.clients.contains(&0) {
         return Err(Error::Config(
             "--clients must list counts of at least 1, e.g. 1,2,4".into(),

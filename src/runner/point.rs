@@ -1,18 +1,34 @@
-//! Measure one point: a warm-up pass, then `runs` timed passes; keep the best pass's raw data,
-//! record every pass, and compute recall (outside any timed loop) from the returned ids.
+//! One point (query arguments x clients) of one build point, measured pass by pass so the
+//! scheduler can interleave points: a recall pass (the first full pass over the queries, which
+//! also warms the caches) per build, then timed passes. [`PointRun::finish`] turns the passes
+//! into the point's figures (see [`super::assess`]).
 
-use super::measure::{PassBuffers, run_pass};
-use super::progress::{Event, Progress};
-use crate::backend::Searcher;
+use super::assess::{self, Policy};
+use super::interference::Watcher;
+use super::measure::{PassBuffers, PassPlan, run_pass};
+use super::notices::{FirstRun, point_notices};
+use super::progress::{Event, PassKind, Progress};
+use super::recall::recompute_distances;
+use crate::backend::{BuildReport, Searcher};
 use crate::dataset::Dataset;
 use crate::metrics;
-use crate::results::{Pass, PointMetrics};
-use crate::{Error, Metric, Result};
+use crate::params::Params;
+use crate::results::{BuildRun, Pass, PointMetrics};
+use crate::{Error, Result};
 use ndarray::{Array2, ArrayView2};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
-/// The client used more than this share of a core per connection: it may be the bottleneck.
-pub const CLIENT_CPU_WARN_SHARE: f64 = 0.5;
+/// What every pass of a build needs.
+pub struct PassEnv<'a> {
+    pub data: &'a Dataset,
+    pub queries: ArrayView2<'a, f32>,
+    pub k: usize,
+    pub min_time: Duration,
+    pub progress: &'a dyn Progress,
+    pub algorithm: &'a str,
+    /// `None`: interference is not sampled.
+    pub watcher: Option<&'a Watcher>,
+}
 
 /// Raw data and metrics of a measured point (identity and environment are added by the sweep).
 #[derive(Debug)]
@@ -23,194 +39,264 @@ pub struct Measured {
     pub passes: Vec<Pass>,
     pub metrics: PointMetrics,
     pub notices: Vec<String>,
+    /// Median index build seconds over the builds.
+    pub build_seconds: f64,
 }
 
-/// Run the passes of one point on `searchers` (one per client, query args already set).
-pub fn measure_point(
-    searchers: &mut [Box<dyn Searcher>],
-    data: &Dataset,
-    queries: ArrayView2<'_, f32>,
-    k: usize,
-    runs: usize,
-    progress: &dyn Progress,
-) -> Result<Measured> {
-    let q = queries.nrows();
-    let total = q * (runs + 1);
-    let done = AtomicUsize::new(0);
-    let mut tick = || {
-        let n = done.load(Ordering::Relaxed);
-        progress.on_event(&Event::QueriesDone { done: n, total });
-        progress.cancelled()
-    };
-    let (mut cur, mut best) = (PassBuffers::new(q, k), PassBuffers::new(q, k));
-    run_pass(searchers, queries, k, &mut cur, &done, &mut tick)?; // warm-up, not recorded
-    let mut passes = Vec::with_capacity(runs);
-    let mut best_qps = f64::NEG_INFINITY;
-    for _ in 0..runs {
-        if progress.cancelled() {
-            return Err(Error::Interrupted);
-        }
-        let t = run_pass(searchers, queries, k, &mut cur, &done, &mut tick)?;
-        let qps = metrics::qps(q, t.wall_seconds);
-        passes.push(Pass {
-            wall_seconds: t.wall_seconds,
-            queries: q,
-            client_cpu_seconds: t.client_cpu_seconds,
-        });
-        if qps > best_qps {
-            best_qps = qps;
-            std::mem::swap(&mut cur, &mut best);
-        }
-    }
-    progress.on_event(&Event::QueriesDone { done: total, total });
+/// Recall of one build.
+#[derive(Debug)]
+struct RecallRun {
+    neighbors: Array2<i64>,
+    distances: Array2<f32>,
+    duplicates: usize,
+    overlong: usize,
+    short: usize,
+    build: BuildRun,
+}
 
-    let neighbors = Array2::from_shape_vec((q, k), best.neighbors)
-        .map_err(|e| Error::Backend(format!("internal: neighbour buffer shape: {e}")))?;
-    let (distances, duplicates) = recompute_distances(data, queries, neighbors.view())?;
-    let truth = data
-        .ground_truth
-        .as_ref()
-        .ok_or_else(|| Error::Dataset(format!("{}: no ground truth", data.name)))?;
-    let recall_of = |f: fn(_, _, usize) -> Option<f64>| {
-        f(truth.distances.view(), distances.view(), k).ok_or_else(|| {
-            Error::Dataset(format!(
-                "{}: ground truth is narrower than k={k} or has fewer rows than the queries",
-                data.name
-            ))
-        })
-    };
-    let lat = metrics::summarize_latencies([&best.latencies[..]]);
-    let qps_passes: Vec<f64> = passes
-        .iter()
-        .map(|p| metrics::qps(p.queries, p.wall_seconds))
-        .collect();
-    let mut notices = Vec::new();
-    if duplicates > 0 {
-        notices.push(format!(
-            "the backend returned the same id twice for {duplicates} queries; repeats were not counted"
-        ));
+/// A point being measured.
+pub struct PointRun {
+    pub query_args: Params,
+    pub clients: usize,
+    passes: Vec<Pass>,
+    recalls: Vec<RecallRun>,
+    times: Option<Vec<f64>>,
+    /// Seconds of the timed passes of the current build (for `--max-time`).
+    seconds: f64,
+    build: usize,
+    /// Failed (recorded with `--keep-going`): no more passes, never stored.
+    pub failed: bool,
+}
+
+impl PointRun {
+    pub fn new(query_args: Params, clients: usize) -> Self {
+        PointRun {
+            query_args,
+            clients,
+            passes: Vec::new(),
+            recalls: Vec::new(),
+            times: None,
+            seconds: 0.0,
+            build: 0,
+            failed: false,
+        }
     }
-    if best.overlong > 0 {
-        notices.push(format!(
-            "the backend returned more than k={k} ids for {} queries",
-            best.overlong
-        ));
+
+    /// Set this point's query arguments on its clients' connections.
+    pub fn apply_args(&self, searchers: &mut [Box<dyn Searcher>]) -> Result<()> {
+        for s in searchers.iter_mut().take(self.clients) {
+            s.set_query_args(&self.query_args)?;
+        }
+        Ok(())
     }
-    notices.extend(client_cpu_notice(&passes, searchers.len()));
-    Ok(Measured {
-        metrics: PointMetrics {
+
+    /// The recall pass on build number `build` (query arguments already applied): one full
+    /// pass over the queries, ids kept, recall computed outside any timing.
+    pub fn recall_pass(
+        &mut self,
+        env: &PassEnv<'_>,
+        searchers: &mut [Box<dyn Searcher>],
+        bufs: &mut PassBuffers,
+        build: usize,
+        report: &BuildReport,
+    ) -> Result<()> {
+        self.build = build;
+        self.seconds = 0.0;
+        let plan = PassPlan {
+            min_time: Duration::ZERO,
+            record_ids: true,
+        };
+        // Not counted against --max-time: its length depends on the query count, not on how
+        // long the timed passes are.
+        self.pass(env, searchers, bufs, plan, PassKind::Recall)?;
+        let (q, k) = (env.queries.nrows(), env.k);
+        let neighbors = Array2::from_shape_vec((q, k), bufs.neighbors.clone())
+            .map_err(|e| Error::Backend(format!("internal: neighbour buffer shape: {e}")))?;
+        let (distances, duplicates) = recompute_distances(env.data, env.queries, neighbors.view())?;
+        let truth = env
+            .data
+            .ground_truth
+            .as_ref()
+            .ok_or_else(|| Error::Dataset(format!("{}: no ground truth", env.data.name)))?;
+        let recall_of = |f: fn(_, _, usize) -> Option<f64>| {
+            f(truth.distances.view(), distances.view(), k).ok_or_else(|| {
+                Error::Dataset(format!(
+                    "{}: ground truth is narrower than k={k} or has fewer rows than the queries",
+                    env.data.name
+                ))
+            })
+        };
+        let build_run = BuildRun {
+            build_seconds: report.seconds,
+            index_size_bytes: Some(report.index_size_bytes),
             recall: recall_of(metrics::knn_recall)?,
             epsilon_recall: recall_of(metrics::epsilon_recall)?,
-            qps: metrics::best_pass(&qps_passes).map_or(0.0, |i| qps_passes[i]),
-            qps_passes,
+            qps: 0.0,
+        };
+        // Only the first build's ids and distances are stored; later builds keep their recall.
+        let (neighbors, distances) = if self.recalls.is_empty() {
+            (neighbors, distances)
+        } else {
+            (Array2::zeros((0, k)), Array2::zeros((0, k)))
+        };
+        self.recalls.push(RecallRun {
+            neighbors,
+            distances,
+            duplicates,
+            overlong: bufs.overlong,
+            short: bufs.short,
+            build: build_run,
+        });
+        Ok(())
+    }
+
+    /// One timed pass (query arguments already applied).
+    pub fn timed_pass(
+        &mut self,
+        env: &PassEnv<'_>,
+        searchers: &mut [Box<dyn Searcher>],
+        bufs: &mut PassBuffers,
+        policy: &Policy,
+    ) -> Result<()> {
+        let extra = self.passes.iter().filter(|p| p.build == self.build).count() >= policy.runs;
+        let kind = if extra {
+            PassKind::Extra
+        } else {
+            PassKind::Timed
+        };
+        let plan = PassPlan {
+            min_time: env.min_time,
+            record_ids: false,
+        };
+        let t = self.pass(env, searchers, bufs, plan, kind)?;
+        self.seconds += t.wall_seconds;
+        let mut all: Vec<f64> = bufs.latencies.iter().flatten().copied().collect();
+        let latency = metrics::summarize_in_place(&mut all);
+        if self.times.is_none() {
+            self.times = Some(bufs.first_run_latencies(env.queries.nrows()));
+        }
+        self.passes.push(Pass {
+            wall_seconds: t.wall_seconds,
+            queries: t.queries,
+            client_cpu_seconds: t.client_cpu_seconds,
+            build: self.build,
+            latency: Some(latency),
+            interference: t.interference,
+            stalled: false,
+            used: true,
+        });
+        assess::mark_stalls(&mut self.passes);
+        assess::choose(&mut self.passes, policy.runs);
+        Ok(())
+    }
+
+    fn pass(
+        &self,
+        env: &PassEnv<'_>,
+        searchers: &mut [Box<dyn Searcher>],
+        bufs: &mut PassBuffers,
+        plan: PassPlan,
+        kind: PassKind,
+    ) -> Result<super::measure::PassTiming> {
+        if env.progress.cancelled() {
+            return Err(Error::Interrupted);
+        }
+        let clients = &mut searchers[..self.clients];
+        let started = Instant::now();
+        let t = run_pass(clients, env.queries, env.k, plan, bufs, env.watcher, || {
+            env.progress.cancelled()
+        })?;
+        env.progress.on_event(&Event::PassFinished {
+            algorithm: env.algorithm,
+            query_args: &self.query_args,
+            clients: self.clients,
+            kind,
+            qps: metrics::qps(t.queries, t.wall_seconds),
+            seconds: started.elapsed().as_secs_f64(),
+            heavy: t.interference.is_some_and(|i| i.heavy),
+        });
+        Ok(t)
+    }
+
+    /// Whether the current build of this point needs another timed pass.
+    pub fn needs_more(&self, policy: &Policy) -> bool {
+        !self.failed && assess::needs_more(&self.passes, self.build, policy, self.seconds)
+    }
+
+    /// The point's figures, raw data and notices (the run is left empty).
+    pub fn finish(&mut self, policy: &Policy) -> Result<Measured> {
+        let f = assess::figures(&self.passes);
+        let mut recalls = std::mem::take(&mut self.recalls);
+        if recalls.is_empty() {
+            return Err(Error::Backend(
+                "internal: a point finished without a recall pass".into(),
+            ));
+        }
+        let n = recalls.len() as f64;
+        let recall = recalls.iter().map(|r| r.build.recall).sum::<f64>() / n;
+        let epsilon_recall = recalls.iter().map(|r| r.build.epsilon_recall).sum::<f64>() / n;
+        let build_seconds = metrics::interval::median(
+            &recalls
+                .iter()
+                .map(|r| r.build.build_seconds)
+                .collect::<Vec<_>>(),
+        )
+        .unwrap_or(0.0);
+        let builds: Vec<BuildRun> = if recalls.len() > 1 {
+            recalls
+                .iter()
+                .zip(&f.build_medians)
+                .map(|(r, &qps)| BuildRun {
+                    qps,
+                    ..r.build.clone()
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let first = recalls.swap_remove(0);
+        let notices = point_notices(
+            &self.passes,
+            self.clients,
+            &f,
+            &FirstRun {
+                k: first.neighbors.ncols(),
+                queries: first.neighbors.nrows(),
+                duplicates: first.duplicates,
+                overlong: first.overlong,
+                short: first.short,
+            },
+            policy,
+        );
+        let lat = f.latency.unwrap_or_default();
+        let metrics = PointMetrics {
+            recall,
+            epsilon_recall,
+            qps: f.qps,
+            qps_ci_low: f.interval.map(|i| i.low),
+            qps_ci_high: f.interval.map(|i| i.high),
+            qps_ci_level: f.interval.map(|i| i.level),
+            qps_best: f.best,
+            qps_cv: f.cv,
+            passes: f.used,
+            qps_passes: self.passes.iter().map(Pass::qps).collect(),
             latency_mean: lat.mean,
             latency_p50: lat.p50,
             latency_p95: lat.p95,
             latency_p99: lat.p99,
             latency_p999: lat.p999,
-        },
-        neighbors,
-        distances,
-        latencies: best.latencies,
-        passes,
-        notices,
-    })
-}
-
-/// Distances of the returned ids, recomputed from the train vectors (`+inf` for missing or
-/// repeated ids). Returns them and the number of queries with a repeated id. An id outside the
-/// table is an error: the backend is answering from some other data.
-pub fn recompute_distances(
-    data: &Dataset,
-    queries: ArrayView2<'_, f32>,
-    neighbors: ArrayView2<'_, i64>,
-) -> Result<(Array2<f32>, usize)> {
-    let n = data.train.nrows() as i64;
-    let metric: Metric = data.metric;
-    let mut out = Array2::from_elem(neighbors.raw_dim(), f32::INFINITY);
-    let mut duplicates = 0;
-    for (i, ids) in neighbors.rows().into_iter().enumerate() {
-        let query = queries.row(i);
-        let query = query.as_slice().unwrap_or(&[]);
-        let mut repeated = false;
-        for (j, &id) in ids.iter().enumerate() {
-            if id == -1 {
-                continue;
-            }
-            if !(0..n).contains(&id) {
-                return Err(Error::Backend(format!(
-                    "query {i}: the backend returned id {id}, but the train set has rows 0..{n}"
-                )));
-            }
-            if ids.iter().take(j).any(|&p| p == id) {
-                repeated = true;
-                continue;
-            }
-            let row = data.train.row(id as usize);
-            out[[i, j]] = match row.as_slice() {
-                Some(r) => metric.distance(r, query),
-                None => metric.distance(&row.to_vec(), query),
-            };
-        }
-        duplicates += usize::from(repeated);
-    }
-    Ok((out, duplicates))
-}
-
-/// A notice when the best pass's client CPU exceeded [`CLIENT_CPU_WARN_SHARE`] of a core per
-/// connection: the numbers may then measure the client rather than the server.
-fn client_cpu_notice(passes: &[Pass], clients: usize) -> Option<String> {
-    let best = passes
-        .iter()
-        .min_by(|a, b| a.wall_seconds.total_cmp(&b.wall_seconds))?;
-    let cpu = best.client_cpu_seconds?;
-    if best.wall_seconds <= 0.0 {
-        return None;
-    }
-    let share = cpu / best.wall_seconds / clients.max(1) as f64;
-    (share > CLIENT_CPU_WARN_SHARE).then(|| {
-        format!(
-            "client CPU was {:.0}% of a core per connection ({cpu:.3} s over {:.3} s wall, {clients} \
-             client(s)): the client may be the bottleneck, not the server",
-            share * 100.0,
-            best.wall_seconds
-        )
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use ndarray::array;
-
-    #[test]
-    fn distances_are_recomputed_and_repeats_or_gaps_never_count() {
-        let data = Dataset {
-            name: "t".into(),
-            metric: Metric::Euclidean,
-            train: array![[0.0f32, 0.0], [3.0, 4.0], [6.0, 8.0]],
-            test: array![[0.0f32, 0.0]],
-            ground_truth: None,
+            short_results: first.short,
+            flags: f.flags.clone(),
+            builds,
         };
-        let ids = array![[1i64, 1, -1, 2]];
-        let (d, dups) = recompute_distances(&data, data.test.view(), ids.view()).unwrap();
-        assert_eq!(d.row(0).to_vec(), [5.0, f32::INFINITY, f32::INFINITY, 10.0]);
-        assert_eq!(dups, 1);
-        let bad = array![[3i64]];
-        assert!(recompute_distances(&data, data.test.view(), bad.view()).is_err());
-    }
-
-    #[test]
-    fn client_cpu_notice_uses_the_best_pass_per_connection() {
-        let pass = |wall: f64, cpu: f64| Pass {
-            wall_seconds: wall,
-            queries: 10,
-            client_cpu_seconds: Some(cpu),
-        };
-        // Best pass: 1 s wall, 1.2 s CPU over 2 clients = 60% per connection -> notice.
-        let n = client_cpu_notice(&[pass(2.0, 0.1), pass(1.0, 1.2)], 2).unwrap();
-        assert!(n.contains("60%"), "{n}");
-        assert!(client_cpu_notice(&[pass(1.0, 0.4)], 1).is_none());
-        assert!(client_cpu_notice(&[], 1).is_none());
+        Ok(Measured {
+            neighbors: first.neighbors,
+            distances: first.distances,
+            latencies: self.times.take().unwrap_or_default(),
+            passes: std::mem::take(&mut self.passes),
+            metrics,
+            notices,
+            build_seconds,
+        })
     }
 }

@@ -43,7 +43,16 @@ pub enum Event<'a> {
         algorithm: &'a str,
         build_args: &'a Params,
     },
-    /// A point starts: one warm-up pass then `runs` timed passes of `queries` queries each.
+    /// The points of a build are about to be measured: `points` points, `passes` passes
+    /// planned (a recall pass and `--runs` timed passes each; extra passes may follow).
+    MeasureStarted {
+        algorithm: &'a str,
+        build_args: &'a Params,
+        points: usize,
+        passes: usize,
+    },
+    /// A point starts on this build: its recall pass over `queries` queries, then at least
+    /// `runs` timed passes (in rounds with the build's other points, by default).
     PointStarted {
         algorithm: &'a str,
         build_args: &'a Params,
@@ -52,10 +61,18 @@ pub enum Event<'a> {
         queries: usize,
         runs: usize,
     },
-    /// Queries answered so far in this point, over all its passes (warm-up included).
-    QueriesDone {
-        done: usize,
-        total: usize,
+    /// One pass of a point ended.
+    PassFinished {
+        algorithm: &'a str,
+        query_args: &'a Params,
+        clients: usize,
+        kind: PassKind,
+        /// Queries / wall seconds of the pass.
+        qps: f64,
+        /// Seconds the pass took, sampling included.
+        seconds: f64,
+        /// Measured under heavy interference.
+        heavy: bool,
     },
     PointFinished {
         point: &'a PointResult,
@@ -70,6 +87,28 @@ pub enum Event<'a> {
     Warning(&'a str),
 }
 
+/// Which pass of a point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PassKind {
+    /// The first full pass over the queries: recall, and the warm-up of the caches.
+    Recall,
+    /// One of the `--runs` timed passes.
+    Timed,
+    /// A timed pass beyond `--runs` (`--target-ci`, or re-measuring a flagged point).
+    Extra,
+}
+
+impl PassKind {
+    /// `recall`, `timed` or `extra`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PassKind::Recall => "recall",
+            PassKind::Timed => "timed",
+            PassKind::Extra => "extra",
+        }
+    }
+}
+
 /// Receives sweep events; may ask the sweep to stop (Ctrl-C, KeyboardInterrupt). `Sync` so a
 /// caller can run the sweep on another thread (e.g. Python releasing the GIL) while events are
 /// still delivered from the sweep's own thread.
@@ -77,7 +116,7 @@ pub trait Progress: Sync {
     /// Called for every event, in order.
     fn on_event(&self, event: &Event<'_>);
 
-    /// Polled between passes and points, and about every 50 ms during a pass; `true` stops the
+    /// Polled between passes, and about every 50 ms during a pass; `true` stops the
     /// sweep with [`crate::Error::Interrupted`] after dropping the index. Stored points stay.
     fn cancelled(&self) -> bool {
         false

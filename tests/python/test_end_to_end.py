@@ -53,7 +53,8 @@ def sweep(tmp_path_factory):
     kwargs = dict(
         build={"M": [8], "ef_construction": [32]},
         query={"ef_search": [10, 80]},
-        runs=1,
+        runs=2,
+        min_time=0.05,
         clients=(1, 2),
         results=root / "results",
         data_dir=root / "data",
@@ -79,8 +80,19 @@ def test_run_returns_measured_points(sweep):
     for _, group in df[df.clients == 1].groupby("algorithm"):
         by_ef = group.sort_values("param_ef_search")["recall"].to_numpy()
         assert by_ef[-1] >= by_ef[0]
+    # Two timed passes each: the median with its interval, the best pass apart.
+    assert (df["passes"] == 2).all() and (df["passes_total"] >= 2).all()
+    assert (df["qps_ci_low"] <= df["qps"]).all() and (df["qps"] <= df["qps_ci_high"]).all()
+    assert (df["qps_best"] >= df["qps"]).all()
     kinds = {e["kind"] for e in events}
-    assert {"algorithm_started", "build_finished", "point_started", "point_finished"} <= kinds
+    assert {
+        "algorithm_started",
+        "build_finished",
+        "measure_started",
+        "point_started",
+        "pass_finished",
+        "point_finished",
+    } <= kinds
     finished = [e for e in events if e["kind"] == "point_finished"]
     assert len(finished) == 8
 

@@ -20,7 +20,9 @@ DATASET = "sift-5k-128-euclidean"
 def store(tmp_path_factory):
     root = tmp_path_factory.mktemp("exact")
     annbench.get_dataset(DATASET, root / "data")
-    common = dict(results=root / "results", data_dir=root / "data", runs=1, progress=False)
+    common = dict(
+        results=root / "results", data_dir=root / "data", runs=1, min_time=0, progress=False
+    )
     a = annbench.run(DATASET, "exact", clients=(1, 2), label="a", **common)
     b = annbench.run(DATASET, "exact", clients=(1, 2), label="b", **common)
     return root, common, a, b
@@ -44,7 +46,13 @@ def test_compare_ratio_is_me_over_base(store, tmp_path):
         b.sort_values("clients")["qps"].to_numpy() / a.sort_values("clients")["qps"].to_numpy()
     )
     np.testing.assert_allclose(params["ratio"], expected)
+    # "disturbed": a side measured under heavy interference (a busy machine) gets no verdict.
+    assert set(cmp["verdict"].dropna()) <= {"faster", "slower", "within noise", "disturbed"}
     assert set(cmp.attrs["summary"]["match"]) == {"params", "recall"}
+    assert {"geomean", "geomean_ci_low", "within_noise"} <= set(cmp.attrs["summary"].columns)
+    assert any("build-to-build variance" in n for n in cmp.attrs["notes"])
+    best = annbench.compare("a", "b", DATASET, results=common["results"], stat="best", noise=0.1)
+    assert best["ratio_ci_low"].isna().all()
     annbench.plot.relative_qps(cmp, tmp_path / "rel.png")
     assert (tmp_path / "rel.png").stat().st_size > 1000
 
@@ -73,7 +81,7 @@ def test_callback_exception_stops_the_sweep_and_is_raised(store):
     _, common, _, _ = store
 
     def boom(event):
-        if event["kind"] == "queries_done":
+        if event["kind"] == "pass_finished":
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):

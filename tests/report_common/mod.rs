@@ -16,8 +16,12 @@ pub fn params(pairs: &[(&str, i64)]) -> Params {
         .collect()
 }
 
+/// Pass QPS of [`pt`] as shares of its figure: median 1, interval [0.99, 1.01] (6 passes).
+pub const SPREAD: [f64; 6] = [0.99, 1.0, 1.005, 0.995, 1.01, 1.0];
+
 /// A point of `algorithm` on dataset `glove-25-angular`, k = 10, one client, no label.
-/// Latencies follow from QPS (mean = 1/qps) so every metric has a distinct, checkable value.
+/// Latencies follow from QPS (mean = 1/qps) so every metric has a distinct, checkable value;
+/// six passes of 1,000 queries spread +-1% around `qps` (see [`SPREAD`]).
 pub fn pt(
     algorithm: &str,
     build: &[(&str, i64)],
@@ -43,24 +47,73 @@ pub fn pt(
         neighbors: Array2::zeros((0, 10)),
         distances: Array2::zeros((0, 10)),
         latencies: Vec::new(),
-        passes: vec![Pass {
-            wall_seconds: 1000.0 / qps,
-            queries: 1000,
-            client_cpu_seconds: Some(0.25 * 1000.0 / qps),
-        }],
+        passes: SPREAD
+            .iter()
+            .map(|s| Pass {
+                wall_seconds: 1000.0 / (qps * s),
+                queries: 1000,
+                client_cpu_seconds: Some(0.25 * 1000.0 / qps),
+                ..Pass::default()
+            })
+            .collect(),
         metrics: PointMetrics {
             recall,
             epsilon_recall: (recall + 0.001).min(1.0),
             qps,
-            qps_passes: vec![qps * 0.9, qps, qps * 0.95],
+            qps_ci_low: Some(qps * 0.99),
+            qps_ci_high: Some(qps * 1.01),
+            qps_ci_level: Some(1.0 - 2.0 / 64.0),
+            qps_best: qps * 1.01,
+            qps_cv: Some(0.0068),
+            passes: 6,
+            qps_passes: SPREAD.iter().map(|s| qps * s).collect(),
             latency_mean: 1.0 / qps,
             latency_p50: 0.9 / qps,
             latency_p95: 1.5 / qps,
             latency_p99: 2.0 / qps,
             latency_p999: 3.0 / qps,
+            ..PointMetrics::default()
         },
         environment: Environment::default(),
     }
+}
+
+/// The point with these passes (QPS of 1,000-query passes; `heavy`: measured under heavy
+/// interference) and the figures the runner derives from them.
+pub fn with_passes(mut p: PointResult, qps: &[f64], heavy: &[bool]) -> PointResult {
+    use annbench::results::Interference;
+    use annbench::runner::assess;
+    p.passes = qps
+        .iter()
+        .enumerate()
+        .map(|(i, q)| Pass {
+            wall_seconds: 1000.0 / q,
+            queries: 1000,
+            interference: heavy
+                .get(i)
+                .copied()
+                .unwrap_or(false)
+                .then_some(Interference {
+                    heavy: true,
+                    ..Interference::default()
+                }),
+            ..Pass::default()
+        })
+        .collect();
+    assess::mark_stalls(&mut p.passes);
+    assess::choose(&mut p.passes, qps.len());
+    let f = assess::figures(&p.passes);
+    let m = &mut p.metrics;
+    m.qps = f.qps;
+    m.qps_ci_low = f.interval.map(|i| i.low);
+    m.qps_ci_high = f.interval.map(|i| i.high);
+    m.qps_ci_level = f.interval.map(|i| i.level);
+    m.qps_best = f.best;
+    m.qps_cv = f.cv;
+    m.passes = f.used;
+    m.qps_passes = p.passes.iter().map(Pass::qps).collect();
+    m.flags = f.flags;
+    p
 }
 
 /// The point with its build seconds set.

@@ -69,6 +69,11 @@ pub struct Script {
     pub latency: Option<Duration>,
     /// How long a build takes; it polls the cancel request meanwhile, like a real backend.
     pub build_time: Option<Duration>,
+    /// Searcher 0's n-th search (1-based, counted over the whole sweep) sleeps this long: a
+    /// stalled server.
+    pub stall: Option<(usize, Duration)>,
+    /// Answer with this many ids fewer than k (pgvector with ef_search < k).
+    pub short_by: usize,
     /// Builds with these build args (`describe` text, e.g. `m=4`) fail.
     pub fail_builds: Vec<String>,
 }
@@ -181,6 +186,7 @@ impl Backend for Fake {
             answers: Arc::clone(&self.answers),
             point: 0,
             in_point: 0,
+            total: 0,
         }))
     }
     fn drop_index(&mut self) -> Result<()> {
@@ -196,6 +202,7 @@ struct FakeSearcher {
     answers: Arc<Vec<Vec<i64>>>,
     point: usize,
     in_point: usize,
+    total: usize,
 }
 
 impl Searcher for FakeSearcher {
@@ -215,16 +222,23 @@ impl Searcher for FakeSearcher {
             std::thread::sleep(d);
         }
         self.in_point += 1;
+        self.total += 1;
+        if let Some((n, d)) = self.script.stall {
+            if self.id == 0 && self.total == n {
+                std::thread::sleep(d);
+            }
+        }
         if self.script.fail_at_point == Some(self.point) && self.in_point == 5 {
             return Err(Error::Server("fake server went away".into()));
         }
         let qi = query_index(query);
         let all = &self.answers[qi];
         ids.clear();
+        let n = k.saturating_sub(self.script.short_by);
         if self.script.wrong_queries.contains(&qi) {
-            ids.extend(all.iter().rev().take(k));
+            ids.extend(all.iter().rev().take(n));
         } else {
-            ids.extend(all.iter().take(k));
+            ids.extend(all.iter().take(n));
         }
         if qi == 0
             && let Some(bad) = self.script.bad_id

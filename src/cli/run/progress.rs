@@ -1,10 +1,10 @@
 //! indicatif progress for `annbench run`: a spinner with elapsed time for the load and each
-//! build, a bar over the queries of each point, one line per finished point. Ctrl-C, SIGTERM and
-//! SIGHUP ask the sweep to stop cleanly (a second one kills the process).
+//! build, a bar over the passes of each build's points, one line per finished point. Ctrl-C,
+//! SIGTERM and SIGHUP ask the sweep to stop cleanly (a second one kills the process).
 
 use crate::cli::out::errln;
 use crate::params::describe;
-use crate::runner::{Event, Progress};
+use crate::runner::{Event, PassKind, Progress};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -184,39 +184,69 @@ impl Progress for CliProgress {
                 "{algorithm}({}): all points stored, build skipped",
                 describe(build_args)
             )),
-            Event::PointStarted {
+            Event::MeasureStarted {
                 algorithm,
-                query_args,
-                clients,
-                queries,
-                runs,
-                ..
+                build_args,
+                points,
+                passes,
             } => {
-                let pb = ProgressBar::new((queries * (runs + 1)) as u64);
+                let pb = ProgressBar::new(*passes as u64);
                 if let Ok(style) =
-                    ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} queries [{elapsed}]")
+                    ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} passes [{elapsed}]")
                 {
                     pb.set_style(style);
                 }
-                pb.set_message(format!("{algorithm}: {} x{clients}", describe(query_args)));
+                pb.set_message(format!(
+                    "{algorithm}({}): {points} point(s)",
+                    describe(build_args)
+                ));
                 self.replace(Some(pb));
             }
-            Event::QueriesDone { done, .. } => {
+            Event::PointStarted { .. } => {}
+            Event::PassFinished {
+                algorithm,
+                query_args,
+                clients,
+                kind,
+                qps,
+                heavy,
+                ..
+            } => {
                 if let Some(pb) = self.bar.lock().ok().and_then(|b| b.clone()) {
-                    pb.set_position(*done as u64);
+                    if *kind == PassKind::Extra {
+                        pb.inc_length(1);
+                    }
+                    pb.inc(1);
+                    pb.set_message(format!(
+                        "{algorithm}: {} x{clients} {} {qps:.0} QPS{}",
+                        describe(query_args),
+                        kind.as_str(),
+                        if *heavy { " (interference)" } else { "" }
+                    ));
                 }
             }
             Event::PointFinished { point, .. } => {
-                self.clear();
                 let m = &point.metrics;
+                let ci = m
+                    .qps_interval()
+                    .map(|i| format!(" {}", crate::report::table::interval_text(i, 1)))
+                    .unwrap_or_default();
+                let flags: Vec<&str> = m.flags.iter().map(|f| f.as_str()).collect();
                 self.line(format!(
-                    "  {} x{}: recall {:.4}, {:.1} QPS, p50 {:.3} ms, p99 {:.3} ms",
+                    "  {} x{}: recall {:.4}, {}{:.1} QPS{ci} ({} passes), p50 {:.3} ms, p99 {:.3} ms{}",
                     describe(&point.query_args),
                     point.clients,
                     m.recall,
+                    if flags.is_empty() { "" } else { "~" },
                     m.qps,
+                    m.passes,
                     m.latency_p50 * 1e3,
-                    m.latency_p99 * 1e3
+                    m.latency_p99 * 1e3,
+                    if flags.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" [flagged: {}]", flags.join(", "))
+                    }
                 ));
             }
             Event::PointSkipped { .. } => {}

@@ -20,9 +20,17 @@ const SHOWN: &[&str] = &[
     "qps_ci_low",
     "qps_ci_high",
     "qps_ci_level",
+    "qps_best",
     "qps_min",
     "qps_max",
+    "qps_cv",
     "passes",
+    "passes_total",
+    "flags",
+    "other_cpu_share",
+    "steal_share",
+    "load_average",
+    "short_results",
     "latency_mean",
     "latency_p50",
     "latency_p95",
@@ -67,12 +75,36 @@ pub fn point_tips(points: &[PointResult], table: &Table) -> Tips {
             lines.push(qps);
             if let (Some(lo), Some(hi)) = (num("qps_min"), num("qps_max")) {
                 let n = num("passes").map_or(p.metrics.qps_passes.len(), |n| n as usize);
-                lines.push(format!(
+                let mut line = format!(
                     "{n} pass{}: QPS {} to {}",
                     if n == 1 { "" } else { "es" },
                     fixed(Some(lo), 1),
                     fixed(Some(hi), 1)
+                );
+                if let Some(total) = num("passes_total").filter(|&t| t as usize > n) {
+                    line.push_str(&format!(" ({} left out)", total as usize - n));
+                }
+                if let Some(cv) = num("qps_cv") {
+                    line.push_str(&format!(", CV {:.1}%", cv * 100.0));
+                }
+                lines.push(line);
+            }
+            if let Cell::Text(f) = get("flags") {
+                if !f.is_empty() {
+                    lines.push(format!("flagged: {}", f.replace(',', ", ")));
+                }
+            }
+            if let Some(other) = num("other_cpu_share") {
+                lines.push(format!(
+                    "worst interference: other processes {:.0}% of the CPU, steal {}%, load \
+                     average {}",
+                    other * 100.0,
+                    fixed(num("steal_share").map(|s| s * 100.0), 0),
+                    fixed(num("load_average"), 1)
                 ));
+            }
+            if let Some(n) = num("short_results").filter(|&n| n > 0.0) {
+                lines.push(format!("{n:.0} queries answered with fewer than k ids"));
             }
             lines.push(format!(
                 "latency ms: mean {}, p50 {}, p95 {}, p99 {}, p99.9 {}",
@@ -151,6 +183,7 @@ mod tests {
         p.label = Some("v2".into());
         p.clients = 4;
         p.metrics.qps_passes = vec![1000.0, 1234.56, 1100.0];
+        p.metrics.passes = 3;
         let pts = [p];
         let tip = &point_tips(&pts, &crate::report::export_table(&pts))[0];
         assert_eq!(tip[0], "MariaDB(m=16, ef_search=40)");

@@ -7,11 +7,16 @@ use super::{Cell, Table};
 pub fn to_csv(table: &Table) -> crate::Result<String> {
     let mut writer = ::csv::Writer::from_writer(Vec::new());
     let fail = |e: ::csv::Error| crate::Error::Results(format!("cannot write CSV: {e}"));
+    let kept: Vec<usize> = (0..table.columns.len())
+        .filter(|&i| table.columns[i].in_machine)
+        .collect();
     writer
-        .write_record(table.columns.iter().map(|c| c.name.as_str()))
+        .write_record(kept.iter().map(|&i| table.columns[i].name.as_str()))
         .map_err(fail)?;
     for row in &table.rows {
-        writer.write_record(row.iter().map(field)).map_err(fail)?;
+        writer
+            .write_record(kept.iter().map(|&i| field(&row[i])))
+            .map_err(fail)?;
     }
     let bytes = writer
         .into_inner()

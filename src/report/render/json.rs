@@ -13,7 +13,9 @@ pub fn to_json_records(table: &Table) -> Vec<Value> {
         .map(|row| {
             let mut obj = Map::new();
             for (col, cell) in table.columns.iter().zip(row) {
-                obj.insert(col.name.clone(), value(cell));
+                if col.in_machine {
+                    obj.insert(col.name.clone(), value(cell));
+                }
             }
             Value::Object(obj)
         })

@@ -63,8 +63,11 @@ pub struct Column {
     pub name: String,
     pub title: String,
     pub style: Style,
-    /// Shown in Markdown (machine formats always have every column).
+    /// Shown in Markdown.
     pub in_markdown: bool,
+    /// In CSV and JSON (false for Markdown-only renderings of other columns, such as a
+    /// figure with its interval as one text).
+    pub in_machine: bool,
 }
 
 impl Column {
@@ -75,7 +78,14 @@ impl Column {
             title: title.to_string(),
             style,
             in_markdown: true,
+            in_machine: true,
         }
+    }
+
+    /// The same column, in Markdown only.
+    pub fn markdown_only(mut self) -> Self {
+        self.in_machine = false;
+        self
     }
 
     /// The same column, hidden in Markdown.

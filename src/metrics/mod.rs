@@ -1,11 +1,14 @@
 //! Pure metric functions (no I/O): recall (k-nn and epsilon rules of ann-benchmarks), QPS,
-//! latency percentiles.
+//! latency percentiles, and (in [`interval`]) the confidence intervals of medians and ratios.
 //!
 //! Recall follows ann-benchmarks exactly: a returned neighbour counts when its distance (recomputed
 //! by the client) is within a threshold of the true k-th distance; the count is divided by k and
 //! averaged over queries. Distances of missing answers are `+inf` and never count.
 
+pub mod interval;
+
 use ndarray::ArrayView2;
+use serde::{Deserialize, Serialize};
 
 /// Tolerance of the k-nn rule: `true_dist[k-1] + 1e-3`.
 pub const KNN_EPSILON: f32 = 1e-3;
@@ -89,39 +92,38 @@ pub fn percentile_sorted(sorted: &[f64], p: f64) -> f64 {
     }
 }
 
-/// Latency summary of one point, in seconds.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+/// Latency summary of a pass (or a point), in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct LatencySummary {
     pub mean: f64,
     pub p50: f64,
     pub p95: f64,
     pub p99: f64,
     pub p999: f64,
+    /// The slowest query (`#[serde(default)]`: absent from older files).
+    #[serde(default)]
+    pub max: f64,
 }
 
 /// Exact percentiles of the union of every client's raw latencies. Merging raw samples (not
 /// per-client percentiles) keeps the result exact however the queries were split.
 pub fn summarize_latencies<'a>(parts: impl IntoIterator<Item = &'a [f64]>) -> LatencySummary {
     let mut all: Vec<f64> = parts.into_iter().flatten().copied().collect();
-    all.sort_by(f64::total_cmp);
-    LatencySummary {
-        mean: mean(&all),
-        p50: percentile_sorted(&all, 50.0),
-        p95: percentile_sorted(&all, 95.0),
-        p99: percentile_sorted(&all, 99.0),
-        p999: percentile_sorted(&all, 99.9),
-    }
+    summarize_in_place(&mut all)
 }
 
-/// Index of the best pass: the highest measured QPS (first one on ties).
-pub fn best_pass(qps_passes: &[f64]) -> Option<usize> {
-    let mut best: Option<usize> = None;
-    for (i, q) in qps_passes.iter().enumerate() {
-        if best.is_none_or(|b| *q > qps_passes[b]) {
-            best = Some(i);
-        }
+/// [`summarize_latencies`] of `all`, sorting it in place (no copy).
+pub fn summarize_in_place(all: &mut [f64]) -> LatencySummary {
+    all.sort_by(f64::total_cmp);
+    let all: &[f64] = all;
+    LatencySummary {
+        max: all.last().copied().unwrap_or(0.0),
+        mean: mean(all),
+        p50: percentile_sorted(all, 50.0),
+        p95: percentile_sorted(all, 95.0),
+        p99: percentile_sorted(all, 99.0),
+        p999: percentile_sorted(all, 99.9),
     }
-    best
 }
 
 #[cfg(test)]
@@ -180,10 +182,8 @@ mod tests {
     }
 
     #[test]
-    fn qps_and_best_pass() {
+    fn qps_by_hand() {
         assert_eq!(qps(100, 0.5), 200.0);
         assert_eq!(qps(100, 0.0), 0.0);
-        assert_eq!(best_pass(&[10.0, 30.0, 20.0, 30.0]), Some(1));
-        assert_eq!(best_pass(&[]), None);
     }
 }

@@ -1,0 +1,135 @@
+//! One pair of points compared: the measure compared, each side's figure and samples, the
+//! ratio me / base with its 95% interval, and the verdict (see [`super::compare`]).
+
+use super::names::point_name;
+use super::stats::{Stat, pass_groups};
+use crate::metrics::interval::{Interval, LEVEL, ratio_interval};
+use crate::results::{Flag, PointResult};
+
+/// What is compared. Higher is better for QPS; a cost per query (server CPU per query) would
+/// be lower-is-better and name its verdicts accordingly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Measure {
+    #[default]
+    Qps,
+}
+
+impl Measure {
+    /// Column prefix and display name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::Qps => "qps",
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Measure::Qps => "QPS",
+        }
+    }
+
+    /// Words for a ratio beyond the noise: (above 1, below 1).
+    pub fn verdict_words(self) -> (&'static str, &'static str) {
+        match self {
+            Measure::Qps => ("faster", "slower"),
+        }
+    }
+
+    /// The point's figure and interval.
+    fn figure(self, p: &PointResult) -> (f64, Option<Interval>) {
+        match self {
+            Measure::Qps => (p.metrics.qps, p.metrics.qps_interval()),
+        }
+    }
+
+    /// The point's samples per build (passes in use).
+    fn samples(self, p: &PointResult) -> Vec<Vec<f64>> {
+        match self {
+            Measure::Qps => pass_groups(p),
+        }
+    }
+}
+
+/// The verdict on one pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The ratio is beyond `1 + noise` (faster, for QPS).
+    Above,
+    /// The ratio is below `1 - noise` (slower, for QPS).
+    Below,
+    WithinNoise,
+    /// A side's figure was measured under heavy interference or with a stalled pass: no
+    /// difference is claimed, whatever the interval (unless `--judge-disturbed`).
+    Disturbed,
+}
+
+/// Whether a side's figure relied on disturbed passes (interference, stalls).
+pub(super) fn disturbed(s: &Side) -> bool {
+    s.flags
+        .iter()
+        .any(|f| matches!(f, Flag::Interference | Flag::Stalled))
+}
+
+/// One side of a pair.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Side {
+    pub name: String,
+    pub recall: f64,
+    pub value: f64,
+    pub interval: Option<Interval>,
+    pub flags: Vec<Flag>,
+    /// Samples per build, for the bootstrap.
+    pub(super) groups: Vec<Vec<f64>>,
+}
+
+pub(super) fn side(p: &PointResult, m: Measure) -> Side {
+    let (value, interval) = m.figure(p);
+    Side {
+        name: point_name(p),
+        recall: p.metrics.recall,
+        value,
+        interval,
+        flags: p.metrics.flags.clone(),
+        groups: m.samples(p),
+    }
+}
+
+/// How a pair is judged.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Judge {
+    pub noise: f64,
+    pub stat: Stat,
+    /// Judge pairs with a disturbed side like the others.
+    pub disturbed: bool,
+}
+
+/// The ratio, its interval and the verdict of two sides.
+pub(super) fn rate(b: &Side, m: &Side, judge: Judge) -> (f64, Option<Interval>, Verdict) {
+    let Judge { noise, stat, .. } = judge;
+    let ratio = m.value / b.value;
+    let interval = match stat {
+        Stat::Best => None,
+        Stat::Median if b.groups.len() > 1 || m.groups.len() > 1 => {
+            match (b.interval, m.interval) {
+                (Some(bi), Some(mi)) if bi.low > 0.0 => Some(Interval {
+                    low: mi.low / bi.high,
+                    high: mi.high / bi.low,
+                    level: bi.level * mi.level,
+                }),
+                _ => None,
+            }
+        }
+        Stat::Median => ratio_interval(&b.groups[0], &m.groups[0], LEVEL),
+    };
+    let (low, high) = interval.map_or((ratio, ratio), |i| (i.low, i.high));
+    let verdict = if !judge.disturbed && (disturbed(b) || disturbed(m)) {
+        Verdict::Disturbed
+    } else if low > 1.0 + noise {
+        Verdict::Above
+    } else if high < 1.0 - noise {
+        Verdict::Below
+    } else {
+        Verdict::WithinNoise
+    };
+    (ratio, interval, verdict)
+}
