@@ -31,6 +31,8 @@ cargo fmt --all -- --check
 cargo clippy --release --all-targets --features python -- -D warnings
 
 log "Rust tests (real servers)"
+# Among them tests/shards_sweep.rs: a sweep split in three shards that run at once against these
+# servers (a database/schema each), merged and checked against the unsharded plan.
 cargo test --release
 
 log "Python package (pip install .) and tests"

@@ -34,6 +34,7 @@ pub mod report;
 pub mod results;
 pub mod runner;
 pub mod servers;
+pub mod shard;
 
 #[cfg(feature = "python")]
 mod python;

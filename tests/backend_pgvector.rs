@@ -222,3 +222,53 @@ fn halfvec_variants_take_3072_dimensions() {
         "{e}"
     );
 }
+
+#[test]
+fn builds_report_progress_and_the_graph_memory_is_planned() {
+    let (train, _) = data(3000, 0);
+    let mut b = backend("pgvector");
+    b.load(&spec("pg-progress", Metric::Euclidean), train.view())
+        .unwrap();
+    let small = parse("M=16, ef_construction=64, maintenance_work_mem=1MB").unwrap();
+    let plan = b.memory_plan(3000, 128, &small).unwrap().unwrap();
+    // 3000 x 128 needs about 3.7 MB: 1MB is short, and the fix names the setting and a size.
+    assert!(!plan.fits(), "{plan:?}");
+    assert_eq!(plan.setting_bytes, 1 << 20);
+    assert!(plan.fix.contains("maintenance_work_mem="), "{}", plan.fix);
+    let default = parse("M=16, ef_construction=64").unwrap();
+    let plan = b.memory_plan(3000, 128, &default).unwrap().unwrap();
+    assert!(
+        plan.setting_bytes > 0 && plan.setting == "maintenance_work_mem",
+        "{plan:?}"
+    );
+    let half = backend("pgvector_halfvec")
+        .memory_plan(3000, 128, &default)
+        .unwrap()
+        .unwrap();
+    assert!(
+        half.need_bytes < plan.need_bytes,
+        "halfvec elements are smaller"
+    );
+
+    let watch = annbench::backend::BuildWatch::default();
+    let built = b.build_watched(&small, &|| false, &watch).unwrap();
+    // The plan's shortfall is what the server then says.
+    assert!(
+        built
+            .notices
+            .iter()
+            .any(|n| n.contains("maintenance_work_mem")),
+        "{built:?}"
+    );
+    let phases = watch.phases();
+    assert!(
+        phases.iter().any(|p| p.phase.contains("loading tuples")),
+        "{phases:?}"
+    );
+    assert!(
+        phases
+            .iter()
+            .all(|p| p.percent.is_none_or(|x| (0.0..=100.0).contains(&x))),
+        "{phases:?}"
+    );
+}

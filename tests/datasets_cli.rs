@@ -259,3 +259,28 @@ fn info_errors_are_clear() {
         "{err}"
     );
 }
+
+#[test]
+fn info_shows_per_query_difficulty() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ok(&annbench(
+        &["datasets", "info", "sift-5k-128-euclidean"],
+        dir.path(),
+    ));
+    let lid = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("LID (k=100)"));
+    let rc = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("RC (k=10)"));
+    // mean, min, p10, p25, p50, p75, p90, max: ordered quantiles, RC above 1.
+    let values = |l: &str| -> Vec<f64> {
+        l.split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect()
+    };
+    let (lid, rc) = (values(lid.expect(&out)), values(rc.expect(&out)));
+    assert_eq!((lid.len(), rc.len()), (8, 8), "{out}");
+    assert!(lid[1..].windows(2).all(|w| w[0] <= w[1]), "{out}");
+    assert!(rc[1] >= 1.0 && lid[1] > 0.0, "{out}");
+}

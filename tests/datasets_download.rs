@@ -234,3 +234,32 @@ fn unknown_name_suggests() {
     .to_string();
     assert!(err.contains("did you mean mnist-784-euclidean"), "{err}");
 }
+
+#[test]
+fn dbpedia_openai_names_download_where_the_network_allows() {
+    // The real files are 1536-d angular; a small file of that shape stands in for one.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("d.hdf5");
+    let ds = Dataset {
+        name: "d".into(),
+        metric: Metric::Angular,
+        train: Array2::from_shape_fn((40, 1536), |(i, j)| ((i * 3 + j) % 11) as f32 + 1.0),
+        test: Array2::from_shape_fn((3, 1536), |(i, j)| ((i + j) % 7) as f32 + 1.0),
+        ground_truth: None,
+    };
+    dataset::save(&ds, &path).unwrap();
+    let (base, seen) = serve(std::fs::read(&path).unwrap(), vec![Mode::Full]);
+    let data = tempfile::tempdir().unwrap();
+    let got = download::get(
+        "dbpedia-openai-100k-angular",
+        data.path(),
+        &base,
+        false,
+        false,
+    )
+    .unwrap();
+    assert_eq!(files(data.path()), vec!["dbpedia-openai-100k-angular.hdf5"]);
+    let opened = dataset::open(&got).unwrap();
+    assert_eq!((opened.dimension(), opened.metric), (1536, Metric::Angular));
+    assert_eq!(seen.lock().unwrap().len(), 1);
+}

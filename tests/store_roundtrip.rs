@@ -108,6 +108,14 @@ fn sample_point() -> PointResult {
             finished_at: "2026-11-29T22:00:00Z".into(),
             notices: vec!["a notice".into()],
             command: "annbench run --dataset x --mariadb mysql://u:***@h/db".into(),
+            hostname: "node-1".into(),
+            shard: Some(annbench::shard::ShardInfo {
+                index: 2,
+                count: 3,
+                plan: "0123456789ab".into(),
+                plan_points: 12,
+                source: "SLURM_ARRAY_TASK_ID=1, SLURM_ARRAY_TASK_COUNT=3".into(),
+            }),
         },
     }
 }

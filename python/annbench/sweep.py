@@ -172,6 +172,14 @@ class _Bars:
             }[kind]
             detail = event.get("build_args") or event.get("algorithm") or ""
             self.points.set_postfix_str(f"{what} {detail}".strip())
+        elif kind == "build_progress" and event["percent"] is not None:
+            self.points.set_postfix_str(
+                f"building index {event['build_args']}: {event['phase']} {event['percent']:.0f}%"
+            )
+        elif kind == "ground_truth_progress" and event["total"]:
+            self.points.set_postfix_str(
+                f"computing ground truth {100 * event['done'] / event['total']:.0f}%"
+            )
         elif kind == "measure_started":
             self._close_passes()
             desc = f"{event['algorithm']}({event['build_args']})"

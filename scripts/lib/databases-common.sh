@@ -148,8 +148,13 @@ pick_port() {
     echo "$p"
 }
 
-# Memory tuning: a quarter of RAM each unless overridden (values with a K/M/G suffix).
-ram_quarter_mb() { awk '/^MemTotal:/ {printf "%d", $2 / 4 / 1024}' /proc/meminfo; }
+# Memory tuning, from the machine's RAM unless overridden (see docs/servers.md). The two
+# settings that hold a vector index get the larger shares: MariaDB's MHNSW cache (queries) and
+# PostgreSQL's maintenance_work_mem (pgvector keeps the whole HNSW graph there while it builds;
+# 1M x 1536 at m=16 needs 6.4 GiB). The memory is taken lazily, and one server is benchmarked
+# at a time. RAM / $1 in MiB:
+ram_mb_over() { awk -v d="$1" '/^MemTotal:/ {printf "%d", $2 / d / 1024}' /proc/meminfo; }
+ram_mb() { ram_mb_over 1; }
 
 # "11.8.9" -> 0 when VERSION >= MIN (both dotted), else 1.
 version_ge() {

@@ -29,8 +29,9 @@ mariadb_pid() {
 }
 
 mariadb_write_cnf() {
-    local port=$1 q
-    q="$(ram_quarter_mb)"
+    local port=$1 pool cache
+    pool="${ANNBENCH_INNODB_BUFFER_POOL_SIZE:-$(ram_mb_over 8)M}"
+    cache="${ANNBENCH_MHNSW_MAX_CACHE_SIZE:-$(ram_mb_over 4)M}"
     {
         echo "# Written by scripts/databases.sh on every up; edit the ANNBENCH_* overrides instead."
         echo "[mariadbd]"
@@ -43,16 +44,19 @@ mariadb_write_cnf() {
         echo "skip-name-resolve"
         echo "local_infile=ON"
         echo "max_connections=${ANNBENCH_MAX_CONNECTIONS:-300}"
-        echo "innodb_buffer_pool_size=${ANNBENCH_INNODB_BUFFER_POOL_SIZE:-${q}M}"
+        echo "innodb_buffer_pool_size=$pool"
         echo "innodb_log_file_size=${ANNBENCH_INNODB_LOG_FILE_SIZE:-1G}"
         echo "innodb_log_buffer_size=${ANNBENCH_INNODB_LOG_BUFFER_SIZE:-16M}"
         if [ "$M_PORT_VAR" = MARIADB_PORT ]; then
             # The 16 MiB default makes big graphs thrash (the cache is reset when full).
-            echo "mhnsw_max_cache_size=${ANNBENCH_MHNSW_MAX_CACHE_SIZE:-${q}M}"
+            echo "mhnsw_max_cache_size=$cache"
         fi
         echo "[client]"
         echo "socket=$M_SOCK"
     } >"$(host_path "$M_MODE" "$M_CNF")"
+    if [ "$M_PORT_VAR" = MARIADB_PORT ]; then
+        say "$M_NAME memory (RAM $(ram_mb) MiB): mhnsw_max_cache_size=$cache (RAM/4), innodb_buffer_pool_size=$pool (RAM/8); override with ANNBENCH_MHNSW_MAX_CACHE_SIZE, ANNBENCH_INNODB_BUFFER_POOL_SIZE"
+    fi
 }
 
 mariadb_up() {

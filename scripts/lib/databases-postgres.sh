@@ -15,16 +15,17 @@ postgres_pid() {
 }
 
 postgres_write_conf() {
-    local port=$1 q
-    q="$(ram_quarter_mb)"
+    local port=$1 shared mwm
+    shared="${ANNBENCH_SHARED_BUFFERS:-$(ram_mb_over 4)MB}"
+    mwm="${ANNBENCH_MAINTENANCE_WORK_MEM:-$(ram_mb_over 3)MB}"
     {
         echo "# Written by scripts/databases.sh on every up; use the ANNBENCH_* overrides instead."
         echo "listen_addresses = '127.0.0.1'"
         echo "port = $port"
         echo "unix_socket_directories = '$P_DIR'"
         echo "max_connections = ${ANNBENCH_MAX_CONNECTIONS:-300}"
-        echo "shared_buffers = '${ANNBENCH_SHARED_BUFFERS:-${q}MB}'"
-        echo "maintenance_work_mem = '${ANNBENCH_MAINTENANCE_WORK_MEM:-${q}MB}'"
+        echo "shared_buffers = '$shared'"
+        echo "maintenance_work_mem = '$mwm'"
         echo "# Parallel HNSW builds in pgvector 0.6.0-0.8.1 have a memory-safety bug (CVE-2026-3172)."
         echo "max_parallel_maintenance_workers = ${ANNBENCH_MAX_PARALLEL_MAINTENANCE_WORKERS:-0}"
         echo "max_wal_size = '${ANNBENCH_MAX_WAL_SIZE:-4GB}'"
@@ -32,6 +33,7 @@ postgres_write_conf() {
     } >"$P_HDIR/annbench.conf"
     grep -q "^include_if_exists 'annbench.conf'" "$P_HDIR/postgresql.conf" ||
         echo "include_if_exists 'annbench.conf'" >>"$P_HDIR/postgresql.conf"
+    say "PostgreSQL memory (RAM $(ram_mb) MiB): maintenance_work_mem=$mwm (RAM/3), shared_buffers=$shared (RAM/4); override with ANNBENCH_MAINTENANCE_WORK_MEM, ANNBENCH_SHARED_BUFFERS"
 }
 
 postgres_up() {

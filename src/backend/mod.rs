@@ -112,6 +112,31 @@ pub trait Backend: Send {
         cancel: &Cancel<'_>,
     ) -> Result<BuildReport>;
 
+    /// [`build_cancellable`](Backend::build_cancellable) that also reports how far the build
+    /// is into `watch`, where the server says (polled from the backend's own watcher thread).
+    fn build_watched(
+        &mut self,
+        build_args: &Params,
+        cancel: &Cancel<'_>,
+        watch: &BuildWatch,
+    ) -> Result<BuildReport> {
+        let _ = watch;
+        self.build_cancellable(build_args, cancel)
+    }
+
+    /// The server memory an index of `rows` x `dimension` vectors with `build_args` needs,
+    /// against the setting that bounds it; `None` where nothing is bounded (or not known).
+    /// Reads the setting from the server; validates the build arguments.
+    fn memory_plan(
+        &mut self,
+        rows: usize,
+        dimension: usize,
+        build_args: &Params,
+    ) -> Result<Option<MemoryPlan>> {
+        let _ = (rows, dimension, build_args);
+        Ok(None)
+    }
+
     /// Check (EXPLAIN) that a query with `query_args` uses the vector index; an error otherwise.
     fn verify_index_used(&mut self, query: &[f32], k: usize, query_args: &Params) -> Result<()>;
 
@@ -145,12 +170,17 @@ pub mod args;
 pub mod describe;
 pub mod handshake;
 pub mod parallel;
+pub mod plan;
 pub mod postgres;
 pub mod prepared;
 pub mod server;
 pub mod spec;
 pub mod sql;
 pub mod table;
+pub mod watch;
+
+pub use plan::MemoryPlan;
+pub use watch::{BuildStatus, BuildWatch};
 
 pub use server::{Database, Version};
 pub use spec::Algorithm;

@@ -188,8 +188,16 @@ pub fn run(cmd: DatasetsCommand) -> Result<()> {
         } => groundtruth(&dataset, k, dry_run, &dir.data_dir),
         DatasetsCommand::Generate { name, dir } => {
             let entry = registry::lookup(&name)?;
-            let path = dataset::synthetic::generate_to(entry, &dir.data_dir)?;
-            outln!("{name}: {}", path.display());
+            let (path, t) = dataset::synthetic::generate_to_timed(entry, &dir.data_dir)?;
+            outln!(
+                "{name}: {} (vectors {:.1} s, exact ground truth k=100 {:.1} s with {} threads, \
+                 writing {:.1} s)",
+                path.display(),
+                t.vectors,
+                t.ground_truth,
+                rayon::current_num_threads(),
+                t.write
+            );
             Ok(())
         }
     }
@@ -270,22 +278,78 @@ fn info(dataset: &str, data_dir: &Path) -> Result<()> {
     match i.ground_truth_k {
         Some(k) => outln!("ground truth: yes, k={k}"),
         None => {
-            outln!("ground truth: no (compute with `annbench datasets groundtruth {dataset}`)")
+            outln!("ground truth: no (compute with `annbench datasets groundtruth {dataset}`)");
+            return Ok(());
         }
     }
+    if let Some((d, _)) = dataset::difficulty::of_file(&path)? {
+        print_difficulty(&d, i.train);
+    }
     Ok(())
+}
+
+/// The per-query difficulty distributions of `datasets info`.
+fn print_difficulty(d: &dataset::difficulty::Difficulty, train: usize) {
+    use dataset::difficulty::{LID_K, RC_K, RC_SAMPLE, summarize};
+    outln!(
+        "difficulty:   per query (Aumüller & Ceccarello); LID: higher is harder, RC: lower is \
+         harder"
+    );
+    outln!(
+        "  {:<13} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}",
+        "",
+        "mean",
+        "min",
+        "p10",
+        "p25",
+        "p50",
+        "p75",
+        "p90",
+        "max"
+    );
+    let sample = RC_SAMPLE.min(train);
+    for (name, values) in [
+        (format!("LID (k={LID_K})"), &d.lid),
+        (format!("RC (k={RC_K})"), &d.rc),
+    ] {
+        match summarize(values) {
+            Some(s) => outln!(
+                "  {name:<13} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2}{}",
+                s.mean,
+                s.min,
+                s.p10,
+                s.p25,
+                s.p50,
+                s.p75,
+                s.p90,
+                s.max,
+                if s.undefined > 0 {
+                    format!(
+                        "  ({} queries undefined: duplicate neighbours)",
+                        s.undefined
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+            None => outln!("  {name:<13} undefined for every query (duplicate neighbours)"),
+        }
+    }
+    outln!(
+        "  (distances: Euclidean, chord distance for angular; RC's mean over ~{sample} evenly \
+         spaced train rows)"
+    );
 }
 
 fn groundtruth(dataset: &str, k: usize, dry_run: bool, data_dir: &Path) -> Result<()> {
     let path = dataset::resolve(dataset, data_dir)?;
     // The file's own ground truth is not needed, and may be what failed its checks.
-    let mut ds = dataset::open_vectors(&path)?;
+    let ds = dataset::open_vectors(&path)?;
     if k == 0 {
         return Err(Error::Config("--k must be at least 1".into()));
     }
     let start = Instant::now();
-    let (gt, stats) =
-        dataset::groundtruth::compute_with_stats(ds.train.view(), ds.test.view(), ds.metric, k);
+    let (gt, stats) = dataset::bars::ground_truth(ds.train.view(), ds.test.view(), ds.metric, k)?;
     let secs = start.elapsed().as_secs_f64();
     outln!(
         "ground truth: {} queries x {} train x {} dims, k={}, {} threads: {secs:.3} s \
@@ -298,8 +362,9 @@ fn groundtruth(dataset: &str, k: usize, dry_run: bool, data_dir: &Path) -> Resul
         stats.fallbacks
     );
     if !dry_run {
-        ds.ground_truth = Some(gt);
-        dataset::save(&ds, &path)?;
+        // The vectors are already in the file: only the ground truth is written.
+        drop(ds);
+        dataset::hdf5_io::store_ground_truth(&path, &gt)?;
         outln!("stored in {}", path.display());
     }
     Ok(())

@@ -3,6 +3,7 @@
 
 mod algorithms;
 mod datasets;
+mod merge;
 mod out;
 mod report;
 mod run;
@@ -46,6 +47,8 @@ enum Command {
     Report(report::ReportArgs),
     /// Plot stored results as PNG or SVG (by the --output extension).
     Plot(report::PlotArgs),
+    /// Combine result stores (the shards of a sweep, runs from several nodes) into one.
+    Merge(merge::MergeArgs),
 }
 
 /// Entry point shared by the binary and the Python `annbench` command.
@@ -66,6 +69,7 @@ where
             };
         }
     };
+    crate::dataset::bars::enable();
     let result = match cli.command {
         Command::Datasets(cmd) => datasets::run(cmd),
         Command::Algorithms(args) => algorithms::run(args),
@@ -76,6 +80,7 @@ where
         Command::Compare(args) => report::compare(args),
         Command::Report(args) => report::report(args),
         Command::Plot(args) => report::plot(args),
+        Command::Merge(args) => merge::run(args),
     };
     // A write error on standard output other than a closed pipe fails the command.
     let result = result.and_then(|()| match out::finish() {

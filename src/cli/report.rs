@@ -82,6 +82,14 @@ pub struct ExportArgs {
     /// Only points of this run label.
     #[arg(long)]
     pub label: Option<String>,
+    /// Split every point by query difficulty: lid (local intrinsic dimensionality) or rc
+    /// (relative contrast); one row per difficulty bin, easiest first, with the recall and
+    /// latency of its queries. Reads the dataset's test vectors and ground truth.
+    #[arg(long, value_name = "MEASURE")]
+    pub by_difficulty: Option<crate::report::difficulty::Measure>,
+    /// With --by-difficulty: the number of equal-count bins.
+    #[arg(long, default_value_t = 3, requires = "by_difficulty")]
+    pub bins: usize,
 }
 
 #[derive(Debug, Args)]
@@ -251,7 +259,28 @@ pub fn table(args: TableArgs) -> crate::Result<()> {
 pub fn export(args: ExportArgs) -> crate::Result<()> {
     let src = &args.source;
     let points = select(load(src)?, args.label.as_deref(), src.clients)?;
-    emit(src, &render(&export_table(&points), args.format)?)
+    let table = match args.by_difficulty {
+        None => export_table(&points),
+        Some(measure) => {
+            let path = src.data_dir.join(format!("{}.hdf5", src.dataset));
+            let (d, gt) = crate::dataset::difficulty::of_file(&path)?.ok_or_else(|| {
+                crate::Error::Dataset(format!(
+                    "{}: no ground truth to rank queries by difficulty; compute it with \
+                     `annbench datasets groundtruth {}`",
+                    path.display(),
+                    src.dataset
+                ))
+            })?;
+            crate::report::difficulty::split_table(
+                &points,
+                gt.distances.view(),
+                &d,
+                measure,
+                args.bins,
+            )?
+        }
+    };
+    emit(src, &render(&table, args.format)?)
 }
 
 pub fn compare(args: CompareArgs) -> crate::Result<()> {

@@ -1,6 +1,7 @@
 //! `annbench run ...`: parse into [`SweepOptions`], run the sweep with indicatif progress,
 //! print a summary table.
 
+mod dry_run;
 mod progress;
 
 use super::out::{errln, outln};
@@ -85,6 +86,24 @@ pub struct RunArgs {
     /// PostgreSQL URL, e.g. postgres://user:pass@127.0.0.1:5432/annbench.
     #[arg(long)]
     pub postgres: Option<String>,
+    /// MariaDB database and PostgreSQL schema that hold annbench's tables (default annbench);
+    /// sweeps that share a server pair at the same time need one each.
+    #[arg(long, env = "ANNBENCH_SCHEMA", value_name = "NAME")]
+    pub schema: Option<String>,
+    /// Run shard I of N (1 <= I <= N): a cost-balanced share of the plan's index builds, the N
+    /// shards covering the plan once. Without it: ANNBENCH_SHARD=I/N, a Slurm array task or a
+    /// Kubernetes Indexed Job pod picks the shard (docs/distributed.md); 1/1 runs everything.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// List the builds and points this run would measure (with --shard: this shard's, and how
+    /// the plan splits) and which are stored; then the server memory each build needs (when the
+    /// servers answer) and time estimates from earlier results. Builds and measures nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// With --dry-run: first time one build and one query point of each algorithm on the first
+    /// ROWS train rows (e.g. 20000), on the servers, and estimate from that too.
+    #[arg(long, value_name = "ROWS", requires = "dry_run")]
+    pub calibrate: Option<usize>,
 }
 
 /// `--algorithm`'s help, listing the registered algorithms.
@@ -154,9 +173,11 @@ fn parse_order(text: &str) -> std::result::Result<PassOrder, String> {
 }
 
 impl RunArgs {
-    /// The library options these arguments stand for.
-    pub fn options(self) -> SweepOptions {
-        SweepOptions {
+    /// The library options these arguments stand for; the shard from `--shard` or the
+    /// scheduler's variables in `var`.
+    pub fn options(self, var: &dyn Fn(&str) -> Option<String>) -> Result<SweepOptions> {
+        let shard = crate::shard::detect(self.shard.as_deref(), var)?;
+        Ok(SweepOptions {
             dataset: self.dataset,
             data_dir: self.data_dir,
             algorithms: self.algorithms,
@@ -176,8 +197,10 @@ impl RunArgs {
             force: self.force,
             label: self.label,
             timeout: self.timeout,
+            shard,
             keep_going: self.keep_going,
             backend: BackendOptions {
+                schema: self.schema,
                 build_timeout: self.timeout,
                 ..BackendOptions::default()
             }
@@ -185,12 +208,20 @@ impl RunArgs {
                 (ServerKind::MariaDb, self.mariadb),
                 (ServerKind::Postgres, self.postgres),
             ]),
-        }
+        })
     }
 }
 
 pub fn run(args: RunArgs) -> Result<()> {
-    let opts = args.options();
+    let (dry, calibrate) = (args.dry_run, args.calibrate);
+    let opts = args.options(&|name| std::env::var(name).ok())?;
+    if dry {
+        dry_run::print(&opts)?;
+        return dry_run::estimates(&opts, calibrate);
+    }
+    if let Some(shard) = &opts.shard {
+        errln!("shard {shard} (from {})", shard.source);
+    }
     let progress = progress::CliProgress::new();
     let summary = runner::run_sweep(&opts, &progress);
     progress.clear();

@@ -12,6 +12,25 @@ pub enum ServersCommand {
     /// Connect to each server and report version, vector support, the settings that shape
     /// results, and warnings with the value to set. Exits non-zero if a server is unusable.
     Check(CheckArgs),
+    /// Drop the tables (and indexes) annbench loaded for a dataset, to free the servers' disk;
+    /// the next run loads them again.
+    DropTables(DropArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DropArgs {
+    /// Dataset name, as given to `annbench run`.
+    #[arg(long)]
+    dataset: String,
+    /// Only on this server: mariadb or postgres (default: every configured one).
+    #[arg(long, value_parser = ["mariadb", "postgres"])]
+    server: Option<String>,
+    /// MariaDB URL (default as for `servers check`).
+    #[arg(long, value_name = "URL")]
+    mariadb: Option<String>,
+    /// PostgreSQL URL (default as for `servers check`).
+    #[arg(long, value_name = "URL")]
+    postgres: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -34,7 +53,40 @@ pub struct CheckArgs {
 pub fn run(cmd: ServersCommand) -> Result<()> {
     match cmd {
         ServersCommand::Check(args) => check(args),
+        ServersCommand::DropTables(args) => drop_tables(args),
     }
+}
+
+fn drop_tables(args: DropArgs) -> Result<()> {
+    use crate::backend::pgvector::{Hnsw, Variant};
+    use crate::backend::{BackendOptions, mariadb::MariaDb, postgres::PgBackend};
+    let opts = BackendOptions::default().with_urls([
+        (ServerKind::MariaDb, args.mariadb),
+        (ServerKind::Postgres, args.postgres),
+    ]);
+    let wanted = |s: &str| args.server.as_deref().is_none_or(|w| w == s);
+    let configured = |kind: ServerKind| opts.url(kind).is_ok();
+    let mut done = 0;
+    if wanted("mariadb") && configured(ServerKind::MariaDb) {
+        MariaDb::connect(&opts)?.drop_tables(&args.dataset)?;
+        outln!("mariadb: dropped the tables of '{}'", args.dataset);
+        done += 1;
+    }
+    if wanted("postgres") && configured(ServerKind::Postgres) {
+        // One algorithm per column type: each table is shared by the algorithms storing it.
+        for index in [&Hnsw(Variant::Vector), &Hnsw(Variant::HalfvecColumn)] {
+            PgBackend::connect(&opts, index)?.drop_table(&args.dataset)?;
+        }
+        outln!("postgres: dropped the tables of '{}'", args.dataset);
+        done += 1;
+    }
+    if done == 0 {
+        return Err(Error::Config(
+            "no server configured: pass --mariadb / --postgres URLs (see `annbench servers check`)"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 fn check(args: CheckArgs) -> Result<()> {

@@ -3,7 +3,7 @@
 
 use super::rng::Rng;
 use super::vectors::{self, Format};
-use super::{Dataset, groundtruth, validate};
+use super::{Dataset, validate};
 use crate::{Error, Metric, Result};
 use ndarray::{Array2, Axis};
 use std::path::{Path, PathBuf};
@@ -37,12 +37,10 @@ pub fn default_test_rows(n: usize) -> usize {
 }
 
 /// Splits rows into (train, test) with a seeded shuffle; each part keeps the input order.
-pub fn split(
-    data: &Array2<f32>,
-    test_rows: usize,
-    seed: u64,
-) -> Result<(Array2<f32>, Array2<f32>)> {
-    let n = data.nrows();
+/// The train part reuses `data`'s allocation (rows are moved down over the test rows), so a
+/// split holds the data once, plus the test rows.
+pub fn split(data: Array2<f32>, test_rows: usize, seed: u64) -> Result<(Array2<f32>, Array2<f32>)> {
+    let (n, d) = data.dim();
     if test_rows == 0 || test_rows >= n {
         return Err(Error::Config(format!(
             "cannot split {n} vectors into train and {test_rows} test vectors; --test must be \
@@ -52,13 +50,31 @@ pub fn split(
     }
     let mut perm: Vec<usize> = (0..n).collect();
     Rng::new(seed).shuffle(&mut perm);
-    let (test_ids, train_ids) = perm.split_at_mut(test_rows);
+    let test_ids = &mut perm[..test_rows];
     test_ids.sort_unstable();
-    train_ids.sort_unstable();
-    Ok((
-        data.select(Axis(0), train_ids),
-        data.select(Axis(0), test_ids),
-    ))
+    let test = data.select(Axis(0), test_ids);
+    let data = if data.is_standard_layout() {
+        data
+    } else {
+        data.as_standard_layout().into_owned()
+    };
+    let (mut v, _) = data.into_raw_vec_and_offset();
+    let (mut kept, mut next_test) = (0, 0);
+    for i in 0..n {
+        if test_ids.get(next_test) == Some(&i) {
+            next_test += 1;
+            continue;
+        }
+        if kept != i {
+            v.copy_within(i * d..(i + 1) * d, kept * d);
+        }
+        kept += 1;
+    }
+    v.truncate(kept * d);
+    v.shrink_to_fit();
+    let train = Array2::from_shape_vec((kept, d), v)
+        .map_err(|e| Error::Dataset(format!("splitting the vectors: {e}")))?;
+    Ok((train, test))
 }
 
 /// Builds a dataset with ground truth from in-memory vectors.
@@ -78,12 +94,8 @@ pub fn from_parts(
         ground_truth: None,
     };
     validate::check(&ds).map_err(|e| Error::Dataset(format!("{name}: {e}")))?;
-    ds.ground_truth = Some(groundtruth::try_compute(
-        ds.train.view(),
-        ds.test.view(),
-        metric,
-        k,
-    )?);
+    let (gt, _) = super::bars::ground_truth(ds.train.view(), ds.test.view(), metric, k)?;
+    ds.ground_truth = Some(gt);
     Ok(ds)
 }
 
@@ -121,7 +133,7 @@ pub fn create(opts: &CreateOptions) -> Result<Dataset> {
         }
         None => {
             let t = opts.test.unwrap_or_else(|| default_test_rows(data.nrows()));
-            split(&data, t, opts.seed)?
+            split(data, t, opts.seed)?
         }
     };
     let name = opts.name.clone().unwrap_or_else(|| {
@@ -138,8 +150,8 @@ mod tests {
     #[test]
     fn split_is_seeded_disjoint_and_complete() {
         let data = Array2::from_shape_fn((50, 2), |(i, j)| (i * 2 + j) as f32);
-        let (a, b) = split(&data, 5, 9).unwrap();
-        let (a2, b2) = split(&data, 5, 9).unwrap();
+        let (a, b) = split(data.clone(), 5, 9).unwrap();
+        let (a2, b2) = split(data.clone(), 5, 9).unwrap();
         assert_eq!((a.nrows(), b.nrows()), (45, 5));
         assert_eq!((&a, &b), (&a2, &b2));
         let mut firsts: Vec<f32> = a
@@ -150,7 +162,10 @@ mod tests {
             .collect();
         firsts.sort_by(f32::total_cmp);
         assert_eq!(firsts, (0..50).map(|i| (i * 2) as f32).collect::<Vec<_>>());
-        assert_ne!(split(&data, 5, 10).unwrap().1, b);
-        assert!(split(&data, 50, 1).is_err() && split(&data, 0, 1).is_err());
+        assert_ne!(split(data.clone(), 5, 10).unwrap().1, b);
+        assert!(split(data.clone(), 50, 1).is_err() && split(data.clone(), 0, 1).is_err());
+        // A non-standard layout (a transposed view made owned) splits the same way.
+        let t = data.t().to_owned().reversed_axes();
+        assert_eq!(split(t, 5, 9).unwrap(), (a, b));
     }
 }

@@ -13,7 +13,7 @@ use super::GroundTruth;
 use crate::{Error, Metric, Result};
 use ndarray::{Array2, ArrayView1, ArrayView2, Axis};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Queries per GEMM block (one rayon task).
 const QUERY_BLOCK: usize = 128;
@@ -41,6 +41,13 @@ pub fn try_compute(
     metric: Metric,
     k: usize,
 ) -> Result<GroundTruth> {
+    check_input(train, test, k)?;
+    Ok(compute(train, test, metric, k))
+}
+
+/// The checks of [`try_compute`]: equal dimensions, `k >= 1`, a non-empty train set that
+/// int32 ids can address.
+pub fn check_input(train: ArrayView2<f32>, test: ArrayView2<f32>, k: usize) -> Result<()> {
     if train.ncols() != test.ncols() {
         return Err(Error::Dataset(format!(
             "dimension mismatch: train has {} columns but test has {}",
@@ -59,7 +66,7 @@ pub fn try_compute(
             "train has more rows than int32 ids can address".into(),
         ));
     }
-    Ok(compute(train, test, metric, k))
+    Ok(())
 }
 
 /// Counters describing how a computation went.
@@ -76,6 +83,25 @@ pub fn compute_with_stats(
     metric: Metric,
     k: usize,
 ) -> (GroundTruth, Stats) {
+    compute_observed(train, test, metric, k, &|_| true)
+        .unwrap_or_else(|| unreachable!("an observer that never stops"))
+}
+
+/// Work units of a computation: query x train row pairs, as [`compute_observed`] reports them.
+pub fn work_units(train_rows: usize, test_rows: usize) -> u64 {
+    train_rows as u64 * test_rows as u64
+}
+
+/// [`compute_with_stats`] that calls `observe(pairs)` from the worker threads as each block of
+/// query x train-row pairs is done (they add up to [`work_units`]), for a progress bar. When
+/// `observe` returns false the computation stops early and the result is `None`.
+pub fn compute_observed(
+    train: ArrayView2<f32>,
+    test: ArrayView2<f32>,
+    metric: Metric,
+    k: usize,
+    observe: &(dyn Fn(u64) -> bool + Sync),
+) -> Option<(GroundTruth, Stats)> {
     assert_eq!(
         train.ncols(),
         test.ncols(),
@@ -107,6 +133,8 @@ pub fn compute_with_stats(
         keep,
         row_term,
         max_norm,
+        observe,
+        stopped: AtomicBool::new(false),
     };
     let mut neighbors = Array2::<i32>::zeros((q, k));
     let mut distances = Array2::<f32>::zeros((q, k));
@@ -130,16 +158,19 @@ pub fn compute_with_stats(
                 }
             }
         });
+    if ctx.stopped.load(Ordering::Relaxed) {
+        return None;
+    }
     let stats = Stats {
         fallbacks: fallbacks.into_inner(),
     };
-    (
+    Some((
         GroundTruth {
             neighbors,
             distances,
         },
         stats,
-    )
+    ))
 }
 
 struct Ctx<'a> {
@@ -149,6 +180,8 @@ struct Ctx<'a> {
     keep: usize,
     row_term: Vec<f32>,
     max_norm: f64,
+    observe: &'a (dyn Fn(u64) -> bool + Sync),
+    stopped: AtomicBool,
 }
 
 /// Candidate list of one query: approximate scores, pruned to `keep` when it reaches `2 * keep`.
@@ -189,6 +222,9 @@ impl Ctx<'_> {
         let (ts0, ts1) = (self.train.strides()[0], self.train.strides()[1]);
         let (qs0, qs1) = (block.strides()[0], block.strides()[1]);
         for t0 in (0..n).step_by(TRAIN_BLOCK) {
+            if self.stopped.load(Ordering::Relaxed) {
+                return Vec::new();
+            }
             let tb = TRAIN_BLOCK.min(n - t0);
             let b = self.train.slice(ndarray::s![t0..t0 + tb, ..]);
             // SAFETY: pointers and strides describe the live views `block` (qb x d) and `b`
@@ -226,6 +262,9 @@ impl Ctx<'_> {
                         }
                     }
                 }
+            }
+            if !(self.observe)((qb * tb) as u64) {
+                self.stopped.store(true, Ordering::Relaxed);
             }
         }
         cands

@@ -251,6 +251,45 @@ pub fn open_head(path: &Path, train_rows: usize, test_rows: usize) -> Result<Dat
     Ok(ds)
 }
 
+/// What the difficulty measures read: the test vectors, the ground truth (if any) and every
+/// `step`-th train row. The train set is never read whole.
+pub struct Sample {
+    pub info: Info,
+    pub test: Array2<f32>,
+    pub ground_truth: Option<GroundTruth>,
+    pub train_sample: Array2<f32>,
+}
+
+/// Reads a [`Sample`] with train rows `0, step, 2*step, ...`.
+pub fn open_sample(path: &Path, step: usize) -> Result<Sample> {
+    let Checked { file, info } = check_file(path)?;
+    let read = |name: &str| -> Result<Array2<f32>> {
+        file.dataset(name)
+            .and_then(|d| d.read_2d::<f32>())
+            .map_err(|e| err(path, format!("cannot read '{name}' as float32: {e}")))
+    };
+    let train_sample = file
+        .dataset("train")
+        .and_then(|d| d.read_slice_2d::<f32, _>(ndarray::s![..;step.max(1), ..]))
+        .map_err(|e| err(path, format!("cannot read 'train' as float32: {e}")))?;
+    let ground_truth = match info.ground_truth_k {
+        None => None,
+        Some(_) => Some(GroundTruth {
+            neighbors: file
+                .dataset("neighbors")
+                .and_then(|d| d.read_2d::<i32>())
+                .map_err(|e| err(path, format!("cannot read 'neighbors' as integers: {e}")))?,
+            distances: read("distances")?,
+        }),
+    };
+    Ok(Sample {
+        test: read("test")?,
+        info,
+        ground_truth,
+        train_sample,
+    })
+}
+
 /// Writes `ds` in the ann-benchmarks layout, atomically: a temporary file in the same directory
 /// renamed over `path` once complete. Attribute types follow h5py (strings for `distance`,
 /// `point_type`, `type`; an integer `dimension`); `neighbors` are int32, `distances` float32.
@@ -332,6 +371,46 @@ fn write_file(ds: &Dataset, tmp: &Path) -> Result<()> {
             .with_data(&gt.distances)
             .create("distances")
             .map_err(h5)?;
+    }
+    file.close().map_err(h5)
+}
+
+/// Replaces the ground truth of the file at `path` in place, without rewriting its vectors
+/// (a 1M x 1536 file would need another 6 GB of disk for an atomic copy). The new datasets are
+/// written under temporary names and then renamed over the old ones, so an interruption leaves
+/// either the old ground truth, none (recomputed on the next run), or the new one, and the
+/// train and test vectors untouched.
+pub fn store_ground_truth(path: &Path, gt: &GroundTruth) -> Result<()> {
+    let info = info(path)?;
+    validate::check_ground_truth(gt, info.train, info.test)
+        .map_err(|e| err(path, format!("refusing to store invalid ground truth: {e}")))?;
+    let h5 = |e: hdf5::Error| {
+        err(
+            path,
+            format!("cannot store the ground truth ({e}); check the file is writable"),
+        )
+    };
+    let file = hdf5::File::open_rw(path).map_err(h5)?;
+    let (tmp_n, tmp_d) = (".annbench_neighbors_new", ".annbench_distances_new");
+    for name in [tmp_n, tmp_d] {
+        if file.link_exists(name) {
+            file.unlink(name).map_err(h5)?;
+        }
+    }
+    file.new_dataset_builder()
+        .with_data(&gt.neighbors)
+        .create(tmp_n)
+        .map_err(h5)?;
+    file.new_dataset_builder()
+        .with_data(&gt.distances)
+        .create(tmp_d)
+        .map_err(h5)?;
+    file.flush().map_err(h5)?;
+    for (tmp, name) in [(tmp_n, "neighbors"), (tmp_d, "distances")] {
+        if file.link_exists(name) {
+            file.unlink(name).map_err(h5)?;
+        }
+        file.relink(tmp, name).map_err(h5)?;
     }
     file.close().map_err(h5)
 }

@@ -36,10 +36,13 @@ impl Dataset {
     }
 }
 
+pub mod bars;
 pub mod bundled;
 pub mod create;
 pub mod datadir;
+pub mod difficulty;
 pub mod download;
+pub mod embeddings;
 pub mod fingerprint;
 pub mod groundtruth;
 pub mod gtcheck;

@@ -89,6 +89,11 @@ fn build() -> Vec<Entry> {
         e("nytimes-256-angular", 256, A, 290_000, 10_000, Download),
         e("deep-image-96-angular", 96, A, 9_990_000, 10_000, Download),
     ];
+    // Text-embedding-like synthetic stand-ins for dbpedia-openai (see `embeddings`).
+    for n in [10, 100, 250, 500, 1000] {
+        let name = format!("clustered-1536-{n}k-angular");
+        v.push(e(&name, 1536, A, n * 1000, 10_000.min(n * 100), Synthetic));
+    }
     for n in (100..=1000).step_by(100) {
         let name = format!("dbpedia-openai-{n}k-angular");
         v.push(e(&name, 1536, A, n * 1000 - 10_000, 10_000, Download));

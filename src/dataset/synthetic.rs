@@ -1,13 +1,18 @@
-//! The ann-benchmarks `random-*` sets, generated locally: Gaussian blobs (unit standard
-//! deviation around centres drawn uniformly in [-10, 10]^d, as scikit-learn's `make_blobs`),
-//! 10% split off as queries, exact ground truth for k = 100. Seeded and reproducible; the
-//! values differ from ann-benchmarks' files (a different random generator), the sizes match.
+//! Synthetic sets generated locally, seeded and reproducible, with exact ground truth for
+//! k = 100:
+//! - ann-benchmarks' `random-*` sets: Gaussian blobs (unit standard deviation around centres
+//!   drawn uniformly in [-10, 10]^d, as scikit-learn's `make_blobs`), 10% split off as queries.
+//!   The values differ from ann-benchmarks' files (a different random generator), the sizes match.
+//! - `clustered-1536-*-angular`: text-embedding-like vectors ([`super::embeddings`]), 10,000
+//!   queries from the same distribution; the sizes are nested samples of one distribution.
 
+use super::embeddings::{self, Embeddings};
 use super::registry::{Entry, Source};
 use super::{Dataset, create, datadir, hdf5_io};
 use crate::{Error, Result};
 use ndarray::Array2;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use super::rng::Rng;
 
@@ -60,24 +65,62 @@ pub fn blobs(b: Blobs, seed: u64) -> Array2<f32> {
     out
 }
 
+/// The embeddings distribution of a `clustered-1536-*` name, sized as its registry entry.
+pub fn embeddings_for(entry: &Entry) -> Option<Embeddings> {
+    let is_clustered = entry.name.starts_with("clustered-") && entry.dimension == 1536;
+    is_clustered.then(|| Embeddings::openai_like(entry.train, entry.test))
+}
+
+/// Seconds spent generating a set: the vectors, their exact ground truth, writing the file.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Timings {
+    pub vectors: f64,
+    pub ground_truth: f64,
+    pub write: f64,
+}
+
 /// Generates the named synthetic set with ground truth (k = 100).
 pub fn generate(entry: &Entry, seed: u64) -> Result<Dataset> {
-    let b = blobs_for(entry)
-        .filter(|_| entry.source == Source::Synthetic)
-        .ok_or_else(|| Error::Dataset(format!("'{}' is not a synthetic dataset", entry.name)))?;
-    let data = blobs(b, seed);
-    let (train, test) = create::split(&data, b.samples / 10, seed)?;
-    drop(data);
-    create::from_parts(&entry.name, entry.metric, train, test, 100)
+    generate_timed(entry, seed).map(|(ds, _)| ds)
+}
+
+fn generate_timed(entry: &Entry, seed: u64) -> Result<(Dataset, Timings)> {
+    let not_synthetic = || Error::Dataset(format!("'{}' is not a synthetic dataset", entry.name));
+    if entry.source != Source::Synthetic {
+        return Err(not_synthetic());
+    }
+    let t0 = Instant::now();
+    let (train, test) = if let Some(b) = blobs_for(entry) {
+        create::split(blobs(b, seed), b.samples / 10, seed)?
+    } else if let Some(e) = embeddings_for(entry) {
+        embeddings::generate(e, seed)?
+    } else {
+        return Err(not_synthetic());
+    };
+    let vectors = t0.elapsed().as_secs_f64();
+    let ds = create::from_parts(&entry.name, entry.metric, train, test, 100)?;
+    let timings = Timings {
+        vectors,
+        ground_truth: t0.elapsed().as_secs_f64() - vectors,
+        write: 0.0,
+    };
+    Ok((ds, timings))
 }
 
 /// Generates the named set into `{dir}/{name}.hdf5` (atomically) and returns the path.
 pub fn generate_to(entry: &Entry, dir: &Path) -> Result<PathBuf> {
-    let ds = generate(entry, SEED)?;
+    generate_to_timed(entry, dir).map(|(path, _)| path)
+}
+
+/// [`generate_to`], also returning where the time went.
+pub fn generate_to_timed(entry: &Entry, dir: &Path) -> Result<(PathBuf, Timings)> {
+    let (ds, mut timings) = generate_timed(entry, SEED)?;
     datadir::ensure_dir(dir)?;
     let path = dir.join(entry.file_name());
+    let t0 = Instant::now();
     hdf5_io::save(&ds, &path)?;
-    Ok(path)
+    timings.write = t0.elapsed().as_secs_f64();
+    Ok((path, timings))
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 use crate::{Error, Result};
 use ndarray::Array2;
+use std::io::Read;
 use std::path::Path;
 
 /// Input file format.
@@ -41,87 +42,141 @@ fn bad(path: &Path, what: impl std::fmt::Display) -> Error {
     Error::Dataset(format!("{}: {what}", path.display()))
 }
 
+/// Bytes converted per step for formats that need converting (f64, u8, fvecs records).
+const STEP: usize = 8 << 20;
+
 /// Reads `path` in `format` into an n x d f32 matrix (values are not checked for NaN here).
+/// The values are read straight into the matrix's one allocation: peak memory is the matrix
+/// plus a few MiB, never a second copy of the file.
 pub fn read(path: &Path, format: Format) -> Result<Array2<f32>> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, "cannot read vectors from", e))?;
+    let mut file =
+        std::fs::File::open(path).map_err(|e| Error::io(path, "cannot read vectors from", e))?;
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io(path, "cannot read vectors from", e))?
+        .len();
+    let mut r = std::io::BufReader::with_capacity(1 << 20, &mut file);
     match format {
-        Format::Npy => npy(path, &bytes),
-        Format::Fvecs => fvecs(path, &bytes),
-        Format::Raw { dim } => raw(path, &bytes, dim),
+        Format::Npy => npy(path, &mut r, len),
+        Format::Fvecs => fvecs(path, &mut r, len),
+        Format::Raw { dim } => raw(path, &mut r, len, dim),
     }
 }
 
-fn f32s(bytes: &[u8]) -> Vec<f32> {
-    bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
+fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| Error::io(path, "cannot read vectors from", e)
 }
 
-fn raw(path: &Path, bytes: &[u8], dim: usize) -> Result<Array2<f32>> {
-    let row = dim * 4;
-    if dim == 0 || bytes.is_empty() || bytes.len() % row != 0 {
+/// `rows` x `dim` little-endian f32 values read straight into the matrix.
+fn read_f32s(path: &Path, r: &mut impl Read, rows: usize, dim: usize) -> Result<Array2<f32>> {
+    let mut v = vec![0f32; rows * dim];
+    r.read_exact(bytemuck::cast_slice_mut(&mut v))
+        .map_err(io(path))?;
+    if cfg!(target_endian = "big") {
+        v.iter_mut()
+            .for_each(|x| *x = f32::from_bits(u32::from_le(x.to_bits())));
+    }
+    Array2::from_shape_vec((rows, dim), v).map_err(|e| bad(path, e))
+}
+
+/// `count` values of `width` bytes each, converted by `convert` a step at a time.
+fn read_converted(
+    path: &Path,
+    r: &mut impl Read,
+    count: usize,
+    width: usize,
+    convert: impl Fn(&[u8]) -> f32,
+) -> Result<Vec<f32>> {
+    let mut out = Vec::with_capacity(count);
+    let mut buf = vec![0u8; STEP / width * width];
+    while out.len() < count {
+        let take = ((count - out.len()) * width).min(buf.len());
+        r.read_exact(&mut buf[..take]).map_err(io(path))?;
+        out.extend(buf[..take].chunks_exact(width).map(&convert));
+    }
+    Ok(out)
+}
+
+fn raw(path: &Path, r: &mut impl Read, len: u64, dim: usize) -> Result<Array2<f32>> {
+    let row = dim as u64 * 4;
+    if dim == 0 || len == 0 || len % row != 0 {
         return Err(bad(
             path,
             format!(
-                "{} bytes is not a whole number of {dim}-dimensional float32 vectors ({row} bytes \
-             each); check --dim",
-                bytes.len()
+                "{len} bytes is not a whole number of {dim}-dimensional float32 vectors ({row} \
+                 bytes each); check --dim"
             ),
         ));
     }
-    let v = f32s(bytes);
-    Array2::from_shape_vec((v.len() / dim, dim), v).map_err(|e| bad(path, e))
+    read_f32s(path, r, (len / row) as usize, dim)
 }
 
-fn fvecs(path: &Path, bytes: &[u8]) -> Result<Array2<f32>> {
-    if bytes.len() < 4 {
+fn fvecs(path: &Path, r: &mut impl Read, len: u64) -> Result<Array2<f32>> {
+    let mut head = [0u8; 4];
+    if len < 4 {
         return Err(bad(path, "too short for an .fvecs file"));
     }
-    let dim = i32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-    let row = 4 + 4 * dim.max(0) as usize;
-    if dim <= 0 || bytes.len() % row != 0 {
+    r.read_exact(&mut head).map_err(io(path))?;
+    let dim = i32::from_le_bytes(head);
+    let row = 4 + 4 * u64::from(dim.max(0) as u32);
+    if dim <= 0 || len % row != 0 {
         return Err(bad(
             path,
             format!(
-                "not an .fvecs file: first dimension {dim} does not divide the size {} into \
-             records of 4 + 4 * dim bytes",
-                bytes.len()
+                "not an .fvecs file: first dimension {dim} does not divide the size {len} into \
+             records of 4 + 4 * dim bytes"
             ),
         ));
     }
-    let d = dim as usize;
-    let mut data = Vec::with_capacity(bytes.len() / row * d);
-    for (i, rec) in bytes.chunks_exact(row).enumerate() {
-        if rec[..4] != bytes[..4] {
-            return Err(bad(
-                path,
-                format!("record {i} has a different dimension than record 0 ({dim})"),
-            ));
+    let (d, n) = (dim as usize, (len / row) as usize);
+    let mut data = vec![0f32; n * d];
+    for (i, rec) in data.chunks_exact_mut(d).enumerate() {
+        if i > 0 {
+            let mut h = [0u8; 4];
+            r.read_exact(&mut h).map_err(io(path))?;
+            if h != head {
+                return Err(bad(
+                    path,
+                    format!("record {i} has a different dimension than record 0 ({dim})"),
+                ));
+            }
         }
-        data.extend(f32s(&rec[4..]));
+        r.read_exact(bytemuck::cast_slice_mut(rec))
+            .map_err(io(path))?;
     }
-    Array2::from_shape_vec((data.len() / d, d), data).map_err(|e| bad(path, e))
+    if cfg!(target_endian = "big") {
+        data.iter_mut()
+            .for_each(|x| *x = f32::from_bits(u32::from_le(x.to_bits())));
+    }
+    Array2::from_shape_vec((n, d), data).map_err(|e| bad(path, e))
 }
 
-fn npy(path: &Path, bytes: &[u8]) -> Result<Array2<f32>> {
-    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+fn npy(path: &Path, r: &mut impl Read, len: u64) -> Result<Array2<f32>> {
+    let mut pre = [0u8; 10];
+    if len < 10 || r.read_exact(&mut pre).is_err() || &pre[..6] != b"\x93NUMPY" {
         return Err(bad(
             path,
             "not a .npy file (no NumPy magic); save with numpy.save",
         ));
     }
-    let (hlen, start) = match bytes[6] {
-        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-        2 | 3 if bytes.len() >= 12 => (
-            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
-            12,
-        ),
+    let (hlen, start) = match pre[6] {
+        1 => (u16::from_le_bytes([pre[8], pre[9]]) as usize, 10),
+        2 | 3 => {
+            let mut more = [0u8; 2];
+            r.read_exact(&mut more).map_err(io(path))?;
+            (
+                u32::from_le_bytes([pre[8], pre[9], more[0], more[1]]) as usize,
+                12,
+            )
+        }
         v => return Err(bad(path, format!("unsupported .npy version {v}"))),
     };
-    let header = bytes
-        .get(start..start + hlen)
-        .and_then(|h| std::str::from_utf8(h).ok())
+    let mut hbytes = vec![0u8; hlen.min(1 << 20)];
+    let header = r
+        .read_exact(&mut hbytes)
+        .ok()
+        .and_then(|()| std::str::from_utf8(&hbytes).ok())
+        .filter(|_| hlen <= 1 << 20)
         .ok_or_else(|| bad(path, "truncated or unreadable .npy header"))?;
     let field = |key: &str| -> Option<&str> {
         let at = header.find(&format!("'{key}'"))? + key.len() + 2;
@@ -146,7 +201,6 @@ fn npy(path: &Path, bytes: &[u8]) -> Result<Array2<f32>> {
             format!("array shape {shape:?} is not 2-D (vectors x dimension)"),
         ));
     };
-    let data = &bytes[start + hlen..];
     let width = match descr {
         "<f4" => 4,
         "<f8" => 8,
@@ -158,22 +212,19 @@ fn npy(path: &Path, bytes: &[u8]) -> Result<Array2<f32>> {
             ));
         }
     };
-    if data.len() != n * d * width {
+    let data_len = len.saturating_sub((start + hlen) as u64);
+    if data_len != (n * d * width) as u64 {
         return Err(bad(
             path,
-            format!(
-                "holds {} data bytes, expected {n} x {d} x {width}",
-                data.len()
-            ),
+            format!("holds {data_len} data bytes, expected {n} x {d} x {width}"),
         ));
     }
     let v: Vec<f32> = match width {
-        4 => f32s(data),
-        8 => data
-            .chunks_exact(8)
-            .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])) as f32)
-            .collect(),
-        _ => data.iter().map(|&b| f32::from(b)).collect(),
+        4 => return read_f32s(path, r, n, d),
+        8 => read_converted(path, r, n * d, 8, |c| {
+            f64::from_le_bytes(c.try_into().unwrap_or([0; 8])) as f32
+        })?,
+        _ => read_converted(path, r, n * d, 1, |c| f32::from(c[0]))?,
     };
     Array2::from_shape_vec((n, d), v).map_err(|e| bad(path, e))
 }
@@ -193,6 +244,18 @@ mod tests {
         out.extend(h.as_bytes());
         out.extend(data);
         out
+    }
+
+    fn npy(p: &Path, b: &[u8]) -> Result<Array2<f32>> {
+        super::npy(p, &mut std::io::Cursor::new(b), b.len() as u64)
+    }
+
+    fn fvecs(p: &Path, b: &[u8]) -> Result<Array2<f32>> {
+        super::fvecs(p, &mut std::io::Cursor::new(b), b.len() as u64)
+    }
+
+    fn raw(p: &Path, b: &[u8], dim: usize) -> Result<Array2<f32>> {
+        super::raw(p, &mut std::io::Cursor::new(b), b.len() as u64, dim)
     }
 
     #[test]

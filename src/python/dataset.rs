@@ -168,7 +168,7 @@ pub fn create_from_arrays(
                 None => {
                     let rows = test_size
                         .unwrap_or_else(|| dataset::create::default_test_rows(data.nrows()));
-                    dataset::create::split(&data, rows, seed)?
+                    dataset::create::split(data, rows, seed)?
                 }
             };
             dataset::create::from_parts(&name, metric, train, test, k)

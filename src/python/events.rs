@@ -17,6 +17,33 @@ pub fn to_dict<'py>(py: Python<'py>, event: &Event<'_>) -> PyResult<Bound<'py, P
             d.set_item("queries", queries)?;
             d.set_item("k", k)?;
         }
+        Event::GroundTruthProgress { done, total } => {
+            d.set_item("kind", "ground_truth_progress")?;
+            d.set_item("done", done)?;
+            d.set_item("total", total)?;
+        }
+        Event::BuildProgress {
+            algorithm,
+            build_args,
+            phase,
+            percent,
+            elapsed_seconds,
+        } => {
+            build(&d, "build_progress", algorithm, build_args)?;
+            d.set_item("phase", phase)?;
+            d.set_item("percent", percent)?;
+            d.set_item("elapsed_seconds", elapsed_seconds)?;
+        }
+        Event::MemoryPlanned { plan } => {
+            d.set_item("kind", "memory_planned")?;
+            d.set_item("algorithm", &plan.algorithm)?;
+            d.set_item("what", &plan.what)?;
+            d.set_item("need_bytes", plan.need_bytes)?;
+            d.set_item("setting", &plan.setting)?;
+            d.set_item("setting_bytes", plan.setting_bytes)?;
+            d.set_item("fits", plan.fits())?;
+            d.set_item("message", plan.describe())?;
+        }
         Event::AlgorithmStarted {
             algorithm,
             builds,

@@ -174,6 +174,7 @@ pub fn run_sweep(
         force,
         label,
         timeout,
+        shard: None,
         keep_going,
         backend: BackendOptions::default().with_urls([
             (ServerKind::MariaDb, mariadb),

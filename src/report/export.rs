@@ -141,7 +141,7 @@ fn fixed_cells(p: &PointResult) -> Vec<Cell> {
 }
 
 /// (column name, value) of the point's build then query parameters.
-fn flat_params(p: &PointResult) -> Vec<(String, Value)> {
+pub(crate) fn flat_params(p: &PointResult) -> Vec<(String, Value)> {
     let column = |k: &str| format!("param_{}", k.to_lowercase());
     let build: Vec<(String, Value)> = p
         .build_args
@@ -161,7 +161,7 @@ fn flat_params(p: &PointResult) -> Vec<(String, Value)> {
     all
 }
 
-fn param_cell(v: &Value) -> Cell {
+pub(crate) fn param_cell(v: &Value) -> Cell {
     match v {
         Value::Null => Cell::Null,
         Value::Bool(b) => Cell::Bool(*b),

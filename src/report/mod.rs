@@ -9,6 +9,7 @@ pub mod build_table;
 pub mod clients;
 pub mod compare;
 mod compare_view;
+pub mod difficulty;
 pub mod export;
 pub mod html;
 pub mod names;

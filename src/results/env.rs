@@ -1,5 +1,5 @@
 //! The environment recorded with every point: annbench version, server version and settings,
-//! client CPU model, cores and RAM, and the finish time.
+//! client host name, CPU model, cores and RAM, the finish time and the shard.
 
 use super::Environment;
 use crate::backend::ServerInfo;
@@ -14,6 +14,9 @@ pub struct Host {
     pub ram_bytes: u64,
     /// This process's command line, passwords in URLs masked.
     pub command: String,
+    pub hostname: String,
+    /// The shard this sweep runs, recorded with every point.
+    pub shard: Option<crate::shard::ShardInfo>,
 }
 
 impl Host {
@@ -33,6 +36,8 @@ impl Host {
             cpu_cores: sys.cpus().len(),
             ram_bytes: sys.total_memory(),
             command: masked_command(std::env::args()),
+            hostname: System::host_name().unwrap_or_default(),
+            shard: None,
         }
     }
 
@@ -48,6 +53,8 @@ impl Host {
             finished_at: now_rfc3339(),
             notices,
             command: self.command.clone(),
+            hostname: self.hostname.clone(),
+            shard: self.shard.clone(),
         }
     }
 }
@@ -154,5 +161,6 @@ mod tests {
     fn host_is_detected() {
         let h = Host::detect();
         assert!(h.cpu_cores >= 1 && h.ram_bytes > 0, "{h:?}");
+        assert!(!h.hostname.is_empty(), "{h:?}");
     }
 }

@@ -7,6 +7,7 @@
 mod annb;
 pub mod env;
 mod h5util;
+pub mod merge;
 mod path;
 pub mod record;
 mod store;

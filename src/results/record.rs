@@ -267,4 +267,11 @@ pub struct Environment {
     /// files written before annbench recorded it).
     #[serde(default)]
     pub command: String,
+    /// Host name of the client machine (empty in files written before annbench recorded it):
+    /// with the label, what tells measurements of one point on two nodes apart.
+    #[serde(default)]
+    pub hostname: String,
+    /// The shard of a sharded sweep (`annbench run --shard`) that measured the point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::shard::ShardInfo>,
 }

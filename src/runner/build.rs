@@ -11,7 +11,7 @@ use super::schedule::{self, BuildStep};
 use super::stored::{self, Stored};
 use super::sweep::{Ctx, warn};
 use super::{SweepPoint, SweepSummary};
-use crate::backend::{Backend, BuildReport};
+use crate::backend::{Backend, BuildReport, BuildStatus, BuildWatch};
 use crate::config::BuildPoint;
 use crate::params::Params;
 use crate::results::{self, PointKey, PointResult};
@@ -19,7 +19,7 @@ use crate::{Error, Result};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A point of this build still to measure, or stored.
 struct Todo<'a> {
@@ -105,6 +105,31 @@ pub(super) fn run_build(
         }
     }
     Ok(())
+}
+
+/// The server memory the build needs, from the backend's plan: sent as an event; a shortfall
+/// is a warning (returned, to be recorded with the points), or an error before building when
+/// annbench would refuse the built index anyway.
+fn plan_memory(
+    ctx: &Ctx<'_>,
+    backend: &mut dyn Backend,
+    build: &BuildPoint,
+    summary: &mut SweepSummary,
+) -> Result<Option<String>> {
+    let rows = ctx.data.train.nrows();
+    let Some(plan) = backend.memory_plan(rows, ctx.data.dimension(), &build.build_args)? else {
+        return Ok(None);
+    };
+    ctx.progress.on_event(&Event::MemoryPlanned { plan: &plan });
+    if plan.fits() {
+        return Ok(None);
+    }
+    let text = format!("memory plan: {}", plan.describe());
+    if plan.enforced && plan.clearly_short() {
+        return Err(Error::Backend(format!("{text} (refused before building)")));
+    }
+    warn(ctx.progress, summary, text.clone());
+    Ok(Some(text))
 }
 
 /// `mariadb(m=16, ef_search=40) x2 clients`, for messages.
@@ -202,11 +227,12 @@ fn build_index(
     build: &BuildPoint,
     summary: &mut SweepSummary,
 ) -> Result<BuildReport> {
+    let plan_note = plan_memory(ctx, backend, build, summary)?;
     ctx.progress.on_event(&Event::BuildStarted {
         algorithm: ctx.algorithm,
         build_args: &build.build_args,
     });
-    let report = build_polling_cancel(backend, &build.build_args, ctx.progress)?;
+    let mut report = build_polling_cancel(backend, ctx.algorithm, &build.build_args, ctx.progress)?;
     ctx.progress.on_event(&Event::BuildFinished {
         algorithm: ctx.algorithm,
         build_args: &build.build_args,
@@ -222,6 +248,10 @@ fn build_index(
                 crate::params::describe(&build.build_args)
             ),
         );
+    }
+    // Recorded with every point of this build (it was shown as a warning already).
+    if let Some(note) = plan_note {
+        report.notices.insert(0, note);
     }
     let first = ctx.queries.row(0).to_vec();
     let first_args = build.query_args.first().cloned().unwrap_or_default();
@@ -310,6 +340,8 @@ fn assemble(
 
 /// How often the coordinating thread asks whether to cancel while an index builds.
 const CANCEL_POLL: Duration = Duration::from_millis(50);
+/// Fewest seconds between two build progress events of the same phase.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
 /// Build on a helper thread while this, the coordinating thread, polls `progress.cancelled()`
 /// and relays a cancel to the backend. Progress implementations may only see Ctrl-C on this
@@ -318,11 +350,12 @@ const CANCEL_POLL: Duration = Duration::from_millis(50);
 /// Ctrl-C during a build never lets the sweep go on to measure it.
 fn build_polling_cancel(
     backend: &mut dyn Backend,
+    algorithm: &str,
     build_args: &Params,
     progress: &dyn Progress,
 ) -> Result<BuildReport> {
     let stop = AtomicBool::new(false);
-    let built = build_relaying_cancel(backend, build_args, progress, &stop)?;
+    let built = build_relaying_cancel(backend, algorithm, build_args, progress, &stop)?;
     if stop.load(Ordering::Relaxed) || progress.cancelled() {
         backend.drop_index()?;
         return Err(Error::Interrupted);
@@ -332,14 +365,21 @@ fn build_polling_cancel(
 
 fn build_relaying_cancel(
     backend: &mut dyn Backend,
+    algorithm: &str,
     build_args: &Params,
     progress: &dyn Progress,
     stop: &AtomicBool,
 ) -> Result<BuildReport> {
+    let watch = BuildWatch::default();
+    let started = Instant::now();
+    let mut shown: Option<BuildStatus> = None;
+    let mut sent = started;
     std::thread::scope(|s| {
         let (tx, rx) = mpsc::channel();
+        let watch = &watch;
         let builder = s.spawn(move || {
-            let r = backend.build_cancellable(build_args, &|| stop.load(Ordering::Relaxed));
+            let cancel = || stop.load(Ordering::Relaxed);
+            let r = backend.build_watched(build_args, &cancel, watch);
             let _ = tx.send(r);
         });
         loop {
@@ -348,6 +388,23 @@ fn build_relaying_cancel(
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     if !stop.load(Ordering::Relaxed) && progress.cancelled() {
                         stop.store(true, Ordering::Relaxed);
+                    }
+                    let now = watch.get();
+                    let phase_changed =
+                        now.as_ref().map(|n| &n.phase) != shown.as_ref().map(|n| &n.phase);
+                    let due = phase_changed || sent.elapsed() >= PROGRESS_EVERY;
+                    if now.is_some() && now != shown && due {
+                        sent = Instant::now();
+                        if let Some(st) = &now {
+                            progress.on_event(&Event::BuildProgress {
+                                algorithm,
+                                build_args,
+                                phase: &st.phase,
+                                percent: st.percent,
+                                elapsed_seconds: started.elapsed().as_secs_f64(),
+                            });
+                        }
+                        shown = now;
                     }
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {

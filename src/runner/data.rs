@@ -4,6 +4,8 @@
 use super::progress::{Event, Progress};
 use crate::dataset::{self, Dataset};
 use crate::{Error, Result};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 /// Compute exact ground truth when it is missing, narrower than `k`, or for other queries.
 pub fn ensure_ground_truth(data: &mut Dataset, k: usize, progress: &dyn Progress) -> Result<()> {
@@ -41,11 +43,44 @@ pub fn ensure_ground_truth(data: &mut Dataset, k: usize, progress: &dyn Progress
         queries: data.test.nrows(),
         k: width,
     });
-    data.ground_truth = Some(dataset::groundtruth::try_compute(
-        data.train.view(),
-        data.test.view(),
-        data.metric,
-        width,
-    )?);
-    Ok(())
+    let (train, test) = (data.train.view(), data.test.view());
+    dataset::groundtruth::check_input(train, test, width)?;
+    let total = dataset::groundtruth::work_units(train.nrows(), test.nrows());
+    let done = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    // Computed on a helper thread; this (the sweep's) thread sends the progress events and
+    // relays Ctrl-C, as progress implementations expect.
+    let computed = std::thread::scope(|s| {
+        let worker = s.spawn(|| {
+            dataset::groundtruth::compute_observed(train, test, data.metric, width, &|n| {
+                done.fetch_add(n, Ordering::Relaxed);
+                !stop.load(Ordering::Relaxed)
+            })
+        });
+        loop {
+            let finished = worker.is_finished();
+            progress.on_event(&Event::GroundTruthProgress {
+                done: done.load(Ordering::Relaxed).min(total),
+                total,
+            });
+            if finished {
+                break;
+            }
+            if progress.cancelled() {
+                stop.store(true, Ordering::Relaxed);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        worker.join()
+    });
+    match computed {
+        Ok(Some((gt, _))) => {
+            data.ground_truth = Some(gt);
+            Ok(())
+        }
+        Ok(None) => Err(Error::Interrupted),
+        Err(_) => Err(Error::Dataset(
+            "the ground-truth computation panicked".into(),
+        )),
+    }
 }

@@ -5,6 +5,8 @@
 pub mod assess;
 mod build;
 mod data;
+pub mod dryrun;
+pub mod estimate;
 pub mod interference;
 pub mod measure;
 mod notices;
@@ -74,6 +76,9 @@ pub struct SweepOptions {
     pub label: Option<String>,
     /// Longest one index build may take (`--timeout`).
     pub timeout: Option<Duration>,
+    /// Run only this shard's share of the plan (`--shard I/N`, Slurm and Kubernetes
+    /// variables: [`crate::shard::detect`]); `None` runs all of it.
+    pub shard: Option<crate::shard::Shard>,
     /// Go on after a failing point, build or algorithm, and list the failures in the summary
     /// (`--keep-going`); else the first failure stops the sweep.
     pub keep_going: bool,
@@ -103,6 +108,7 @@ impl Default for SweepOptions {
             force: false,
             label: None,
             timeout: None,
+            shard: None,
             keep_going: false,
             backend: BackendOptions::default(),
         }
@@ -342,7 +348,7 @@ pub fn run_sweep_with(
 
 /// `opts` with repeated client counts and algorithms listed once (`--clients 1,1` is one
 /// measurement per point, not two of the same point).
-fn without_repeats(opts: &SweepOptions) -> SweepOptions {
+pub(crate) fn without_repeats(opts: &SweepOptions) -> SweepOptions {
     fn dedup<T: PartialEq + Clone>(v: &[T]) -> Vec<T> {
         let mut out: Vec<T> = Vec::with_capacity(v.len());
         for x in v {

@@ -2,7 +2,7 @@
 //! Python layer forwards them to a callback (tqdm in notebooks). Events are sent from the
 //! thread that called `run_sweep`, never from client threads.
 
-use crate::backend::{BuildReport, LoadReport};
+use crate::backend::{BuildReport, LoadReport, MemoryPlan};
 use crate::params::Params;
 use crate::results::PointResult;
 use std::path::Path;
@@ -14,6 +14,11 @@ pub enum Event<'a> {
     GroundTruth {
         queries: usize,
         k: usize,
+    },
+    /// Ground-truth work done so far: query x train-row pairs out of `total`.
+    GroundTruthProgress {
+        done: u64,
+        total: u64,
     },
     /// An algorithm's sweep starts: `builds` indexes, `points` measured points at most.
     AlgorithmStarted {
@@ -32,6 +37,20 @@ pub enum Event<'a> {
     BuildStarted {
         algorithm: &'a str,
         build_args: &'a Params,
+    },
+    /// How far a running build is, as the server reports it (sent when it changes, at most
+    /// a few times a second). `percent` is `None` where the server gives no figure.
+    BuildProgress {
+        algorithm: &'a str,
+        build_args: &'a Params,
+        phase: &'a str,
+        percent: Option<f64>,
+        elapsed_seconds: f64,
+    },
+    /// The server memory the build needs against the setting that bounds it (always sent
+    /// before a build where the backend knows; a shortfall also comes as a warning).
+    MemoryPlanned {
+        plan: &'a MemoryPlan,
     },
     BuildFinished {
         algorithm: &'a str,

@@ -80,9 +80,39 @@ pub fn run(
     progress: &dyn Progress,
     factory: &dyn Fn(&str) -> Result<Box<dyn Backend>>,
 ) -> Result<SweepSummary> {
-    data::ensure_ground_truth(&mut data, opts.count, progress)?;
-    let host = Host::detect();
+    let mut host = Host::detect();
     let mut summary = SweepSummary::default();
+    // A shard sweeps its share of the plan and records which share with every point.
+    let selected;
+    let grids = match &opts.shard {
+        None => grids,
+        Some(shard) => {
+            let s = crate::shard::select(
+                grids,
+                shard,
+                &data.name,
+                opts.count,
+                opts.label.as_deref(),
+                &opts.clients,
+            );
+            host.shard = Some(s.info);
+            selected = s.grids;
+            if selected.is_empty() {
+                // An empty store still lets `annbench merge results-*` name every shard.
+                std::fs::create_dir_all(&opts.results_dir).map_err(|e| {
+                    crate::Error::io(&opts.results_dir, "cannot create results directory", e)
+                })?;
+                let text = format!(
+                    "shard {shard} owns no builds: the plan has {} in all; use fewer shards",
+                    s.assignment.units.len()
+                );
+                warn(progress, &mut summary, text);
+                return Ok(summary);
+            }
+            &selected
+        }
+    };
+    data::ensure_ground_truth(&mut data, opts.count, progress)?;
     for grid in grids {
         for w in &grid.warnings {
             warn(progress, &mut summary, w.clone());

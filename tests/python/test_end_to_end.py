@@ -80,8 +80,10 @@ def test_run_returns_measured_points(sweep):
     for _, group in df[df.clients == 1].groupby("algorithm"):
         by_ef = group.sort_values("param_ef_search")["recall"].to_numpy()
         assert by_ef[-1] >= by_ef[0]
-    # Two timed passes each: the median with its interval, the best pass apart.
-    assert (df["passes"] == 2).all() and (df["passes_total"] >= 2).all()
+    # At least the two timed passes asked for (a point flagged for interference or spread on a
+    # busy machine is re-measured within --max-time, so it may use more): the median with its
+    # interval, the best pass apart.
+    assert (df["passes"] >= 2).all() and (df["passes_total"] >= df["passes"]).all()
     assert (df["qps_ci_low"] <= df["qps"]).all() and (df["qps"] <= df["qps_ci_high"]).all()
     assert (df["qps_best"] >= df["qps"]).all()
     kinds = {e["kind"] for e in events}

@@ -5,7 +5,8 @@
 #![allow(dead_code)]
 
 use annbench::backend::{
-    Backend, BuildReport, Cancel, LoadReport, Searcher, ServerInfo, TableSpec,
+    Backend, BuildReport, BuildWatch, Cancel, LoadReport, MemoryPlan, Searcher, ServerInfo,
+    TableSpec,
 };
 use annbench::dataset::Dataset;
 use annbench::params::{Params, describe};
@@ -69,6 +70,10 @@ pub struct Script {
     pub latency: Option<Duration>,
     /// How long a build takes; it polls the cancel request meanwhile, like a real backend.
     pub build_time: Option<Duration>,
+    /// A memory plan before each build: (bytes needed, the setting's bytes, enforced).
+    pub memory: Option<(u64, u64, bool)>,
+    /// Report build progress (phase "fake build", percent rising to 100) while building.
+    pub progress: bool,
     /// Searcher 0's n-th search (1-based, counted over the whole sweep) sleeps this long: a
     /// stalled server.
     pub stall: Option<(usize, Duration)>,
@@ -142,9 +147,23 @@ impl Backend for Fake {
         build_args: &Params,
         cancel: &Cancel<'_>,
     ) -> Result<BuildReport> {
+        self.build_watched(build_args, cancel, &BuildWatch::default())
+    }
+    fn build_watched(
+        &mut self,
+        build_args: &Params,
+        cancel: &Cancel<'_>,
+        watch: &BuildWatch,
+    ) -> Result<BuildReport> {
         // A real backend stops the server's statement when asked; this one stops its wait.
-        let end = std::time::Instant::now() + self.script.build_time.unwrap_or_default();
+        let start = std::time::Instant::now();
+        let total = self.script.build_time.unwrap_or_default();
+        let end = start + total;
         loop {
+            if self.script.progress {
+                let f = start.elapsed().as_secs_f64() / total.as_secs_f64().max(1e-9);
+                watch.set("fake build", Some(100.0 * f.min(1.0)));
+            }
             if cancel() {
                 let mut log = self.log.lock().unwrap();
                 log.calls
@@ -170,6 +189,26 @@ impl Backend for Fake {
             phases: vec![],
             notices: vec![],
         })
+    }
+    fn memory_plan(
+        &mut self,
+        rows: usize,
+        dimension: usize,
+        _build_args: &Params,
+    ) -> Result<Option<MemoryPlan>> {
+        Ok(self
+            .script
+            .memory
+            .map(|(need, setting, enforced)| MemoryPlan {
+                algorithm: "mariadb".into(),
+                what: format!("the fake index of {rows} x {dimension}"),
+                need_bytes: need,
+                setting: "fake_cache_size".into(),
+                setting_bytes: setting,
+                consequence: "the fake would churn".into(),
+                fix: "SET GLOBAL fake_cache_size = 1G".into(),
+                enforced,
+            }))
     }
     fn verify_index_used(&mut self, _q: &[f32], _k: usize, _qa: &Params) -> Result<()> {
         self.note("verify".into());
@@ -274,6 +313,11 @@ impl Progress for Recorder {
                 format!("stored {} x{}", describe(&point.query_args), point.clients)
             }
             Event::Warning(w) => format!("warning {w}"),
+            Event::MemoryPlanned { plan } => format!("memory fits={}", plan.fits()),
+            Event::BuildProgress { phase, percent, .. } => {
+                format!("progress {phase} {:.0}", percent.unwrap_or(-1.0))
+            }
+            Event::GroundTruthProgress { done, total } => format!("ground truth {done}/{total}"),
             _ => return,
         };
         self.events.lock().unwrap().push(s);

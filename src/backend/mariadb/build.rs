@@ -7,14 +7,19 @@ use super::stop::KillWhenCopying;
 use super::{ALGORITHM, Engine, INDEX_NAME, MariaDb, distance_name};
 use crate::backend::sql::{guard, watch};
 use crate::backend::sql::{SqlConn, count_rows};
-use crate::backend::{BuildReport, Cancel};
+use crate::backend::{BuildReport, BuildWatch, Cancel, MemoryPlan, plan};
 use crate::params::Params;
 use crate::{Error, Result};
 use mysql::Conn;
 use mysql::prelude::Queryable;
 use std::time::Instant;
 
-pub(super) fn build(b: &mut MariaDb, params: &Params, cancel: &Cancel<'_>) -> Result<BuildReport> {
+pub(super) fn build(
+    b: &mut MariaDb,
+    params: &Params,
+    cancel: &Cancel<'_>,
+    progress: &BuildWatch,
+) -> Result<BuildReport> {
     let l = b.loaded()?.clone();
     let args = ALGORITHM.build_args(params, l.rows)?;
     let m = args.required_int("M")?;
@@ -74,13 +79,33 @@ pub(super) fn build(b: &mut MariaDb, params: &Params, cancel: &Cancel<'_>) -> Re
         distance_name(l.spec.metric),
         guard::tag()
     );
+    // MariaDB's PROGRESS counts the rows copied against the table's *estimated* row count
+    // (InnoDB statistics, e.g. 125,001 for 250,000 rows of 1536-d vectors), so it can pass
+    // 100%: rescaled to the rows loaded.
+    let estimate: Option<u64> = b
+        .conn
+        .exec_first(
+            "SELECT TABLE_ROWS FROM information_schema.TABLES \
+             WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
+            (&t.schema, &t.name),
+        )
+        .map_err(|e| sql_err(e, "reading the table's row estimate"))?
+        .flatten();
+    let progress_scale = match estimate {
+        Some(e) if e > 0 && l.rows > 0 => e as f64 / l.rows as f64,
+        _ => 1.0,
+    };
     // The client enforces the time limit, not max_statement_time (see `stop`).
     let kill = KillWhenCopying {
         url: &b.url,
         conn_id: b.conn.connection_id(),
+        progress_scale,
         killer: None,
+        last: None,
     };
-    let w = watch::run(kill, cancel, b.build_timeout, || b.conn.query_drop(&sql));
+    let w = watch::run_reporting(kill, cancel, b.build_timeout, progress, || {
+        b.conn.query_drop(&sql)
+    });
     let seconds = w.seconds;
     w.finish(
         ALGORITHM.name,
@@ -210,13 +235,48 @@ fn index_size(b: &mut MariaDb, engine: Engine, t: &str) -> Result<u64> {
     }
 }
 
-/// An index larger than `mhnsw_max_cache_size` makes the server evict and reload graph nodes
-/// during queries, so QPS would measure cache churn: refuse, with the fix.
-fn check_cache(conn: &mut Conn, index_bytes: u64) -> Result<()> {
+/// The plan of an index with `params` over `rows` x `dimension`: its estimated size against
+/// `mhnsw_max_cache_size`, which must hold it (see [`check_cache`]).
+pub(super) fn memory_plan(
+    b: &mut MariaDb,
+    rows: usize,
+    dimension: usize,
+    params: &Params,
+) -> Result<MemoryPlan> {
+    let args = ALGORITHM.build_args(params, rows)?;
+    let m = args.required_int("M")?;
+    let need = plan::mariadb_index_bytes(rows, dimension, m as usize);
+    let cache = cache_size(&mut b.conn)?;
+    let want = (need as f64 * 1.1 / (1 << 20) as f64).ceil() as u64;
+    Ok(MemoryPlan {
+        algorithm: "mariadb".into(),
+        what: format!("the MHNSW index of {rows} x {dimension} (M={m})"),
+        need_bytes: need,
+        setting: "mhnsw_max_cache_size".into(),
+        setting_bytes: cache,
+        consequence: "queries would evict and re-read graph nodes (cache churn), so annbench \
+                      refuses to measure such an index"
+            .into(),
+        fix: format!(
+            "SET GLOBAL mhnsw_max_cache_size = {} (or start mariadbd with \
+             --mhnsw-max-cache-size={want}M), then run again",
+            want << 20
+        ),
+        enforced: true,
+    })
+}
+
+fn cache_size(conn: &mut Conn) -> Result<u64> {
     let cache: Option<u64> = conn
         .query_first("SELECT @@GLOBAL.mhnsw_max_cache_size")
         .map_err(|e| sql_err(e, "reading mhnsw_max_cache_size"))?;
-    let cache = cache.unwrap_or(0);
+    Ok(cache.unwrap_or(0))
+}
+
+/// An index larger than `mhnsw_max_cache_size` makes the server evict and reload graph nodes
+/// during queries, so QPS would measure cache churn: refuse, with the fix.
+fn check_cache(conn: &mut Conn, index_bytes: u64) -> Result<()> {
+    let cache = cache_size(conn)?;
     if cache < index_bytes {
         return Err(Error::Backend(format!(
             "mariadb: the index ({index_bytes} bytes) is larger than mhnsw_max_cache_size \

@@ -25,7 +25,8 @@ use super::sql::meta::{self, Meta};
 use super::sql::{Cell, SqlConn, TableName, guard, reuse};
 use super::table::{check_train, fingerprint_hex, table_name};
 use super::{
-    Backend, BackendOptions, BuildReport, Cancel, LoadReport, Searcher, ServerInfo, TableSpec,
+    Backend, BackendOptions, BuildReport, BuildWatch, Cancel, LoadReport, MemoryPlan, Searcher,
+    ServerInfo, TableSpec,
 };
 use crate::connect::{ServerKind, ServerUrl};
 use crate::params::Params;
@@ -328,7 +329,25 @@ impl Backend for MariaDb {
         build_args: &Params,
         cancel: &Cancel<'_>,
     ) -> Result<BuildReport> {
-        build::build(self, build_args, cancel)
+        build::build(self, build_args, cancel, &BuildWatch::default())
+    }
+
+    fn build_watched(
+        &mut self,
+        build_args: &Params,
+        cancel: &Cancel<'_>,
+        watch: &BuildWatch,
+    ) -> Result<BuildReport> {
+        build::build(self, build_args, cancel, watch)
+    }
+
+    fn memory_plan(
+        &mut self,
+        rows: usize,
+        dimension: usize,
+        build_args: &Params,
+    ) -> Result<Option<MemoryPlan>> {
+        build::memory_plan(self, rows, dimension, build_args).map(Some)
     }
 
     fn verify_index_used(&mut self, query: &[f32], k: usize, query_args: &Params) -> Result<()> {

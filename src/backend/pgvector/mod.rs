@@ -165,6 +165,13 @@ impl PgIndex for Hnsw {
         Ok(set_or_reset(EF_SEARCH_SETTING, ef))
     }
 
+    fn graph_value_bytes(&self) -> Option<usize> {
+        Some(match self.0 {
+            Variant::Vector => 4,
+            Variant::HalfvecIndex | Variant::HalfvecColumn => 2,
+        })
+    }
+
     fn query(&self, t: &Target, k: usize, _: &Args) -> String {
         let (d, op) = (t.dimension, distance_op(t.metric));
         let param = match self.0 {

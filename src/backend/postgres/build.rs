@@ -8,7 +8,8 @@ use super::{Loaded, PgBackend};
 use crate::backend::sql::SqlConn;
 use crate::backend::sql::guard;
 use crate::backend::sql::watch::{self, Watch};
-use crate::backend::{BuildReport, Cancel};
+use crate::backend::watch::percent;
+use crate::backend::{BuildReport, BuildWatch, Cancel};
 use crate::params::Params;
 use crate::{Error, Result};
 use postgres::{Client, Statement};
@@ -27,10 +28,16 @@ impl Watch for PgWatch {
             .execute("SELECT pg_cancel_backend($1)", &[&self.pid]);
     }
 
-    fn phase(&mut self) -> Option<String> {
+    /// The phase, and tuples done out of the total where the server knows the total, else
+    /// heap blocks scanned out of the table's (pgvector inserts each row into the graph as the
+    /// scan reads it, so the scan's progress is the build's).
+    fn progress(&mut self) -> Option<(String, Option<f64>)> {
         let stmt = self.progress.as_ref()?;
         let row = self.client.query_opt(stmt, &[&self.pid]).ok()??;
-        row.try_get(0).ok()
+        let phase: String = row.try_get(0).ok()?;
+        let n = |i: usize| row.get::<_, Option<i64>>(i).unwrap_or(0);
+        let pct = percent(n(4), n(3)).or_else(|| percent(n(2), n(1)));
+        Some((phase, pct))
     }
 }
 
@@ -38,6 +45,7 @@ pub(super) fn build(
     b: &mut PgBackend,
     params: &Params,
     cancel: &Cancel<'_>,
+    report: &BuildWatch,
 ) -> Result<BuildReport> {
     let l = b.loaded()?.clone();
     let algo = b.index.algorithm();
@@ -63,7 +71,10 @@ pub(super) fn build(
         .get(0);
     let mut watcher = connect(&b.url)?;
     let progress = watcher
-        .prepare("SELECT phase FROM pg_stat_progress_create_index WHERE pid = $1")
+        .prepare(
+            "SELECT phase, blocks_total, blocks_done, tuples_total, tuples_done \
+             FROM pg_stat_progress_create_index WHERE pid = $1",
+        )
         .ok();
     b.drain_notices();
     // Tagged, so that a later run can tell this build from a live one if this process dies.
@@ -77,7 +88,7 @@ pub(super) fn build(
     // The watcher enforces the time limit with pg_cancel_backend, as for Ctrl-C: a session
     // statement_timeout would also bound the statements after the build, and resetting it is
     // itself a statement that the timeout can cancel on a busy machine.
-    let w = watch::run(
+    let w = watch::run_reporting(
         PgWatch {
             client: watcher,
             pid,
@@ -85,6 +96,7 @@ pub(super) fn build(
         },
         cancel,
         b.build_timeout,
+        report,
         || b.client.batch_execute(&sql),
     );
     let notices = b.drain_notices();

@@ -84,6 +84,12 @@ pub trait PgIndex: Sync {
     /// The query the searchers time and EXPLAIN checks: `$1` is the query vector (sent as
     /// `vector`), ids of the `k` nearest rows first.
     fn query(&self, t: &Target, k: usize, args: &Args) -> String;
+
+    /// Bytes per dimension of the vectors an HNSW build holds in `maintenance_work_mem`, for
+    /// the memory plan; `None` for indexes annbench plans nothing for.
+    fn graph_value_bytes(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// The distance operator for `metric` (`<->` or `<=>`).

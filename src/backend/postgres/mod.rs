@@ -11,6 +11,7 @@ mod conn;
 pub mod errors;
 pub mod index;
 pub mod load;
+mod memory;
 pub mod search;
 pub mod server;
 
@@ -25,7 +26,8 @@ use super::sql::meta::{self, Meta};
 use super::sql::{SqlConn, TableName, guard, reuse};
 use super::table::{check_ident, check_train, check_train_within, fingerprint_hex, table_name};
 use super::{
-    Backend, BackendOptions, BuildReport, Cancel, LoadReport, Searcher, ServerInfo, TableSpec,
+    Backend, BackendOptions, BuildReport, BuildWatch, Cancel, LoadReport, MemoryPlan, Searcher,
+    ServerInfo, TableSpec,
 };
 use crate::connect::{ServerKind, ServerUrl};
 use crate::params::Params;
@@ -273,7 +275,25 @@ impl Backend for PgBackend {
         build_args: &Params,
         cancel: &Cancel<'_>,
     ) -> Result<BuildReport> {
-        build::build(self, build_args, cancel)
+        build::build(self, build_args, cancel, &BuildWatch::default())
+    }
+
+    fn build_watched(
+        &mut self,
+        build_args: &Params,
+        cancel: &Cancel<'_>,
+        watch: &BuildWatch,
+    ) -> Result<BuildReport> {
+        build::build(self, build_args, cancel, watch)
+    }
+
+    fn memory_plan(
+        &mut self,
+        rows: usize,
+        dimension: usize,
+        build_args: &Params,
+    ) -> Result<Option<MemoryPlan>> {
+        memory::plan(self, rows, dimension, build_args)
     }
 
     fn verify_index_used(&mut self, query: &[f32], k: usize, query_args: &Params) -> Result<()> {

@@ -7,7 +7,7 @@
 //! phase, the helper samples it too. [`Watched::finish`] then decides, the same way for every
 //! database, whether the build counts.
 
-use crate::backend::{BuildPhase, Cancel};
+use crate::backend::{BuildPhase, BuildWatch, Cancel};
 use crate::params::Params;
 use crate::{Error, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,6 +35,12 @@ pub trait Watch: Send {
     fn phase(&mut self) -> Option<String> {
         None
     }
+
+    /// The statement's phase and how far it is in percent, where the server reports them
+    /// (by default the [`phase`](Watch::phase) without a percentage).
+    fn progress(&mut self) -> Option<(String, Option<f64>)> {
+        self.phase().map(|p| (p, None))
+    }
 }
 
 /// A watched statement's outcome.
@@ -52,9 +58,20 @@ pub struct Watched<T> {
 /// Run `statement` under `watch`; `deadline` (from the statement's start) is the build timeout,
 /// `None` for none.
 pub fn run<T, W: Watch>(
+    watch: W,
+    cancel: &Cancel<'_>,
+    deadline: Option<Duration>,
+    statement: impl FnOnce() -> T,
+) -> Watched<T> {
+    run_reporting(watch, cancel, deadline, &BuildWatch::default(), statement)
+}
+
+/// [`run`], also reporting each sampled phase and percentage to `report` (build progress).
+pub fn run_reporting<T, W: Watch>(
     mut watch: W,
     cancel: &Cancel<'_>,
     deadline: Option<Duration>,
+    report: &BuildWatch,
     statement: impl FnOnce() -> T,
 ) -> Watched<T> {
     let done = AtomicBool::new(false);
@@ -74,7 +91,8 @@ pub fn run<T, W: Watch>(
                 if stop.is_some() {
                     watch.stop();
                 }
-                if let Some(phase) = watch.phase() {
+                if let Some((phase, percent)) = watch.progress() {
+                    report.set(&phase, percent);
                     if seen.last().is_none_or(|(_, p)| *p != phase) {
                         seen.push((Instant::now(), phase));
                     }

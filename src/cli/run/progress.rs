@@ -1,6 +1,8 @@
-//! indicatif progress for `annbench run`: a spinner with elapsed time for the load and each
-//! build, a bar over the passes of each build's points, one line per finished point. Ctrl-C,
-//! SIGTERM and SIGHUP ask the sweep to stop cleanly (a second one kills the process).
+//! indicatif progress for `annbench run`: a spinner with elapsed time for the load, a bar in
+//! percent for ground truth and for each build where the server reports its progress (else a
+//! spinner), a bar over the passes of each build's points, one line per finished point and
+//! memory plan. Ctrl-C, SIGTERM and SIGHUP ask the sweep to stop cleanly (a second one kills
+//! the process).
 
 use crate::cli::out::errln;
 use crate::params::describe;
@@ -104,6 +106,25 @@ impl CliProgress {
         }
     }
 
+    /// The current bar when it is a percentage bar of `len` units, else a new one; `msg`
+    /// replaces its message.
+    fn bar_of(&self, len: u64, msg: &str) -> ProgressBar {
+        if let Some(pb) = self.bar.lock().ok().and_then(|b| b.clone()) {
+            if pb.length() == Some(len) {
+                pb.set_message(msg.to_owned());
+                return pb;
+            }
+        }
+        let pb = ProgressBar::new(len);
+        let template = "{msg} {bar:30} {percent:>3}% [{elapsed}] eta {eta}";
+        if let Ok(style) = ProgressStyle::with_template(template) {
+            pb.set_style(style);
+        }
+        pb.set_message(msg.to_owned());
+        self.replace(Some(pb.clone()));
+        pb
+    }
+
     /// Print a line above the current bar.
     fn line(&self, text: String) {
         match self.bar.lock().ok().and_then(|b| b.clone()) {
@@ -124,6 +145,34 @@ impl Progress for CliProgress {
             Event::GroundTruth { queries, k } => self.spinner(format!(
                 "computing exact ground truth ({queries} queries, k={k})"
             )),
+            Event::GroundTruthProgress { done, total } => {
+                self.bar_of(*total, "computing exact ground truth")
+                    .set_position(*done);
+            }
+            Event::MemoryPlanned { plan } => self.line(format!("memory plan: {}", plan.describe())),
+            Event::BuildProgress {
+                algorithm,
+                build_args,
+                phase,
+                percent,
+                elapsed_seconds,
+            } => {
+                let msg = format!(
+                    "{algorithm}: building index ({}), {phase}",
+                    describe(build_args)
+                );
+                match percent {
+                    Some(p) => {
+                        let pb = self.bar_of(1000, &msg);
+                        if pb.elapsed().as_secs_f64() + 1.0 < *elapsed_seconds {
+                            // Count from the start of the build, not from the first figure.
+                            pb.set_elapsed(Duration::from_secs_f64(*elapsed_seconds));
+                        }
+                        pb.set_position((p * 10.0) as u64);
+                    }
+                    None => self.spinner(msg),
+                }
+            }
             Event::AlgorithmStarted {
                 algorithm,
                 builds,

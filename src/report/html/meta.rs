@@ -67,13 +67,20 @@ pub fn view(ctx: &Context<'_>, _tips: &mut Tips) -> crate::Result<Option<Section
     }))
 }
 
+/// `node-1: AMD EPYC, 2 cores, 23.5 GiB RAM` (the name when it was recorded): a merged store's
+/// points may come from several machines, and each distinct one is listed.
 fn host(p: &PointResult) -> String {
     let e = &p.environment;
     if e.cpu_model.is_empty() && e.cpu_cores == 0 {
-        return String::new();
+        return e.hostname.clone();
     }
+    let name = if e.hostname.is_empty() {
+        String::new()
+    } else {
+        format!("{}: ", e.hostname)
+    };
     format!(
-        "{}, {} cores, {:.1} GiB RAM",
+        "{name}{}, {} cores, {:.1} GiB RAM",
         e.cpu_model,
         e.cpu_cores,
         e.ram_bytes as f64 / (1u64 << 30) as f64
