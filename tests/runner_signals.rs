@@ -142,3 +142,127 @@ fn a_run_right_after_a_sigkill_during_a_build_succeeds() {
     assert!(rerun.status.success(), "{stderr}");
     assert_tidy(&index);
 }
+
+/// The sessions of this process's server that last ran a query on `table`.
+fn query_sessions(pg: &mut postgres::Client, table: &str) -> Vec<i32> {
+    pg.query(
+        "SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND query LIKE $1 \
+         AND query LIKE '%ORDER BY%'",
+        &[&format!("%{table}%")],
+    )
+    .unwrap()
+    .iter()
+    .map(|r| r.get(0))
+    .collect()
+}
+
+/// Point files under `dir` (hidden temp files aside).
+fn stored_points(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| {
+            let p = e.path();
+            if p.is_dir() {
+                stored_points(&p)
+            } else {
+                let name = e.file_name().to_string_lossy().into_owned();
+                usize::from(!name.starts_with('.') && name.ends_with(".hdf5"))
+            }
+        })
+        .sum()
+}
+
+/// The server process answering the queries stops (SIGSTOP) after the first point is stored
+/// (points measured one after the other, so the first is stored before the second starts);
+/// Ctrl-C then ends the run within the stop's bound (exit 130, one message), and the stored
+/// point stays. Without the watchdog the query waited for ever.
+#[test]
+fn ctrl_c_ends_a_run_whose_queries_wait_on_a_stopped_server_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, name) = dataset(dir.path(), "stall");
+    let table = table_name("vec", &name).unwrap().to_string();
+    let grid = dir.path().join("grid-stall.yml");
+    std::fs::write(
+        &grid,
+        "algorithm: pgvector\ngroups:\n  - build: {M: [8], ef_construction: [32]}\n    \
+         query: {ef_search: [10, 20, 40, 80]}\n",
+    )
+    .unwrap();
+    let child = Reaped(Some(
+        Command::new(env!("CARGO_BIN_EXE_annbench"))
+            .args(["run", "--algorithm", "pgvector", "--runs", "2"])
+            .args(["--min-time", "3s", "--order", "points", "--dataset"])
+            .arg(&file)
+            .arg("--config")
+            .arg(&grid)
+            .arg("--results")
+            .arg(dir.path().join("results"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    ));
+    let t0 = Instant::now();
+    while stored_points(&dir.path().join("results")) == 0 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(180),
+            "no point was stored"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut pg = connect(&servers_support::postgres()).unwrap();
+    let mut pids = query_sessions(&mut pg, &table);
+    while pids.is_empty() {
+        if t0.elapsed() > Duration::from_secs(180) {
+            let seen: Vec<String> = pg
+                .query("SELECT query FROM pg_stat_activity", &[])
+                .unwrap()
+                .iter()
+                .map(|r| r.get::<_, Option<String>>(0).unwrap_or_default())
+                .collect();
+            panic!("no query session on {table}: {seen:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        pids = query_sessions(&mut pg, &table);
+    }
+    let _stopped: Vec<Stopped> = pids.into_iter().map(Stopped::new).collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let t1 = Instant::now();
+    // SAFETY: sends a signal to the child this test started.
+    assert_eq!(
+        unsafe { libc::kill(child.0.as_ref().unwrap().id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let out = child.output();
+    let took = t1.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(took < Duration::from_secs(20), "took {took:?}: {stderr}");
+    assert_eq!(stderr.matches("interrupted").count(), 1, "{stderr}");
+    assert!(stored_points(&dir.path().join("results")) >= 1);
+}
+
+/// SIGSTOPs a process and SIGCONTs it when dropped, also when the test panics.
+struct Stopped(i32);
+
+impl Stopped {
+    fn new(pid: i32) -> Self {
+        // SAFETY: a signal to a backend of the test's own database server.
+        assert_eq!(
+            unsafe { libc::kill(pid, libc::SIGSTOP) },
+            0,
+            "SIGSTOP {pid}"
+        );
+        Stopped(pid)
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        // SAFETY: as above.
+        unsafe { libc::kill(self.0, libc::SIGCONT) };
+    }
+}

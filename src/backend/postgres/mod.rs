@@ -14,6 +14,7 @@ pub mod load;
 mod memory;
 pub mod search;
 pub mod server;
+pub mod watchdog;
 
 pub use index::{Column, PgIndex, Target};
 pub use load::LoadMethod;
@@ -73,6 +74,8 @@ struct Loaded {
 pub struct PgBackend {
     url: ServerUrl,
     client: Client,
+    /// `client`'s socket under the [`watchdog`] (bounds the build statement).
+    conn: Option<watchdog::Conn>,
     index: &'static dyn PgIndex,
     schema: String,
     pgvector: Version,
@@ -94,7 +97,7 @@ impl PgBackend {
     pub fn connect(opts: &BackendOptions, index: &'static dyn PgIndex) -> Result<Self> {
         let url = opts.url(ServerKind::Postgres)?;
         let notices = Arc::new(Mutex::new(Vec::new()));
-        let mut client = server::connect_collecting(&url, Arc::clone(&notices))?;
+        let (mut client, conn) = server::connect_collecting(&url, Arc::clone(&notices))?;
         let pgvector = server::ensure_pgvector(&mut client, &url)?;
         let algo = index.algorithm();
         if !pgvector.at_least(algo.min_version) {
@@ -120,6 +123,7 @@ impl PgBackend {
         Ok(PgBackend {
             url,
             client,
+            conn,
             index,
             schema,
             pgvector,
@@ -302,10 +306,11 @@ impl Backend for PgBackend {
 
     fn searcher(&self) -> Result<Box<dyn Searcher>> {
         let l = self.loaded()?;
-        let mut client = server::connect(&self.url)?;
+        let (mut client, conn) = server::connect_watched(&self.url)?;
         client.run(SESSION_SQL, "setting up the query session")?;
         Ok(Box::new(search::PgSearcher {
             client,
+            conn,
             index: self.index,
             target: self.target(l),
             args: Default::default(),

@@ -65,6 +65,9 @@ impl CliProgress {
                     }
                     std::thread::sleep(tick);
                 }
+                // PostgreSQL connections that still wait are closed within the watchdog's
+                // grace (shorter than this one), so the stop usually ends cleanly first.
+                crate::backend::postgres::watchdog::request_stop();
                 let t0 = std::time::Instant::now();
                 while t0.elapsed() < STOP_GRACE {
                     if done.load(Ordering::SeqCst) {
