@@ -321,7 +321,14 @@ pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSu
     let grids = plan(opts, Some(info.train))?;
     preflight::check(opts, &grids, &info.name, info.test)?;
     preflight::check_dimensions(&grids, info.dimension)?;
-    preflight::check_privileges(opts, &grids)?;
+    match preflight::check_privileges(opts, &grids) {
+        // --keep-going: that server's algorithms fail one by one below (listed in the
+        // summary) and the others run.
+        Err(e) if opts.keep_going => progress.on_event(&Event::Warning(&format!(
+            "{e} (--keep-going: the sweep goes on without that server)"
+        ))),
+        r => r?,
+    }
     let dataset = crate::dataset::open(&path)?;
     let backend_opts = BackendOptions {
         build_timeout: opts.timeout,
