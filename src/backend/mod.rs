@@ -145,6 +145,15 @@ pub trait Backend: Send {
 
     /// Drop the index (not the table); called when a sweep ends or before a rebuild.
     fn drop_index(&mut self) -> Result<()>;
+
+    /// Fail unless the index queries run on now is the one the last [`build`](Backend::build)
+    /// of this backend made (not dropped or rebuilt by another session since): the runner
+    /// calls it after measuring each point and stores the point only if it passes. Database
+    /// backends check the build id and the index itself ([`sql::guard`]); the default, for
+    /// in-process backends, has nothing to check.
+    fn check_index(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// One query connection.
@@ -159,6 +168,7 @@ pub trait Searcher: Send {
 
 pub mod args;
 pub mod describe;
+pub mod handshake;
 pub mod parallel;
 pub mod plan;
 pub mod postgres;

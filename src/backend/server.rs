@@ -20,6 +20,10 @@ pub struct Database {
     /// vector support on a scratch table, and warn about settings that distort benchmarks on
     /// a machine with `ram` bytes.
     pub check: fn(&ServerUrl, &mut CheckReport, u64) -> Result<()>,
+    /// Prove every privilege a run needs in `schema` (the database or schema annbench keeps
+    /// its tables in), on a scratch table left behind by nothing: `run` calls it for every
+    /// server before it loads anything, `servers check` does the same steps.
+    pub privileges: fn(&ServerUrl, &str) -> Result<()>,
 }
 
 impl fmt::Debug for Database {

@@ -195,6 +195,9 @@ fn measure_builds(
         let last = b + 1 == opts.rebuilds;
         let first_report = first.get_or_insert_with(|| report.clone()).clone();
         let mut done = |run: &mut PointRun, failed: Option<Error>| -> Result<()> {
+            // Passes measured on another session's index, or on none, are never stored: the
+            // build is abandoned ([`Backend::check_index`]).
+            backend.check_index()?;
             if let Some(e) = failed {
                 let f = ctx.failure(&build.build_args, Some(&run.query_args), Some(run.clients));
                 return ctx.fail(summary, f, e);

@@ -320,6 +320,15 @@ pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSu
     let info = crate::dataset::info(&path)?;
     let grids = plan(opts, Some(info.train))?;
     preflight::check(opts, &grids, &info.name, info.test)?;
+    preflight::check_dimensions(&grids, info.dimension)?;
+    match preflight::check_privileges(opts, &grids) {
+        // --keep-going: that server's algorithms fail one by one below (listed in the
+        // summary) and the others run.
+        Err(e) if opts.keep_going => progress.on_event(&Event::Warning(&format!(
+            "{e} (--keep-going: the sweep goes on without that server)"
+        ))),
+        r => r?,
+    }
     let dataset = crate::dataset::open(&path)?;
     let backend_opts = BackendOptions {
         build_timeout: opts.timeout,
@@ -340,6 +349,7 @@ pub fn run_sweep_with(
     let opts = &without_repeats(opts);
     let grids = plan(opts, Some(dataset.train.nrows()))?;
     preflight::check(opts, &grids, &dataset.name, dataset.test.nrows())?;
+    preflight::check_dimensions(&grids, dataset.dimension())?;
     sweep::run(dataset, &grids, opts, progress, factory)
 }
 

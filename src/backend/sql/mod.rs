@@ -7,9 +7,10 @@
 //! - [`watch`]: run a long statement (an index build) while a helper thread stops it on
 //!   request (Ctrl-C) and samples its phases.
 //!
-//! Server-side locks per table and the check that a measured index is the one built belong
-//! here too, next to the metadata they use.
+//! - [`guard`]: a server-side lock per table, and the build id that proves a measured index is
+//!   the one built.
 
+pub mod guard;
 pub mod meta;
 pub mod reuse;
 pub mod watch;
@@ -44,6 +45,7 @@ impl Dialect {
 /// A bound statement argument.
 #[derive(Debug, Clone, Copy)]
 pub enum Arg<'a> {
+    Null,
     Text(&'a str),
     Int(i64),
     Float(f64),
