@@ -46,6 +46,7 @@ pub fn check(url: &ServerUrl, report: &mut CheckReport, ram: u64) -> Result<()> 
     report.vector_support =
         Some("VECTOR type and MHNSW index (built and queried a test table)".into());
     report.warnings = warnings(&settings, ram);
+    report.cost_sources = super::cost::sources(&mut conn);
     Ok(())
 }
 
