@@ -6,7 +6,8 @@ use annbench::backend::BuildPhase;
 use annbench::metrics::LatencySummary;
 use annbench::params::Params;
 use annbench::results::{
-    self, BuildRun, Environment, Flag, Interference, Pass, PointMetrics, PassServerCost, ServerCost, PointResult,
+    self, BuildRun, Environment, Flag, Interference, Pass, PassServerCost, PointMetrics,
+    PointResult, ServerCost,
 };
 use hdf5::types::VarLenUnicode;
 use ndarray::array;

@@ -406,16 +406,17 @@ fn recall_matches<'a>(
         keys.sort();
         keys.dedup();
         for (algorithm, clients) in keys {
-            let find = |rows: &[RecallRow], pts: &'a [&'a PointResult]| -> Option<&'a PointResult> {
-                rows.iter()
-                    .find(|r| {
-                        r.threshold == t
-                            && r.series.algorithm == algorithm
-                            && r.series.clients == clients
-                    })
-                    .and_then(|r| r.best.as_ref())
-                    .map(|b| pts[b.index])
-            };
+            let find =
+                |rows: &[RecallRow], pts: &'a [&'a PointResult]| -> Option<&'a PointResult> {
+                    rows.iter()
+                        .find(|r| {
+                            r.threshold == t
+                                && r.series.algorithm == algorithm
+                                && r.series.clients == clients
+                        })
+                        .and_then(|r| r.best.as_ref())
+                        .map(|b| pts[b.index])
+                };
             let (b, m) = (find(&bt.rows, base), find(&mt.rows, me));
             let cpu = b.and_then(cpu_side).zip(m.and_then(cpu_side));
             out.push(pair(

@@ -54,8 +54,12 @@ impl Comparison {
             Column::new("base_server_cpu", "base CPU s/q", Style::Plain).machine_only(),
             Column::new("me_server_cpu", "me CPU s/q", Style::Plain).machine_only(),
             cpu_md(
-                Column::new("server_cpu_text", &format!("server CPU ms/q {m} / {b}"), Style::Plain)
-                    .markdown_only(),
+                Column::new(
+                    "server_cpu_text",
+                    &format!("server CPU ms/q {m} / {b}"),
+                    Style::Plain,
+                )
+                .markdown_only(),
             ),
             Column::new("cpu_ratio", "CPU ratio", Style::Ratio).machine_only(),
             Column::new("cpu_ratio_ci_low", "low", Style::Ratio).machine_only(),

@@ -5,11 +5,11 @@
 
 use super::assess::{self, Policy};
 use super::interference::Watcher;
-use super::server_cost::Probe;
 use super::measure::{PassBuffers, PassPlan, run_pass};
 use super::notices::{FirstRun, point_notices};
 use super::progress::{Event, PassKind, Progress};
 use super::recall::recompute_distances;
+use super::server_cost::Probe;
 use crate::backend::{BuildReport, Searcher};
 use crate::dataset::Dataset;
 use crate::metrics;
@@ -207,9 +207,16 @@ impl PointRun {
         }
         let clients = &mut searchers[..self.clients];
         let started = Instant::now();
-        let t = run_pass(clients, env.queries, env.k, plan, bufs, env.watcher, env.cost, || {
-            env.progress.cancelled()
-        })?;
+        let t = run_pass(
+            clients,
+            env.queries,
+            env.k,
+            plan,
+            bufs,
+            env.watcher,
+            env.cost,
+            || env.progress.cancelled(),
+        )?;
         env.progress.on_event(&Event::PassFinished {
             algorithm: env.algorithm,
             query_args: &self.query_args,

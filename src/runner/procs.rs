@@ -87,7 +87,11 @@ pub fn context_switches(pid: i32) -> Option<(u64, u64)> {
             continue;
         };
         for line in text.lines() {
-            let num = |l: &str| l.split_whitespace().nth(1).and_then(|x| x.parse::<u64>().ok());
+            let num = |l: &str| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|x| x.parse::<u64>().ok())
+            };
             if line.starts_with("voluntary_ctxt_switches:") {
                 vol += num(line).unwrap_or(0);
             } else if line.starts_with("nonvoluntary_ctxt_switches:") {
@@ -347,6 +351,21 @@ mod tests {
         // The test process is no database server: nothing is reported.
         let (servers, _) = connected_servers();
         assert!(servers.iter().all(|&p| p != std::process::id() as i32));
+    }
+
+    #[test]
+    fn own_ticks_switches_and_memory_are_read() {
+        let me = std::process::id() as i32;
+        let t = ticks(me).unwrap();
+        assert!(t.user + t.system < u64::MAX / 2);
+        // This thread sleeps: at least one voluntary switch of some thread of ours.
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let (vol, _) = context_switches(me).unwrap();
+        assert!(vol > 0);
+        assert!(resident_bytes(me).unwrap() > 1 << 20);
+        assert!(command(me).is_some());
+        assert_eq!(ticks(i32::MAX), None);
+        assert_eq!(context_switches(i32::MAX), None);
     }
 
     #[test]

@@ -106,7 +106,9 @@ impl Probe {
         let mut cpu = Some((0u64, 0u64));
         let mut switches = Some((0u64, 0u64));
         for &pid in pids {
-            cpu = cpu.zip(procs::ticks(pid)).map(|(c, t)| (c.0 + t.user, c.1 + t.system));
+            cpu = cpu
+                .zip(procs::ticks(pid))
+                .map(|(c, t)| (c.0 + t.user, c.1 + t.system));
             switches = switches
                 .zip(procs::context_switches(pid))
                 .map(|(s, t)| (s.0 + t.0, s.1 + t.1));

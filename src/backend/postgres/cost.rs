@@ -65,7 +65,9 @@ fn why_unavailable(client: &mut Client, e: &postgres::Error) -> String {
              EXTENSION pg_stat_statements there as a superuser"
         )
     } else {
-        let msg = e.as_db_error().map_or(e.to_string(), |d| d.message().to_string());
+        let msg = e
+            .as_db_error()
+            .map_or(e.to_string(), |d| d.message().to_string());
         format!("pg_stat_statements could not be read: {msg}")
     }
 }
@@ -81,6 +83,9 @@ pub fn sources(client: &mut Client) -> CostSources {
     let hint = backend_pid(client).map_or(ProcessHint::None, ProcessHint::Backend);
     vec![
         (SOURCE.to_string(), state),
-        ("/proc".to_string(), crate::runner::server_cost::describe_local(hint)),
+        (
+            "/proc".to_string(),
+            crate::runner::server_cost::describe_local(hint),
+        ),
     ]
 }
