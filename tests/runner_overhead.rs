@@ -53,8 +53,7 @@ fn harness_overhead_per_query() {
                 k,
                 plan,
                 &mut buf,
-                None,
-                None,
+                Default::default(),
                 || false,
             )
             .unwrap();

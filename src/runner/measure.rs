@@ -67,6 +67,15 @@ impl PassBuffers {
     }
 }
 
+/// What is sampled around a pass besides its timings (outside the timed window).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Observers<'a> {
+    /// What else used the machine.
+    pub interference: Option<&'a Watcher>,
+    /// What the database server spent.
+    pub server: Option<&'a Probe>,
+}
+
 /// Timings of a pass.
 #[derive(Debug, Clone, Copy)]
 pub struct PassTiming {
@@ -101,10 +110,10 @@ pub fn run_pass(
     k: usize,
     plan: PassPlan,
     out: &mut PassBuffers,
-    watcher: Option<&Watcher>,
-    cost: Option<&Probe>,
+    observe: Observers<'_>,
     mut tick: impl FnMut() -> bool,
 ) -> Result<PassTiming> {
+    let (watcher, cost) = (observe.interference, observe.server);
     let (q, n) = (queries.nrows(), searchers.len().max(1));
     let rows = queries
         .as_slice()

@@ -5,7 +5,7 @@
 
 use super::assess::{self, Policy};
 use super::interference::Watcher;
-use super::measure::{PassBuffers, PassPlan, run_pass};
+use super::measure::{Observers, PassBuffers, PassPlan, run_pass};
 use super::notices::{FirstRun, point_notices};
 use super::progress::{Event, PassKind, Progress};
 use super::recall::recompute_distances;
@@ -213,8 +213,10 @@ impl PointRun {
             env.k,
             plan,
             bufs,
-            env.watcher,
-            env.cost,
+            Observers {
+                interference: env.watcher,
+                server: env.cost,
+            },
             || env.progress.cancelled(),
         )?;
         env.progress.on_event(&Event::PassFinished {
