@@ -18,10 +18,11 @@ pub const SOURCE: &str = "pg_stat_statements";
 
 /// The search statement's counters: every statement of this role in this database whose text
 /// is a SELECT naming `table` (the query text of each k and query-argument set is its own
-/// entry; the statistics query itself is left out). Execution time excludes planning (the
-/// search statement is prepared once per connection).
+/// entry; the statistics query itself is left out). Execution time adds planning time, which
+/// `pg_stat_statements` counts only with `pg_stat_statements.track_planning = on` (off by
+/// default: a prepared statement may still be planned per execution, custom plans).
 pub fn statements(client: &mut Client, table: &str) -> Statements {
-    let sql = "SELECT coalesce(sum(calls), 0)::int8, coalesce(sum(total_exec_time), 0)::float8, \
+    let sql = "SELECT coalesce(sum(calls), 0)::int8, coalesce(sum(total_exec_time + total_plan_time), 0)::float8, \
                coalesce(sum(shared_blks_hit), 0)::int8, coalesce(sum(shared_blks_read), 0)::int8 \
                FROM pg_stat_statements \
                WHERE userid = (SELECT oid FROM pg_roles WHERE rolname = current_user) \
