@@ -164,9 +164,21 @@ pub trait Searcher: Send {
     /// The ids (train row numbers) of the `k` nearest rows to `query`, nearest first, written
     /// into `ids` (cleared first). Fewer than `k` may be returned.
     fn search(&mut self, query: &[f32], k: usize, ids: &mut Vec<i64>) -> Result<()>;
+
+    /// Which local processes serve this connection, for server CPU from `/proc` ([`cost`]).
+    fn process_hint(&mut self) -> cost::ProcessHint {
+        cost::ProcessHint::None
+    }
+
+    /// The server's own cumulative statistics of this connection's search statement (read
+    /// between passes, never during one).
+    fn statements(&mut self) -> cost::Statements {
+        cost::Statements::unavailable("not a database server")
+    }
 }
 
 pub mod args;
+pub mod cost;
 pub mod describe;
 pub mod handshake;
 pub mod parallel;

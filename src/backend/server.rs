@@ -43,6 +43,10 @@ pub struct CheckReport {
     pub settings: Vec<(String, String)>,
     /// Settings that would distort a benchmark, each with the value to set.
     pub warnings: Vec<String>,
+    /// The sources of server cost per query (`/proc`, the statement statistics) and whether
+    /// each is available, as `(source, state)`.
+    #[serde(default)]
+    pub cost_sources: Vec<(String, String)>,
 }
 
 /// A dotted version, e.g. MariaDB `11.8.9` or pgvector `0.8.0`, with the server's full text.

@@ -8,6 +8,7 @@ use super::measure::PassBuffers;
 use super::point::{Measured, PassEnv, PointRun};
 use super::progress::{Event, Progress};
 use super::schedule::{self, BuildStep};
+use super::server_cost::{Probe, WholeServer};
 use super::stored::{self, Stored};
 use super::sweep::{Ctx, warn};
 use super::{SweepPoint, SweepSummary};
@@ -167,14 +168,32 @@ fn measure_builds(
     let max_clients = opts.clients.iter().copied().max().unwrap_or(1);
     let mut bufs = PassBuffers::new(ctx.queries.nrows(), opts.count, max_clients);
     let mut first: Option<BuildReport> = None;
+    let server = crate::backend::algorithm(ctx.algorithm)
+        .and_then(|a| a.database)
+        .and_then(|d| WholeServer::find(d.kind));
+    let mut build_cost: Option<(Option<f64>, Option<u64>)> = None;
     for b in 0..opts.rebuilds {
         if ctx.progress.cancelled() {
             return Err(Error::Interrupted);
         }
+        let before = server.as_ref().map(WholeServer::sample);
         let report = build_index(ctx, backend, build, summary)?;
+        let cpu = server
+            .as_ref()
+            .zip(before)
+            .map(|(s, a)| s.cpu_seconds(&a, &s.sample()));
+        let build_cost = *build_cost
+            .get_or_insert_with(|| (cpu, server.as_ref().and_then(WholeServer::resident_bytes)));
         let mut searchers = (0..max_clients)
             .map(|_| backend.searcher())
             .collect::<Result<Vec<_>>>()?;
+        let probe = Probe::discover(&mut searchers);
+        for note in &probe.notes() {
+            let text = format!("{}: server cost: {note}", ctx.algorithm);
+            if !summary.warnings.contains(&text) {
+                warn(ctx.progress, summary, text);
+            }
+        }
         let watcher = opts.watch_interference.then(Watcher::discover);
         let step = BuildStep {
             env: PassEnv {
@@ -185,6 +204,7 @@ fn measure_builds(
                 progress: ctx.progress,
                 algorithm: ctx.algorithm,
                 watcher: watcher.as_ref(),
+                cost: probe.measures().then_some(&probe),
             },
             policy,
             order: opts.order,
@@ -211,7 +231,14 @@ fn measure_builds(
                 .ok_or_else(|| {
                     Error::Backend("internal: a measured point not in the todo".into())
                 })?;
-            let m = run.finish(&policy)?;
+            let mut m = run.finish(&policy)?;
+            if probe.measures() || !probe.notes().is_empty() {
+                let mut cost = probe.annotate(m.metrics.server.take().unwrap_or_default());
+                (cost.build_cpu_seconds, cost.memory_after_build_bytes) = build_cost;
+                cost.memory_after_passes_bytes =
+                    server.as_ref().and_then(WholeServer::resident_bytes);
+                m.metrics.server = Some(cost);
+            }
             let point = assemble(ctx, &build.build_args, &first_report, run, m);
             store_point(ctx, &first_report, point, t, summary)
         };

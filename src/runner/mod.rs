@@ -16,6 +16,7 @@ pub mod procs;
 pub mod progress;
 pub mod recall;
 mod schedule;
+pub mod server_cost;
 mod stored;
 mod sweep;
 

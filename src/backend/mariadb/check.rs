@@ -49,6 +49,7 @@ pub fn check(url: &ServerUrl, report: &mut CheckReport, ram: u64) -> Result<()> 
             .into(),
     );
     report.warnings = warnings(&settings, ram);
+    report.cost_sources = super::cost::sources(&mut conn);
     Ok(())
 }
 

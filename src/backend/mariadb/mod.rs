@@ -6,6 +6,7 @@
 mod build;
 mod check;
 mod conn;
+pub mod cost;
 pub mod errors;
 pub mod load;
 mod load_send;

@@ -64,6 +64,7 @@ pub fn check(url: &ServerUrl, report: &mut CheckReport, ram: u64) -> Result<()> 
         }
     ));
     report.warnings = warnings(&settings, ram);
+    report.cost_sources = super::cost::sources(&mut client);
     Ok(())
 }
 

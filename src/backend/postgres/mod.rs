@@ -8,6 +8,7 @@
 mod build;
 mod check;
 mod conn;
+pub mod cost;
 pub mod errors;
 pub mod index;
 pub mod load;

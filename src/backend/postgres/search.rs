@@ -6,6 +6,7 @@ use super::watchdog;
 use crate::Result;
 use crate::backend::Searcher;
 use crate::backend::args::Args;
+use crate::backend::cost::{ProcessHint, Statements};
 use crate::backend::prepared::PreparedFor;
 use crate::params::Params;
 use bytes::BufMut;
@@ -94,6 +95,14 @@ impl Searcher for PgSearcher {
             ids.push(i64::from(id));
         }
         Ok(())
+    }
+
+    fn process_hint(&mut self) -> ProcessHint {
+        super::cost::backend_pid(&mut self.client).map_or(ProcessHint::None, ProcessHint::Backend)
+    }
+
+    fn statements(&mut self) -> Statements {
+        super::cost::statements(&mut self.client, &self.target.table)
     }
 }
 
