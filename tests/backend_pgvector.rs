@@ -58,6 +58,7 @@ fn one_float32_table_serves_every_algorithm_that_stores_vector() {
     b.load(&spec, changed.view()).unwrap();
     let first = b.load(&spec, train.view()).unwrap();
     assert!(!first.reused, "{first:?}");
+    drop(b); // frees the table's lock for the next backends
     for algorithm in ["pgvector_halfvec", "pgvector_ivfflat", "pgvector_binary"] {
         let again = backend(algorithm).load(&spec, train.view()).unwrap();
         assert!(again.reused, "{algorithm}: {again:?}");
@@ -173,6 +174,53 @@ fn a_killed_session_is_a_server_error_not_a_panic() {
     };
     assert!(matches!(e, annbench::Error::Server(_)), "{e:?}");
     assert!(e.to_string().contains("connection lost"), "{e}");
+}
+
+/// 3072 dimensions (OpenAI's text-embedding-3-large), past the 2036 at which a float32 row
+/// no longer fits a page inline: both halfvec variants load (the float32 column goes out of
+/// line), build, pass the plan check and find each train row as its own nearest neighbour;
+/// `pgvector` (HNSW on `vector`, at most 2000) is refused before anything is sent.
+#[test]
+fn halfvec_variants_take_3072_dimensions() {
+    let d = 3072;
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let train = ndarray::Array2::from_shape_fn((120, d), |_| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+    });
+    let spec = TableSpec {
+        dataset: name("pg-3072"),
+        metric: Metric::Angular,
+        dimension: d,
+    };
+    for algorithm in ["pgvector_halfvec", "pgvector_halfvec_column"] {
+        let mut b = backend(algorithm);
+        let load = b.load(&spec, train.view()).unwrap();
+        assert_eq!(load.rows, 120, "{algorithm}");
+        b.build(&parse("M=8, ef_construction=32").unwrap()).unwrap();
+        let qa = parse("ef_search=200").unwrap();
+        b.verify_index_used(train.row(0).as_slice().unwrap(), 10, &qa)
+            .unwrap();
+        let mut s = b.searcher().unwrap();
+        s.set_query_args(&qa).unwrap();
+        let mut ids = Vec::new();
+        for i in [0usize, 57, 119] {
+            s.search(train.row(i).as_slice().unwrap(), 10, &mut ids)
+                .unwrap();
+            assert_eq!((ids.len(), ids[0]), (10, i as i64), "{algorithm}: {ids:?}");
+        }
+        b.drop_index().unwrap();
+    }
+    let e = backend("pgvector")
+        .load(&spec, train.view())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("at most 2000 dimensions") && e.contains("pgvector_halfvec (up to 4000)"),
+        "{e}"
+    );
 }
 
 #[test]

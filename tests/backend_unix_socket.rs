@@ -49,6 +49,9 @@ fn same_answers(algorithm: &str, tcp: BackendOptions, unix: BackendOptions, buil
 
     over_tcp.load(&spec, train.view()).unwrap();
     over_tcp.build(&build).unwrap();
+    let over_tcp_searcher = over_tcp.searcher().unwrap();
+    // The first backend holds the table's lock while it lives; its searcher stays open.
+    drop(over_tcp);
     // The second backend finds the same data already loaded and indexed by the first.
     let reused = over_unix.load(&spec, train.view()).unwrap();
     assert!(reused.reused, "{reused:?}");
@@ -56,8 +59,7 @@ fn same_answers(algorithm: &str, tcp: BackendOptions, unix: BackendOptions, buil
     over_unix
         .verify_index_used(queries.row(0).as_slice().unwrap(), 10, &qa)
         .unwrap();
-    for b in [&over_tcp, &over_unix] {
-        let mut s = b.searcher().unwrap();
+    for mut s in [over_tcp_searcher, over_unix.searcher().unwrap()] {
         s.set_query_args(&qa).unwrap();
         let mut ids = Vec::new();
         let answers: Vec<Vec<i64>> = queries

@@ -128,7 +128,9 @@ fn a_table_holding_the_same_data_is_reused() {
             "{}: {first:?}",
             a.name
         );
-        // ...and the same data, from a new connection, is reused with the original figures.
+        // ...and the same data, from a new connection, is reused with the original figures
+        // (the first connection closed: it holds the table's lock while it lives).
+        drop(b);
         let mut again = backend(a);
         let reused = again.load(&spec, train.view()).unwrap();
         assert!(reused.reused, "{}: {reused:?}", a.name);
@@ -178,6 +180,7 @@ fn timeout_and_cancel_stop_the_build_on_the_server_and_the_table_stays_usable() 
             a.name
         );
 
+        drop(b); // frees the table's lock for the next connection
         let mut b = backend(a);
         assert!(b.load(&spec, train.view()).unwrap().reused);
         let polls = AtomicUsize::new(0);

@@ -319,3 +319,50 @@ fn a_b_with_a_real_difference_is_called_significant() {
     let c = compare(&pts, "B", "A", &[0.99]).unwrap();
     assert_eq!(verdicts(&c), (0, 40, 0));
 }
+
+/// The point with server CPU per query `cpu` on every pass (spread +-1% like its QPS).
+fn with_cpu(mut p: PointResult, cpu: f64) -> PointResult {
+    use annbench::results::{PassServerCost, ServerCost};
+    for (pass, s) in p.passes.iter_mut().zip(report_common::SPREAD) {
+        pass.server = Some(PassServerCost {
+            cpu_user_seconds: Some(cpu * s * pass.queries as f64),
+            cpu_system_seconds: Some(0.0),
+            ..PassServerCost::default()
+        });
+    }
+    p.metrics.server = Some(ServerCost::from_passes(&p.passes, p.metrics.latency_mean));
+    p
+}
+
+#[test]
+fn server_cpu_ratios_and_their_summary() {
+    let mut pts = points();
+    // mariadb ef_search=20: v2 costs the server half the CPU per query; ef_search=40 the same.
+    pts[0] = with_cpu(pts[0].clone(), 0.002);
+    pts[1] = with_cpu(pts[1].clone(), 0.001);
+    pts[2] = with_cpu(pts[2].clone(), 0.003);
+    pts[3] = with_cpu(pts[3].clone(), 0.003);
+    let c = compare(&pts, "v1", "v2", &[0.99]).unwrap();
+    let params: Vec<_> = c
+        .rows
+        .iter()
+        .filter(|r| r.kind == MatchKind::Params)
+        .collect();
+    let cpu = params[0].cpu.as_ref().expect("both sides have server CPU");
+    assert!(close(cpu.ratio, 0.5), "{cpu:?}");
+    assert_eq!(cpu.verdict, Verdict::Below);
+    let same = params[1].cpu.as_ref().unwrap();
+    assert!(close(same.ratio, 1.0));
+    assert_eq!(same.verdict, Verdict::WithinNoise);
+    // pgvector has no server CPU: no CPU pair, the QPS pair stands.
+    assert!(params[2].cpu.is_none() && params[2].ratio.is_some());
+    let s = c.cpu_params_summary.as_ref().unwrap();
+    assert_eq!((s.n, s.above, s.below, s.within_noise), (2, 0, 1, 1));
+    assert!(close(s.stats.geomean.0, 0.5f64.sqrt()), "{s:?}");
+    let md = c.render(Format::Markdown).unwrap();
+    assert!(md.contains("Server CPU per query: summary"), "{md}");
+    assert!(md.contains("cheaper"), "{md}");
+    let json = c.to_json();
+    assert_eq!(json["server_cpu_summary"][0]["n"], 2);
+    assert_eq!(json["pairs"][0]["cpu_verdict"], "cheaper");
+}

@@ -251,3 +251,38 @@ fn flagged_points_show_a_tilde() {
     let csv = render(&t.to_table(), Format::Csv).unwrap();
     assert!(csv.contains(",interference,"), "{csv}");
 }
+
+#[test]
+fn server_cost_columns_show_the_winners_cost_per_query() {
+    use annbench::results::ServerCost;
+    let mut pts = mixed();
+    for p in &mut pts {
+        p.metrics.server = Some(ServerCost {
+            cpu_per_query: Some(0.0004),
+            voluntary_switches_per_query: Some(1.5),
+            involuntary_switches_per_query: Some(0.5),
+            exec_per_query: Some(0.0003),
+            client_network_per_query: Some(0.0001),
+            buffer_hits_per_query: Some(120.0),
+            buffer_reads_per_query: Some(0.0),
+            ..ServerCost::default()
+        });
+    }
+    let mut t = best_at_recall(&pts, &[0.95], None).unwrap();
+    let plain = render(&t.to_table(), Format::Markdown).unwrap();
+    assert!(!plain.contains("server CPU"), "{plain}");
+    t.server_cost = true;
+    let md = render(&t.to_table(), Format::Markdown).unwrap();
+    assert!(
+        md.contains("server CPU ms/q") && md.contains("client+net ms/q"),
+        "{md}"
+    );
+    assert!(
+        md.contains("0.400") && md.contains("2.00") && md.contains("120.0"),
+        "{md}"
+    );
+    let json = render(&t.to_table(), Format::Json).unwrap();
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap();
+    assert_eq!(rows[0]["server_cpu_ms"], 0.4);
+    assert_eq!(rows[0]["server_exec_ms"], 0.3);
+}

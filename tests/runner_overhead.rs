@@ -47,7 +47,16 @@ fn harness_overhead_per_query() {
         let mut cpu_best = 0.0;
         for _ in 0..5 {
             let c0 = process_cpu_seconds().unwrap_or(0.0);
-            let t = run_pass(&mut searchers, q.view(), k, plan, &mut buf, None, || false).unwrap();
+            let t = run_pass(
+                &mut searchers,
+                q.view(),
+                k,
+                plan,
+                &mut buf,
+                Default::default(),
+                || false,
+            )
+            .unwrap();
             let cpu = process_cpu_seconds().unwrap_or(0.0) - c0;
             if t.wall_seconds < best {
                 best = t.wall_seconds;

@@ -230,3 +230,16 @@ fn bad_measuring_options_are_refused_before_any_server_work() {
         assert!(calls.is_empty(), "{calls:?}");
     }
 }
+
+/// `--runs` in the billions once tried to allocate memory for every latency: now refused
+/// before the backend is touched.
+#[test]
+fn runs_beyond_the_pass_limit_are_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = options(dir.path());
+    opts.runs = 1_000_000_000;
+    let (out, calls, _) = sweep(&opts, Script::default());
+    let e = out.unwrap_err().to_string();
+    assert!(e.contains("--runs 1000000000: give 1 to 1000"), "{e}");
+    assert!(calls.is_empty(), "{calls:?}");
+}

@@ -249,3 +249,42 @@ fn invalid_grids_fail_before_any_backend_is_created() {
         .to_string();
     assert!(err.contains("--count 41"), "{err}");
 }
+
+/// 3072 dimensions (OpenAI's text-embedding-3-large): `pgvector` (HNSW on `vector`, at most
+/// 2000) is refused before any backend is created, even listed after algorithms that take it,
+/// and the message names the ones that do.
+#[test]
+fn a_dimension_above_an_algorithms_limit_fails_before_any_backend_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = options(dir.path());
+    opts.algorithms = vec![
+        "mariadb".into(),
+        "pgvector_halfvec".into(),
+        "pgvector".into(),
+    ];
+    let wide = annbench::dataset::Dataset {
+        train: ndarray::Array2::from_elem((20, 3072), 0.5),
+        test: ndarray::Array2::from_elem((3, 3072), 0.25),
+        ..dataset(20, 3)
+    };
+    let created = Arc::new(Mutex::new(Vec::<String>::new()));
+    let factory = {
+        let created = Arc::clone(&created);
+        move |name: &str| -> annbench::Result<Box<dyn annbench::backend::Backend>> {
+            created.lock().unwrap().push(name.to_string());
+            Err(Error::Backend("no backend in this test".into()))
+        }
+    };
+    let err = run_sweep_with(wide, &opts, &Recorder::default(), &factory)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("pgvector: its index takes at most 2000 dimensions; this dataset has 3072"),
+        "{err}"
+    );
+    assert!(
+        err.contains("pgvector_halfvec (up to 4000)") && err.contains("nothing was sent"),
+        "{err}"
+    );
+    assert!(created.lock().unwrap().is_empty(), "{created:?}");
+}

@@ -134,13 +134,93 @@ fn postgres_privileges_and_pgvector_not_creatable() {
 
     // A role that can connect to the benchmark database but not create tables there.
     let no_create = with(&admin_url, Some(&role), Some(&format!("pw-{role}")), None);
+    // It is told the grant on the schema runs use (or on the database, to create it).
     let msg = checked_error(&no_create);
     assert!(
-        msg.contains("lacks a privilege while creating a test table"),
+        msg.contains(&format!("user '{role}' lacks a privilege"))
+            && msg.contains("keeps its tables in schema annbench"),
         "{msg}"
     );
     assert!(
-        msg.contains(&format!("GRANT CREATE ON SCHEMA public TO {role}")),
+        msg.contains(&format!("GRANT USAGE, CREATE ON SCHEMA annbench TO {role}"))
+            || msg.contains("GRANT CREATE ON DATABASE"),
         "{msg}"
     );
+}
+
+/// Counts the loads a sweep starts.
+#[derive(Default)]
+struct Loads(std::sync::atomic::AtomicUsize);
+
+impl annbench::runner::Progress for Loads {
+    fn on_event(&self, e: &annbench::runner::Event<'_>) {
+        if matches!(e, annbench::runner::Event::LoadStarted { .. }) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
+/// The grants once documented (`GRANT ALL ON annbench.*`) lack PROCESS, which index sizes
+/// need: `servers check` says so with the grant, and `run` fails before it loads anything
+/// (it used to fail after the load and build). With PROCESS granted both pass.
+#[test]
+fn mariadb_without_process_fails_the_check_and_the_run_up_front() {
+    let admin_url = mariadb();
+    let mut admin = connect_mariadb(&admin_url).expect("admin connection");
+    let user = unique("ab_noprocess");
+    let db = annbench::backend::BackendOptions::default()
+        .schema()
+        .unwrap();
+    for sql in [
+        format!("DROP USER IF EXISTS '{user}'@'%'"),
+        format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pw-{user}'"),
+        format!("GRANT ALL ON `{db}`.* TO '{user}'@'%'"),
+    ] {
+        admin
+            .query_drop(&sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let url = with(&admin_url, Some(&user), Some(&format!("pw-{user}")), None);
+    let check = checked_error(&url);
+    let dir = tempfile::tempdir().unwrap();
+    let opts = annbench::runner::SweepOptions {
+        dataset: concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/datasets/sift-5k-128-euclidean.hdf5"
+        )
+        .into(),
+        algorithms: vec!["mariadb".into()],
+        build_overrides: vec!["M=4".into()],
+        query_overrides: vec!["ef_search=10".into()],
+        runs: 1,
+        results_dir: dir.path().join("results"),
+        backend: annbench::backend::BackendOptions::default().with_url(
+            annbench::connect::ServerKind::MariaDb,
+            url.expose().as_str(),
+        ),
+        ..Default::default()
+    };
+    let loads = Loads::default();
+    let run = annbench::runner::run_sweep(&opts, &loads).map(|_| ());
+    admin
+        .query_drop(format!("GRANT PROCESS ON *.* TO '{user}'@'%'"))
+        .unwrap();
+    let granted = check_one(url.kind(), Some(url.expose().as_str()));
+    admin
+        .query_drop(format!("DROP USER IF EXISTS '{user}'@'%'"))
+        .unwrap();
+
+    for msg in [&check, &err_text(run, "run without PROCESS")] {
+        assert!(
+            msg.contains(&format!("user '{user}' lacks the PROCESS privilege"))
+                && msg.contains(&format!("GRANT PROCESS ON *.* TO '{user}'@'%'")),
+            "{msg}"
+        );
+        assert!(!msg.contains(&format!("pw-{user}")), "{msg}");
+    }
+    assert_eq!(loads.0.load(std::sync::atomic::Ordering::Relaxed), 0);
+    match granted {
+        CheckOutcome::Checked(c) => assert!(c.error.is_none(), "{:?}", c.error),
+        other => panic!("expected a checked server, got {other:?}"),
+    }
 }

@@ -6,7 +6,8 @@ use annbench::backend::BuildPhase;
 use annbench::metrics::LatencySummary;
 use annbench::params::Params;
 use annbench::results::{
-    self, BuildRun, Environment, Flag, Interference, Pass, PointMetrics, PointResult,
+    self, BuildRun, Environment, Flag, Interference, Pass, PassServerCost, PointMetrics,
+    PointResult, ServerCost,
 };
 use hdf5::types::VarLenUnicode;
 use ndarray::array;
@@ -61,6 +62,16 @@ fn sample_point() -> PointResult {
                     heavy: true,
                 }),
                 used: false,
+                server: Some(PassServerCost {
+                    cpu_user_seconds: Some(0.003),
+                    cpu_system_seconds: Some(0.001),
+                    voluntary_switches: Some(4),
+                    involuntary_switches: Some(1),
+                    statements: Some(2),
+                    exec_seconds: Some(0.002),
+                    buffer_hits: Some(20),
+                    buffer_reads: None,
+                }),
                 ..Pass::default()
             },
             Pass {
@@ -99,6 +110,13 @@ fn sample_point() -> PointResult {
                 epsilon_recall: 0.75,
                 qps: 250.0,
             }],
+            server: Some(ServerCost {
+                cpu_per_query: Some(0.002),
+                cpu_source: Some("/proc: mariadbd pid 1, all threads".into()),
+                notes: vec!["performance_schema is off".into()],
+                build_cpu_seconds: Some(7.0),
+                ..ServerCost::default()
+            }),
         },
         environment: Environment {
             annbench_version: "0.1.0".into(),

@@ -108,6 +108,40 @@ def index_size_recall(
     )
 
 
+def server_cpu_recall(
+    df: pd.DataFrame,
+    path: PathLike | None = None,
+    raw: bool = True,
+    *,
+    title: str | None = None,
+    figsize: tuple[float, float] = FIGSIZE,
+    dpi: int = DPI,
+) -> Figure:
+    """The database server's CPU milliseconds per query (user + system, local servers; log
+    scale) against recall: per algorithm, the cheapest point that reaches each recall, and the
+    raw points. Points without a server CPU figure (remote servers) are left out."""
+    _require(df, ["recall", "server_cpu_per_query"], "server_cpu_recall")
+    data = df.assign(server_cpu_ms=pd.to_numeric(df["server_cpu_per_query"]) * 1e3)
+    data = data.dropna(subset=["server_cpu_ms"])
+    if data.empty:
+        raise ResultsError(
+            "server_cpu_recall: no point has server CPU per query (measured for local "
+            "servers only; see docs/server-cost.md)"
+        )
+    return _frontier_plot(
+        data,
+        "server_cpu_ms",
+        ylabel="Server CPU per query (ms)",
+        what="Server CPU",
+        lower_is_better=True,
+        raw=raw,
+        title=title,
+        path=path,
+        figsize=figsize,
+        dpi=dpi,
+    )
+
+
 def qps_clients(
     df: pd.DataFrame,
     path: PathLike | None = None,

@@ -50,6 +50,8 @@ mariadb_write_cnf() {
         if [ "$M_PORT_VAR" = MARIADB_PORT ]; then
             # The 16 MiB default makes big graphs thrash (the cache is reset when full).
             echo "mhnsw_max_cache_size=$cache"
+            # Statement digests: annbench's server execution time per query (off by default).
+            echo "performance_schema=ON"
         fi
         echo "[client]"
         echo "socket=$M_SOCK"

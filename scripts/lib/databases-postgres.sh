@@ -30,6 +30,8 @@ postgres_write_conf() {
         echo "max_parallel_maintenance_workers = ${ANNBENCH_MAX_PARALLEL_MAINTENANCE_WORKERS:-0}"
         echo "max_wal_size = '${ANNBENCH_MAX_WAL_SIZE:-4GB}'"
         echo "dynamic_shared_memory_type = posix"
+        echo "# Server execution time and buffer reads per query (annbench's server cost)."
+        echo "shared_preload_libraries = 'pg_stat_statements'"
     } >"$P_HDIR/annbench.conf"
     grep -q "^include_if_exists 'annbench.conf'" "$P_HDIR/postgresql.conf" ||
         echo "include_if_exists 'annbench.conf'" >>"$P_HDIR/postgresql.conf"
@@ -112,6 +114,8 @@ SELECT 'CREATE DATABASE $DB_NAME OWNER $DB_USER' WHERE NOT EXISTS (SELECT FROM p
 SQL
     postgres_psql -d "$DB_NAME" -c "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS vector" >/dev/null ||
         die "could not create the vector extension (is pgvector installed for $PG_BIN?)"
+    postgres_psql -d "$DB_NAME" -c "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null ||
+        die "could not create the pg_stat_statements extension (see $P_HDIR/server.log)"
     postgres_allow_socket_password
 }
 

@@ -159,6 +159,15 @@ pub trait Backend: Send {
 
     /// Drop the index (not the table); called when a sweep ends or before a rebuild.
     fn drop_index(&mut self) -> Result<()>;
+
+    /// Fail unless the index queries run on now is the one the last [`build`](Backend::build)
+    /// of this backend made (not dropped or rebuilt by another session since): the runner
+    /// calls it after measuring each point and stores the point only if it passes. Database
+    /// backends check the build id and the index itself ([`sql::guard`]); the default, for
+    /// in-process backends, has nothing to check.
+    fn check_index(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// One query connection.
@@ -169,11 +178,24 @@ pub trait Searcher: Send {
     /// The ids (train row numbers) of the `k` nearest rows to `query`, nearest first, written
     /// into `ids` (cleared first). Fewer than `k` may be returned.
     fn search(&mut self, query: &[f32], k: usize, ids: &mut Vec<i64>) -> Result<()>;
+
+    /// Which local processes serve this connection, for server CPU from `/proc` ([`cost`]).
+    fn process_hint(&mut self) -> cost::ProcessHint {
+        cost::ProcessHint::None
+    }
+
+    /// The server's own cumulative statistics of this connection's search statement (read
+    /// between passes, never during one).
+    fn statements(&mut self) -> cost::Statements {
+        cost::Statements::unavailable("not a database server")
+    }
 }
 
 pub mod args;
+pub mod cost;
 pub mod describe;
 pub mod filter;
+pub mod handshake;
 pub mod parallel;
 pub mod plan;
 pub mod postgres;

@@ -20,6 +20,10 @@ pub struct Database {
     /// vector support on a scratch table, and warn about settings that distort benchmarks on
     /// a machine with `ram` bytes.
     pub check: fn(&ServerUrl, &mut CheckReport, u64) -> Result<()>,
+    /// Prove every privilege a run needs in `schema` (the database or schema annbench keeps
+    /// its tables in), on a scratch table left behind by nothing: `run` calls it for every
+    /// server before it loads anything, `servers check` does the same steps.
+    pub privileges: fn(&ServerUrl, &str) -> Result<()>,
 }
 
 impl fmt::Debug for Database {
@@ -39,6 +43,10 @@ pub struct CheckReport {
     pub settings: Vec<(String, String)>,
     /// Settings that would distort a benchmark, each with the value to set.
     pub warnings: Vec<String>,
+    /// The sources of server cost per query (`/proc`, the statement statistics) and whether
+    /// each is available, as `(source, state)`.
+    #[serde(default)]
+    pub cost_sources: Vec<(String, String)>,
 }
 
 /// A dotted version, e.g. MariaDB `11.8.9` or pgvector `0.8.0`, with the server's full text.

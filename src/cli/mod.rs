@@ -92,6 +92,9 @@ where
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // 128 + SIGINT, as shells report a command stopped by Ctrl-C; the command has said
+        // what was kept.
+        Err(crate::Error::Interrupted) => ExitCode::from(130),
         Err(err) => {
             print_error(&err);
             ExitCode::FAILURE

@@ -60,9 +60,14 @@ pub struct TableArgs {
     /// Show QPS vs clients at fixed parameters instead (runs made with --clients 1,2,4...).
     #[arg(long, conflicts_with_all = ["builds", "base"])]
     pub by_clients: bool,
-    /// Show the index build table instead (M, ef_construction, isecs, sizes, load seconds).
+    /// Show the index build table instead (M, ef_construction, isecs, server CPU, sizes,
+    /// load seconds).
     #[arg(long, conflicts_with_all = ["base", "pareto"])]
     pub builds: bool,
+    /// Add the database server's cost per query: CPU ms and context switches (local servers),
+    /// execution ms, client + network ms, buffer hits and reads (docs/server-cost.md).
+    #[arg(long, conflicts_with_all = ["by_clients", "builds", "pareto"])]
+    pub server_cost: bool,
     /// Show each series' Pareto frontier (QPS vs recall) instead, by recall ascending.
     #[arg(long, conflicts_with_all = ["base", "by_clients"])]
     pub pareto: bool,
@@ -255,7 +260,9 @@ pub fn table(args: TableArgs) -> crate::Result<()> {
         // answer different questions).
         crate::report::filtered::selectivity_table(&points, &args.recall, args.base.as_deref())?
     } else {
-        best_at_recall(&points, &args.recall, args.base.as_deref())?.to_table()
+        let mut t = best_at_recall(&points, &args.recall, args.base.as_deref())?;
+        t.server_cost = args.server_cost;
+        t.to_table()
     };
     emit(src, &render(&table, args.format)?)
 }

@@ -7,7 +7,7 @@ mod progress;
 use super::out::{errln, outln};
 use crate::backend::BackendOptions;
 use crate::connect::ServerKind;
-use crate::runner::{self, PassOrder, SweepOptions, SweepSummary};
+use crate::runner::{self, PassOrder, Progress, SweepOptions, SweepSummary};
 use crate::{Error, Result};
 use clap::Args;
 use std::path::PathBuf;
@@ -226,6 +226,12 @@ pub fn run(args: RunArgs) -> Result<()> {
     let summary = runner::run_sweep(&opts, &progress);
     progress.clear();
     let summary = match summary {
+        // After a stop signal, an error is the stop's doing (a statement cancelled, or a
+        // connection to a server that did not let go closed by the watchdog).
+        Err(_) if progress.cancelled() => {
+            errln!("interrupted: every point measured so far is stored; run again to resume");
+            return Err(Error::Interrupted);
+        }
         Err(Error::Interrupted) => {
             errln!("interrupted: every point measured so far is stored; run again to resume");
             return Err(Error::Interrupted);

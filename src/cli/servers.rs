@@ -158,6 +158,9 @@ fn print_outcome(outcome: &CheckOutcome) {
     for (k, v) in &r.settings {
         row(k, v);
     }
+    for (k, v) in &r.cost_sources {
+        row("server cost", &format!("{k}: {v}"));
+    }
     for w in &r.warnings {
         outln!("  warning: {w}");
     }

@@ -1,10 +1,13 @@
 //! `run_sweep`: the sweep of `annbench run`, with progress events sent to a Python callback.
 //!
-//! The sweep runs with the GIL released. Events arrive on the sweep's coordinating thread
-//! (never on a client thread, so a slow callback cannot stall a measured query); the GIL is
-//! taken only to deliver them, with `PassFinished` thinned to ten per second at most. Ctrl-C in
-//! Python (a pending KeyboardInterrupt) or an exception in the callback stops the sweep at
-//! the next poll; every point stored so far stays on disk.
+//! The sweep runs on a thread of its own with the GIL released. Events arrive on the sweep's
+//! coordinating thread (never on a client thread, so a slow callback cannot stall a measured
+//! query); the GIL is taken only to deliver them, with `PassFinished` thinned to ten per
+//! second at most. The calling thread checks Python's signals every 100 ms, so Ctrl-C (a
+//! KeyboardInterrupt) stops the sweep at its next poll even while a driver call waits on a
+//! server that stopped answering: such waits end within the PostgreSQL watchdog's grace
+//! ([`crate::backend::postgres::watchdog`]) or MariaDB's read timeout. An exception in the
+//! callback stops it too; every point stored so far stays on disk.
 
 use super::errors::IntoPyResult;
 use crate::backend::BackendOptions;
@@ -13,8 +16,8 @@ use crate::report::{export_table, render};
 use crate::runner::{self, Event, Progress, SweepOptions};
 use pyo3::prelude::*;
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 /// How often `PassFinished` reaches Python, and how often Python signals are checked.
@@ -27,7 +30,6 @@ struct PyProgress {
     stop: AtomicBool,
     error: Mutex<Option<PyErr>>,
     last_passes: Mutex<Option<Instant>>,
-    last_signals: Mutex<Option<Instant>>,
 }
 
 impl PyProgress {
@@ -37,7 +39,6 @@ impl PyProgress {
             stop: AtomicBool::new(false),
             error: Mutex::new(None),
             last_passes: Mutex::new(None),
-            last_signals: Mutex::new(None),
         }
     }
 
@@ -87,16 +88,7 @@ impl Progress for PyProgress {
     }
 
     fn cancelled(&self) -> bool {
-        if self.stop.load(Ordering::SeqCst) {
-            return true;
-        }
-        if Self::due(&self.last_signals, SIGNALS_EVERY) {
-            if let Err(err) = Python::attach(|py| py.check_signals()) {
-                self.fail(err);
-                return true;
-            }
-        }
-        false
+        self.stop.load(Ordering::SeqCst)
     }
 }
 
@@ -182,7 +174,7 @@ pub fn run_sweep(
         ]),
     };
     let progress = PyProgress::new(callback);
-    let outcome = py.detach(|| {
+    let sweep = || {
         let summary = runner::run_sweep(&opts, &progress)?;
         if !summary.failures.is_empty() {
             let list: Vec<String> = summary
@@ -199,7 +191,39 @@ pub fn run_sweep(
         }
         let points: Vec<_> = summary.points.into_iter().map(|p| p.result).collect();
         render::to_json(&export_table(&points))
+    };
+    crate::backend::postgres::watchdog::clear_stop();
+    let (tx, rx) = mpsc::channel();
+    // A Mutex only to make the receiver shareable with the GIL-free closure.
+    let rx = Mutex::new(rx);
+    let outcome = std::thread::scope(|s| {
+        let worker = s.spawn(move || {
+            let _ = tx.send(sweep());
+        });
+        let outcome = loop {
+            let got = py.detach(|| match rx.lock() {
+                Ok(rx) => rx.recv_timeout(SIGNALS_EVERY),
+                Err(_) => Err(mpsc::RecvTimeoutError::Disconnected),
+            });
+            match got {
+                Ok(outcome) => break outcome,
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    break Err(crate::Error::Backend(
+                        "the sweep stopped without a result (an internal error)".into(),
+                    ));
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if let Err(err) = py.check_signals() {
+                        progress.fail(err);
+                        crate::backend::postgres::watchdog::request_stop();
+                    }
+                }
+            }
+        };
+        let _ = py.detach(|| worker.join());
+        outcome
     });
+    crate::backend::postgres::watchdog::clear_stop();
     // A Python error (KeyboardInterrupt, a failing callback) is what stopped the sweep.
     if let Some(err) = progress.take_error() {
         return Err(err);

@@ -1,5 +1,6 @@
 //! Index build table: one row per built index (algorithm, label, build arguments) with its
-//! build seconds (isecs, the index build alone), index and table sizes and load seconds.
+//! build seconds (isecs, the index build alone), the server's CPU seconds during the build
+//! (local servers), index and table sizes and load seconds.
 
 use super::names::{algorithm_name, build_name};
 use super::render::{Cell, Column, Style, Table};
@@ -21,6 +22,8 @@ pub struct BuildRow {
     /// The `ef_construction` (or `efConstruction`) build argument, if set.
     pub ef_construction: Option<i64>,
     pub build_seconds: f64,
+    /// Server CPU seconds of the build (local servers; above `build_seconds` when parallel).
+    pub build_cpu_seconds: Option<f64>,
     pub index_size_bytes: Option<u64>,
     pub table_size_bytes: Option<u64>,
     pub load_seconds: Option<f64>,
@@ -51,6 +54,7 @@ pub fn build_table(points: &[PointResult]) -> Vec<BuildRow> {
                 m: int_arg(&p.build_args, "m"),
                 ef_construction: int_arg(&p.build_args, "ef_construction"),
                 build_seconds: p.build_seconds,
+                build_cpu_seconds: p.metrics.server.as_ref().and_then(|s| s.build_cpu_seconds),
                 index_size_bytes: p.index_size_bytes,
                 table_size_bytes: p.table_size_bytes,
                 load_seconds: p.load_seconds,
@@ -88,6 +92,7 @@ pub fn build_rows_table(rows: &[BuildRow], distinct: Distinct) -> Table {
         Column::new("m", "M", Style::Plain),
         Column::new("ef_construction", "ef_cons", Style::Plain),
         Column::new("build_seconds", "isecs", Style::Fixed(1)),
+        Column::new("build_cpu_seconds", "server CPU s", Style::Fixed(1)),
         Column::new("index_mb", "index MB", Style::Fixed(1)),
         Column::new("table_mb", "table MB", Style::Fixed(1)),
         Column::new("load_seconds", "load s", Style::Fixed(1)),
@@ -103,6 +108,7 @@ pub fn build_rows_table(rows: &[BuildRow], distinct: Distinct) -> Table {
                 r.m.map_or(Cell::Null, Cell::Int),
                 r.ef_construction.map_or(Cell::Null, Cell::Int),
                 Cell::Float(r.build_seconds),
+                Cell::from(r.build_cpu_seconds),
                 Cell::from(r.index_size_bytes.map(megabytes)),
                 Cell::from(r.table_size_bytes.map(megabytes)),
                 Cell::from(r.load_seconds),

@@ -1,9 +1,10 @@
 //! One labelled run (`me`) against another (`base`), e.g. two server versions: at matched
 //! parameters (same algorithm, build args, query args and clients) and at matched recall
 //! targets (each label's best point at each threshold, same algorithm and clients). Each pair
-//! gets the ratio me / base of a [`Measure`] (QPS today), its 95% interval and a verdict:
-//! faster, slower or within noise. The summary statistics of the ratios carry bootstrap
-//! intervals (see [`super::stats`]).
+//! gets the ratio me / base of a [`Measure`] (QPS), its 95% interval and a verdict: faster,
+//! slower or within noise; and, where both points measured it, the same for the server's CPU
+//! per query (costlier, cheaper). The summary statistics of both kinds of ratio carry
+//! bootstrap intervals (see [`super::stats`]).
 //!
 //! The ratio interval of a pair is the distribution-free Mann-Whitney interval of the two
 //! sides' passes (`metrics::interval::ratio_interval`); when a side was measured on several
@@ -15,7 +16,7 @@
 //! heavy interference or with a stalled pass is *disturbed*: other processes may have made
 //! the difference, so none is claimed (`--judge-disturbed` judges it anyway).
 
-use super::ratio::{Judge, rate, side};
+use super::ratio::{Judge, cpu_side, rate, side};
 use super::series::{check_one_dataset, cmp_params, params_identity};
 use super::stats::{PairGroups, RatioStats, Stat, ratio_stats};
 use super::table::{RecallRow, best_at_recall_of};
@@ -92,6 +93,18 @@ pub struct Matched {
     pub ratio: Option<f64>,
     pub ratio_interval: Option<Interval>,
     pub verdict: Option<Verdict>,
+    /// Server CPU per query of the same two points, when both sides have it.
+    pub cpu: Option<CpuPair>,
+}
+
+/// Server CPU per query of a matched pair: me / base (below 1: `me` costs the server less).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuPair {
+    pub base: Side,
+    pub me: Side,
+    pub ratio: f64,
+    pub ratio_interval: Option<Interval>,
+    pub verdict: Verdict,
 }
 
 /// Summary of the ratios of one match kind.
@@ -115,6 +128,9 @@ pub struct Comparison {
     pub rows: Vec<Matched>,
     pub params_summary: Option<RatioSummary>,
     pub recall_summary: Option<RatioSummary>,
+    /// The same summaries of the server CPU ratios (pairs whose sides both have it).
+    pub cpu_params_summary: Option<RatioSummary>,
+    pub cpu_recall_summary: Option<RatioSummary>,
     /// What the reader must know (build variance, flagged points).
     pub notes: Vec<String>,
 }
@@ -159,6 +175,14 @@ pub fn compare_with(
     let mut rows = param_matches(&base_pts, &me_pts, opts);
     rows.extend(recall_matches(&base_pts, &me_pts, opts)?);
     let summary = |k: MatchKind| summarise(rows.iter().filter(|r| r.kind == k), opts);
+    let cpu_summary = |k: MatchKind| {
+        let cpu: Vec<Matched> = rows
+            .iter()
+            .filter(|r| r.kind == k)
+            .filter_map(|r| r.cpu.as_ref().map(|c| cpu_as_matched(r, c)))
+            .collect();
+        summarise(cpu.iter(), opts)
+    };
     let mut notes = vec![BUILD_VARIANCE_NOTE.to_string()];
     let flagged = rows
         .iter()
@@ -199,6 +223,8 @@ pub fn compare_with(
         options: opts.clone(),
         params_summary: summary(MatchKind::Params),
         recall_summary: summary(MatchKind::Recall),
+        cpu_params_summary: cpu_summary(MatchKind::Params),
+        cpu_recall_summary: cpu_summary(MatchKind::Recall),
         rows,
         notes,
     })
@@ -254,6 +280,20 @@ fn labelled<'a>(points: &'a [PointResult], label: &str) -> crate::Result<Vec<&'a
     Ok(mine)
 }
 
+/// A CPU pair as a [`Matched`], for [`summarise`].
+fn cpu_as_matched(r: &Matched, c: &CpuPair) -> Matched {
+    Matched {
+        base: Some(c.base.clone()),
+        me: Some(c.me.clone()),
+        ratio: Some(c.ratio),
+        ratio_interval: c.ratio_interval,
+        verdict: Some(c.verdict),
+        cpu: None,
+        ..r.clone()
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn pair(
     kind: MatchKind,
     algorithm: &str,
@@ -261,20 +301,28 @@ fn pair(
     threshold: Option<f64>,
     b: Option<Side>,
     m: Option<Side>,
+    cpu: Option<(Side, Side)>,
     opts: &CompareOptions,
 ) -> Matched {
+    let judge = Judge {
+        noise: opts.noise,
+        stat: opts.stat,
+        disturbed: opts.judge_disturbed,
+    };
     let rated = match (&b, &m) {
-        (Some(b), Some(m)) if b.value > 0.0 => Some(rate(
-            b,
-            m,
-            Judge {
-                noise: opts.noise,
-                stat: opts.stat,
-                disturbed: opts.judge_disturbed,
-            },
-        )),
+        (Some(b), Some(m)) if b.value > 0.0 => Some(rate(b, m, judge)),
         _ => None,
     };
+    let cpu = cpu.map(|(base, me)| {
+        let (ratio, ratio_interval, verdict) = rate(&base, &me, judge);
+        CpuPair {
+            base,
+            me,
+            ratio,
+            ratio_interval,
+            verdict,
+        }
+    });
     Matched {
         kind,
         algorithm: algorithm.to_string(),
@@ -285,6 +333,7 @@ fn pair(
         ratio: rated.map(|r| r.0),
         ratio_interval: rated.and_then(|r| r.1),
         verdict: rated.map(|r| r.2),
+        cpu,
     }
 }
 
@@ -327,15 +376,16 @@ fn param_matches(
                 None,
                 Some(bs),
                 Some(ms),
+                cpu_side(b).zip(cpu_side(m)),
                 opts,
             )
         })
         .collect()
 }
 
-fn recall_matches(
-    base: &[&PointResult],
-    me: &[&PointResult],
+fn recall_matches<'a>(
+    base: &'a [&'a PointResult],
+    me: &'a [&'a PointResult],
     opts: &CompareOptions,
 ) -> crate::Result<Vec<Matched>> {
     let bt = best_at_recall_of(base, &opts.thresholds, None)?;
@@ -356,24 +406,27 @@ fn recall_matches(
         keys.sort();
         keys.dedup();
         for (algorithm, clients) in keys {
-            let find = |rows: &[RecallRow], pts: &[&PointResult]| {
-                rows.iter()
-                    .find(|r| {
-                        r.threshold == t
-                            && r.series.algorithm == algorithm
-                            && r.series.clients == clients
-                    })
-                    .and_then(|r| r.best.as_ref())
-                    .map(|b| side(pts[b.index], opts.measure))
-            };
+            let find =
+                |rows: &[RecallRow], pts: &'a [&'a PointResult]| -> Option<&'a PointResult> {
+                    rows.iter()
+                        .find(|r| {
+                            r.threshold == t
+                                && r.series.algorithm == algorithm
+                                && r.series.clients == clients
+                        })
+                        .and_then(|r| r.best.as_ref())
+                        .map(|b| pts[b.index])
+                };
             let (b, m) = (find(&bt.rows, base), find(&mt.rows, me));
+            let cpu = b.and_then(cpu_side).zip(m.and_then(cpu_side));
             out.push(pair(
                 MatchKind::Recall,
                 &algorithm,
                 clients,
                 Some(t),
-                b,
-                m,
+                b.map(|p| side(p, opts.measure)),
+                m.map(|p| side(p, opts.measure)),
+                cpu,
                 opts,
             ));
         }

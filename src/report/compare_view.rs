@@ -47,6 +47,28 @@ impl Comparison {
             Column::new("ratio_text", &format!("{m} / {b} [95% CI]"), Style::Plain).markdown_only(),
             Column::new("verdict", "verdict", Style::Plain),
         ];
+        // Server CPU per query of the same pairs (empty where a side has none).
+        let any_cpu = self.rows.iter().any(|r| r.cpu.is_some());
+        let cpu_md = |c: Column| if any_cpu { c } else { c.machine_only() };
+        columns.extend([
+            Column::new("base_server_cpu", "base CPU s/q", Style::Plain).machine_only(),
+            Column::new("me_server_cpu", "me CPU s/q", Style::Plain).machine_only(),
+            cpu_md(
+                Column::new(
+                    "server_cpu_text",
+                    &format!("server CPU ms/q {m} / {b}"),
+                    Style::Plain,
+                )
+                .markdown_only(),
+            ),
+            Column::new("cpu_ratio", "CPU ratio", Style::Ratio).machine_only(),
+            Column::new("cpu_ratio_ci_low", "low", Style::Ratio).machine_only(),
+            Column::new("cpu_ratio_ci_high", "high", Style::Ratio).machine_only(),
+            cpu_md(
+                Column::new("cpu_ratio_text", "CPU ratio [95% CI]", Style::Plain).markdown_only(),
+            ),
+            cpu_md(Column::new("cpu_verdict", "CPU verdict", Style::Plain)),
+        ]);
         if kind.is_some() {
             columns[0].in_markdown = false;
         }
@@ -68,7 +90,20 @@ impl Comparison {
     /// faster, slower, within_noise, disturbed`, then `geomean, median, min, max` each with `_ci_low`
     /// and `_ci_high` (bootstrap; empty with `--stat best`).
     pub fn summary_table(&self) -> Table {
-        let (up, down) = self.options.measure.verdict_words();
+        self.summary_table_of(
+            self.options.measure.verdict_words(),
+            [
+                (MatchKind::Params, &self.params_summary),
+                (MatchKind::Recall, &self.recall_summary),
+            ],
+        )
+    }
+
+    fn summary_table_of(
+        &self,
+        (up, down): (&str, &str),
+        summaries: [(MatchKind, &Option<RatioSummary>); 2],
+    ) -> Table {
         let mut columns = vec![
             Column::new("match", "match", Style::Plain),
             Column::new("n", "n", Style::Plain),
@@ -91,19 +126,30 @@ impl Comparison {
             columns
                 .push(Column::new(&format!("{stat}_text"), &title, Style::Plain).markdown_only());
         }
-        let rows = [
-            (MatchKind::Params, &self.params_summary),
-            (MatchKind::Recall, &self.recall_summary),
-        ]
-        .into_iter()
-        .filter_map(|(k, s)| s.as_ref().map(|s| summary_cells(k, s)))
-        .collect();
+        let rows = summaries
+            .into_iter()
+            .filter_map(|(k, s)| s.as_ref().map(|s| summary_cells(k, s)))
+            .collect();
         Table { columns, rows }
+    }
+
+    /// The summary statistics of the server CPU ratios, as [`Self::summary_table`] with
+    /// `costlier` and `cheaper` counts.
+    pub fn cpu_summary_table(&self) -> Table {
+        let mut t = self.summary_table_of(
+            ("costlier", "cheaper"),
+            [
+                (MatchKind::Params, &self.cpu_params_summary),
+                (MatchKind::Recall, &self.cpu_recall_summary),
+            ],
+        );
+        t.columns[0].title = "match (server CPU per query)".into();
+        t
     }
 
     /// The comparison in `format`: Markdown with headed sections; CSV as the flat pairs table
     /// (the statistics follow from it); JSON as `{base, me, measure, noise, stat, notes,
-    /// pairs: [...], summary: [...]}`.
+    /// pairs: [...], summary: [...], server_cpu_summary: [...]}`.
     pub fn render(&self, format: Format) -> crate::Result<String> {
         match format {
             Format::Markdown => Ok(self.markdown()),
@@ -126,6 +172,7 @@ impl Comparison {
             "notes": self.notes,
             "pairs": to_json_records(&self.pairs_table(None)),
             "summary": to_json_records(&self.summary_table()),
+            "server_cpu_summary": to_json_records(&self.cpu_summary_table()),
         })
     }
 
@@ -160,6 +207,14 @@ impl Comparison {
             out.push_str("No ratios to summarise.\n");
         } else {
             out.push_str(&to_markdown(&s));
+        }
+        let c = self.cpu_summary_table();
+        if !c.rows.is_empty() {
+            out.push_str(&format!(
+                "\n## Server CPU per query: summary of the ratios ({m} / {b}; below 1 costs \
+                 the server less)\n\n"
+            ));
+            out.push_str(&to_markdown(&c));
         }
         out.push_str("\n## Notes\n\n");
         for n in &self.notes {
@@ -206,6 +261,21 @@ impl Comparison {
             Cell::from(r.ratio.map(|x| ratio_text(x, ri)).as_deref()),
             Cell::from(r.verdict.map(|v| self.verdict_text(v)).as_deref()),
         ]);
+        let c = r.cpu.as_ref();
+        let ci = c.and_then(|c| c.ratio_interval);
+        cells.extend([
+            Cell::from(c.map(|c| c.base.value)),
+            Cell::from(c.map(|c| c.me.value)),
+            Cell::from(
+                c.map(|c| format!("{:.3} / {:.3}", c.me.value * 1e3, c.base.value * 1e3))
+                    .as_deref(),
+            ),
+            Cell::from(c.map(|c| c.ratio)),
+            Cell::from(ci.map(|i| i.low)),
+            Cell::from(ci.map(|i| i.high)),
+            Cell::from(c.map(|c| ratio_text(c.ratio, ci)).as_deref()),
+            Cell::from(c.map(|c| cpu_verdict(c.verdict))),
+        ]);
         cells
     }
 
@@ -217,6 +287,15 @@ impl Comparison {
             Verdict::WithinNoise => "within noise".into(),
             Verdict::Disturbed => "disturbed".into(),
         }
+    }
+}
+
+fn cpu_verdict(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Above => "costlier",
+        Verdict::Below => "cheaper",
+        Verdict::WithinNoise => "within noise",
+        Verdict::Disturbed => "disturbed",
     }
 }
 

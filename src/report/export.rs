@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 
 /// The fixed columns, in order; `param_<name>` columns follow, sorted by name.
-pub const EXPORT_COLUMNS: [&str; 34] = [
+pub const EXPORT_COLUMNS: [&str; 49] = [
     "dataset",
     "count",
     "algorithm",
@@ -44,6 +44,21 @@ pub const EXPORT_COLUMNS: [&str; 34] = [
     "load_seconds",
     "index_size_bytes",
     "table_size_bytes",
+    "server_cpu_per_query",
+    "server_cpu_user_per_query",
+    "server_cpu_system_per_query",
+    "server_cpu_cv",
+    "server_voluntary_switches_per_query",
+    "server_involuntary_switches_per_query",
+    "server_exec_per_query",
+    "client_network_per_query",
+    "server_buffer_hits_per_query",
+    "server_buffer_reads_per_query",
+    "build_cpu_seconds",
+    "server_memory_after_build_bytes",
+    "server_memory_after_passes_bytes",
+    "server_cpu_source",
+    "server_statements_source",
 ];
 
 /// Every point (sorted by dataset, count, algorithm, label, clients, build then query
@@ -58,7 +73,12 @@ pub const EXPORT_COLUMNS: [&str; 34] = [
 /// `load_average` the worst interference among the passes in use (shares of the machine's
 /// CPU). `short_results`: queries answered with fewer than k ids (filtered points: fewer
 /// than min(k, matching rows)); `mean_rows`: ids returned per query; `plan`: the plan EXPLAIN
-/// showed, in a few words (`vector index`, `B-tree + exact sort`).
+/// showed, in a few words (`vector index`, `B-tree + exact sort`). The `server_*` columns are
+/// the database server's cost per query (docs/server-cost.md): CPU seconds (user + system)
+/// and context switches of local servers, execution time and buffer hits and reads from the
+/// server's statistics, `client_network_per_query` = mean latency - server execution time,
+/// the build's server CPU next to `build_seconds`, the server's resident memory, and the
+/// sources; empty where not measured.
 pub fn export_table(points: &[PointResult]) -> Table {
     let mut sorted: Vec<&PointResult> = points.iter().collect();
     sorted.sort_by(|a, b| cmp_points(a, b));
@@ -108,7 +128,7 @@ fn fixed_cells(p: &PointResult) -> Vec<Cell> {
             .filter_map(|x| x.interference.as_ref().and_then(f))
             .reduce(f64::max)
     };
-    vec![
+    let mut cells = vec![
         Cell::Text(p.dataset.clone()),
         Cell::Int(p.count as i64),
         Cell::Text(p.algorithm.clone()),
@@ -143,6 +163,34 @@ fn fixed_cells(p: &PointResult) -> Vec<Cell> {
         Cell::from(p.load_seconds),
         bytes(p.index_size_bytes),
         bytes(p.table_size_bytes),
+    ];
+    cells.extend(server_cells(m.server.as_ref()));
+    cells
+}
+
+/// The `server_*` columns (empty without a measured server cost).
+fn server_cells(s: Option<&crate::results::ServerCost>) -> Vec<Cell> {
+    let f = |g: fn(&crate::results::ServerCost) -> Option<f64>| Cell::from(s.and_then(g));
+    let b = |g: fn(&crate::results::ServerCost) -> Option<u64>| bytes(s.and_then(g));
+    let t = |g: fn(&crate::results::ServerCost) -> Option<&String>| {
+        Cell::from(s.and_then(g).map(String::as_str))
+    };
+    vec![
+        f(|s| s.cpu_per_query),
+        f(|s| s.cpu_user_per_query),
+        f(|s| s.cpu_system_per_query),
+        f(|s| s.cpu_cv),
+        f(|s| s.voluntary_switches_per_query),
+        f(|s| s.involuntary_switches_per_query),
+        f(|s| s.exec_per_query),
+        f(|s| s.client_network_per_query),
+        f(|s| s.buffer_hits_per_query),
+        f(|s| s.buffer_reads_per_query),
+        f(|s| s.build_cpu_seconds),
+        b(|s| s.memory_after_build_bytes),
+        b(|s| s.memory_after_passes_bytes),
+        t(|s| s.cpu_source.as_ref()),
+        t(|s| s.statements_source.as_ref()),
     ]
 }
 

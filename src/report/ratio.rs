@@ -3,15 +3,17 @@
 
 use super::names::point_name;
 use super::stats::{Stat, pass_groups};
-use crate::metrics::interval::{Interval, LEVEL, ratio_interval};
+use crate::metrics::interval::{Interval, LEVEL, median_interval, ratio_interval};
 use crate::results::{Flag, PointResult};
 
-/// What is compared. Higher is better for QPS; a cost per query (server CPU per query) would
-/// be lower-is-better and name its verdicts accordingly.
+/// What is compared. Higher is better for QPS; server CPU per query is a cost (lower is
+/// better) and names its verdicts accordingly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Measure {
     #[default]
     Qps,
+    /// Server CPU seconds per query (local servers), the median of the passes in use.
+    ServerCpu,
 }
 
 impl Measure {
@@ -19,12 +21,14 @@ impl Measure {
     pub fn name(self) -> &'static str {
         match self {
             Measure::Qps => "qps",
+            Measure::ServerCpu => "server_cpu",
         }
     }
 
     pub fn title(self) -> &'static str {
         match self {
             Measure::Qps => "QPS",
+            Measure::ServerCpu => "server CPU per query",
         }
     }
 
@@ -32,6 +36,7 @@ impl Measure {
     pub fn verdict_words(self) -> (&'static str, &'static str) {
         match self {
             Measure::Qps => ("faster", "slower"),
+            Measure::ServerCpu => ("costlier", "cheaper"),
         }
     }
 
@@ -39,6 +44,15 @@ impl Measure {
     fn figure(self, p: &PointResult) -> (f64, Option<Interval>) {
         match self {
             Measure::Qps => (p.metrics.qps, p.metrics.qps_interval()),
+            Measure::ServerCpu => {
+                let value = p.metrics.server.as_ref().and_then(|s| s.cpu_per_query);
+                let samples = cpu_groups(p);
+                let interval = match samples.as_slice() {
+                    [one] => median_interval(one, LEVEL),
+                    _ => None,
+                };
+                (value.unwrap_or(f64::NAN), interval)
+            }
         }
     }
 
@@ -46,8 +60,31 @@ impl Measure {
     fn samples(self, p: &PointResult) -> Vec<Vec<f64>> {
         match self {
             Measure::Qps => pass_groups(p),
+            Measure::ServerCpu => cpu_groups(p),
         }
     }
+}
+
+/// Server CPU seconds per query of the passes in use, one list per build.
+fn cpu_groups(p: &PointResult) -> Vec<Vec<f64>> {
+    let mut groups: Vec<(usize, Vec<f64>)> = Vec::new();
+    for pass in p.passes.iter().filter(|x| x.used && x.queries > 0) {
+        let Some(cpu) = pass.server.as_ref().and_then(|s| s.cpu_seconds()) else {
+            continue;
+        };
+        let v = cpu / pass.queries as f64;
+        match groups.iter_mut().find(|g| g.0 == pass.build) {
+            Some(g) => g.1.push(v),
+            None => groups.push((pass.build, vec![v])),
+        }
+    }
+    groups.into_iter().map(|g| g.1).collect()
+}
+
+/// The server CPU side of a point, when it has one.
+pub(super) fn cpu_side(p: &PointResult) -> Option<Side> {
+    let s = side(p, Measure::ServerCpu);
+    (s.value.is_finite() && s.value > 0.0 && !s.groups.is_empty()).then_some(s)
 }
 
 /// The verdict on one pair.

@@ -15,7 +15,7 @@ use super::names::{algorithm_name, point_name};
 use super::render::{Cell, Column, Style, Table, truncate4};
 use super::series::{Distinct, SeriesKey, check_one_dataset};
 use crate::metrics::interval::Interval;
-use crate::results::{Flag, PointResult};
+use crate::results::{Flag, PointResult, ServerCost};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
@@ -37,6 +37,8 @@ pub struct Best {
     /// The QPS interval (`None` for a single pass or `--stat best`).
     pub interval: Option<Interval>,
     pub flags: Vec<Flag>,
+    /// The database server's cost per query, where measured.
+    pub server: Option<ServerCost>,
     /// The series' next point at this threshold, if any.
     pub runner_up: Option<RunnerUp>,
     /// The winner's and the runner-up's intervals overlap.
@@ -75,7 +77,22 @@ pub struct RecallTable {
     pub base: Option<String>,
     /// Whether labels / client counts vary (Markdown shows those columns only then).
     pub distinct: Distinct,
+    /// Add the server cost columns ([`SERVER_COLUMNS`]; `annbench table --server-cost`).
+    pub server_cost: bool,
 }
+
+/// The server cost columns of [`RecallTable::to_table`] with `server_cost`: CPU (user +
+/// system) and context switches per query (local servers), server execution time per query,
+/// what the client and network add (mean latency - server time), buffer hits and reads per
+/// query. Times in milliseconds.
+pub const SERVER_COLUMNS: [(&str, &str, Style); 6] = [
+    ("server_cpu_ms", "server CPU ms/q", Style::Fixed(3)),
+    ("server_switches", "ctx sw/q", Style::Fixed(2)),
+    ("server_exec_ms", "server exec ms/q", Style::Fixed(3)),
+    ("client_network_ms", "client+net ms/q", Style::Fixed(3)),
+    ("server_buffer_hits", "buffer hits/q", Style::Fixed(1)),
+    ("server_buffer_reads", "buffer reads/q", Style::Fixed(1)),
+];
 
 /// Build the best-QPS-at-recall table of `points` (one dataset and count).
 ///
@@ -140,6 +157,7 @@ pub fn best_at_recall_of(
         rows,
         base: base.map(str::to_string),
         distinct: Distinct::of(points.iter().copied()),
+        server_cost: false,
     })
 }
 
@@ -201,6 +219,7 @@ fn row_for(
             index_size_bytes: points[i].index_size_bytes,
             interval,
             flags: points[i].metrics.flags.clone(),
+            server: points[i].metrics.server.clone(),
             runner_up: runner_up.clone(),
             tie,
         }
@@ -310,6 +329,9 @@ impl RecallTable {
             let title = format!("vs {}", algorithm_name(base));
             columns.push(Column::new("vs_base", &title, Style::Ratio));
         }
+        if self.server_cost {
+            columns.extend(SERVER_COLUMNS.iter().map(|(n, t, s)| Column::new(n, t, *s)));
+        }
         let rows = self.rows.iter().map(|r| self.cells(r)).collect();
         Table { columns, rows }
     }
@@ -365,6 +387,21 @@ impl RecallTable {
         }
         if self.base.is_some() {
             cells.push(Cell::from(row.vs_base));
+        }
+        if self.server_cost {
+            let s = row.best.as_ref().and_then(|b| b.server.as_ref());
+            let ms = |v: Option<f64>| Cell::from(v.map(|x| x * 1e3));
+            let switches = s.and_then(|s| {
+                Some(s.voluntary_switches_per_query? + s.involuntary_switches_per_query?)
+            });
+            cells.extend([
+                ms(s.and_then(|s| s.cpu_per_query)),
+                Cell::from(switches),
+                ms(s.and_then(|s| s.exec_per_query)),
+                ms(s.and_then(|s| s.client_network_per_query)),
+                Cell::from(s.and_then(|s| s.buffer_hits_per_query)),
+                Cell::from(s.and_then(|s| s.buffer_reads_per_query)),
+            ]);
         }
         cells
     }

@@ -10,6 +10,7 @@ mod h5util;
 pub mod merge;
 mod path;
 pub mod record;
+pub mod server_cost;
 mod store;
 
 pub use path::{
@@ -17,6 +18,7 @@ pub use path::{
     point_path,
 };
 pub use record::{BuildRun, Environment, Flag, Interference, Pass, PointMetrics, PointResult};
+pub use server_cost::{PassServerCost, ServerCost};
 pub use store::{read_point, write_point};
 
 use crate::dataset::GroundTruth;

@@ -85,6 +85,9 @@ pub struct Pass {
     /// undisturbed ones were measured).
     #[serde(default = "yes")]
     pub used: bool,
+    /// What the database server spent during the pass (see `runner::server_cost`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<super::PassServerCost>,
 }
 
 fn yes() -> bool {
@@ -102,6 +105,7 @@ impl Default for Pass {
             interference: None,
             stalled: false,
             used: true,
+            server: None,
         }
     }
 }
@@ -245,6 +249,10 @@ pub struct PointMetrics {
     /// Every build of the point with `--rebuilds N` (empty for a single build).
     #[serde(default)]
     pub builds: Vec<BuildRun>,
+    /// The database server's cost per query (`None` for in-process backends and files
+    /// written before annbench measured it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<super::ServerCost>,
 }
 
 impl PointMetrics {

@@ -8,6 +8,7 @@ use super::measure::PassBuffers;
 use super::point::{Measured, PassEnv, PointRun};
 use super::progress::{Event, Progress};
 use super::schedule::{self, BuildStep};
+use super::server_cost::{Probe, WholeServer};
 use super::stored::{self, Stored};
 use super::sweep::{Ctx, warn};
 use super::{SweepPoint, SweepSummary};
@@ -167,11 +168,22 @@ fn measure_builds(
     let max_clients = opts.clients.iter().copied().max().unwrap_or(1);
     let mut bufs = PassBuffers::new(ctx.queries.nrows(), opts.count, max_clients);
     let mut first: Option<BuildReport> = None;
+    let server = crate::backend::algorithm(ctx.algorithm)
+        .and_then(|a| a.database)
+        .and_then(|d| WholeServer::find(d.kind));
+    let mut build_cost: Option<(Option<f64>, Option<u64>)> = None;
     for b in 0..opts.rebuilds {
         if ctx.progress.cancelled() {
             return Err(Error::Interrupted);
         }
+        let before = server.as_ref().map(WholeServer::sample);
         let report = build_index(ctx, backend, build, summary)?;
+        let cpu = server
+            .as_ref()
+            .zip(before)
+            .map(|(s, a)| s.cpu_seconds(&a, &s.sample()));
+        let build_cost = *build_cost
+            .get_or_insert_with(|| (cpu, server.as_ref().and_then(WholeServer::resident_bytes)));
         // The plan of every point, as EXPLAIN shows it on this build (a filter can change it
         // from one selectivity to the next); a plan with no usable index fails the build.
         let first_query = ctx.queries.row(0).to_vec();
@@ -182,6 +194,13 @@ fn measure_builds(
         let mut searchers = (0..max_clients)
             .map(|_| backend.searcher())
             .collect::<Result<Vec<_>>>()?;
+        let probe = Probe::discover(&mut searchers);
+        for note in &probe.notes() {
+            let text = format!("{}: server cost: {note}", ctx.algorithm);
+            if !summary.warnings.contains(&text) {
+                warn(ctx.progress, summary, text);
+            }
+        }
         let watcher = opts.watch_interference.then(Watcher::discover);
         let step = BuildStep {
             env: PassEnv {
@@ -193,6 +212,7 @@ fn measure_builds(
                 algorithm: ctx.algorithm,
                 watcher: watcher.as_ref(),
                 filters: ctx.filters,
+                cost: probe.measures().then_some(&probe),
             },
             policy,
             order: opts.order,
@@ -203,6 +223,9 @@ fn measure_builds(
         let last = b + 1 == opts.rebuilds;
         let first_report = first.get_or_insert_with(|| report.clone()).clone();
         let mut done = |run: &mut PointRun, failed: Option<Error>| -> Result<()> {
+            // Passes measured on another session's index, or on none, are never stored: the
+            // build is abandoned ([`Backend::check_index`]).
+            backend.check_index()?;
             if let Some(e) = failed {
                 let f = ctx.failure(&build.build_args, Some(&run.query_args), Some(run.clients));
                 return ctx.fail(summary, f, e);
@@ -216,7 +239,14 @@ fn measure_builds(
                 .ok_or_else(|| {
                     Error::Backend("internal: a measured point not in the todo".into())
                 })?;
-            let m = run.finish(&policy)?;
+            let mut m = run.finish(&policy)?;
+            if probe.measures() || !probe.notes().is_empty() {
+                let mut cost = probe.annotate(m.metrics.server.take().unwrap_or_default());
+                (cost.build_cpu_seconds, cost.memory_after_build_bytes) = build_cost;
+                cost.memory_after_passes_bytes =
+                    server.as_ref().and_then(WholeServer::resident_bytes);
+                m.metrics.server = Some(cost);
+            }
             let point = assemble(ctx, &build.build_args, &first_report, run, m);
             store_point(ctx, &first_report, point, t, summary)
         };

@@ -12,8 +12,9 @@
 //! starts and right after the last client ends.
 
 use super::interference::Watcher;
+use super::server_cost::{Probe, Sample as ServerSample};
 use crate::backend::Searcher;
-use crate::results::Interference;
+use crate::results::{Interference, PassServerCost};
 use crate::{Error, Result};
 use ndarray::ArrayView2;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -66,6 +67,15 @@ impl PassBuffers {
     }
 }
 
+/// What is sampled around a pass besides its timings (outside the timed window).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Observers<'a> {
+    /// What else used the machine.
+    pub interference: Option<&'a Watcher>,
+    /// What the database server spent.
+    pub server: Option<&'a Probe>,
+}
+
 /// Timings of a pass.
 #[derive(Debug, Clone, Copy)]
 pub struct PassTiming {
@@ -76,6 +86,8 @@ pub struct PassTiming {
     pub client_cpu_seconds: Option<f64>,
     /// `None` without a watcher or a readable `/proc`.
     pub interference: Option<Interference>,
+    /// What the server spent; `None` without a probe.
+    pub server: Option<PassServerCost>,
 }
 
 /// Process CPU seconds (user + system) so far, from getrusage.
@@ -98,9 +110,10 @@ pub fn run_pass(
     k: usize,
     plan: PassPlan,
     out: &mut PassBuffers,
-    watcher: Option<&Watcher>,
+    observe: Observers<'_>,
     mut tick: impl FnMut() -> bool,
 ) -> Result<PassTiming> {
+    let (watcher, cost) = (observe.interference, observe.server);
     let (q, n) = (queries.nrows(), searchers.len().max(1));
     let rows = queries
         .as_slice()
@@ -111,6 +124,11 @@ pub fn run_pass(
     let (ready, go) = (Barrier::new(n + 1), Barrier::new(n + 1));
     let started: OnceLock<Instant> = OnceLock::new();
     let (overlong, short) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    // Server cost: statement statistics outside the /proc window, which is the clock's.
+    let (mut server_before, mut server_after) = (ServerSample::default(), ServerSample::default());
+    if let (Some(c), Some(first)) = (cost, searchers.first_mut()) {
+        c.sample_statements(first.as_mut(), &mut server_before);
+    }
     let outcome = std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(n);
         let mut nb_rest = &mut out.neighbors[..];
@@ -162,6 +180,9 @@ pub fn run_pass(
         ready.wait();
         let before = watcher.and_then(Watcher::sample);
         let cpu0 = process_cpu_seconds();
+        if let Some(c) = cost {
+            c.sample_procs(&mut server_before);
+        }
         let start = *started.get_or_init(Instant::now);
         go.wait();
         // Poll for cancellation; back off to 50 ms so short passes end promptly and long ones
@@ -189,6 +210,9 @@ pub fn run_pass(
                 }
             }
         }
+        if let Some(c) = cost {
+            c.sample_procs(&mut server_after);
+        }
         let cpu = process_cpu_seconds()
             .zip(cpu0)
             .map(|(b, a)| (b - a).max(0.0));
@@ -204,8 +228,16 @@ pub fn run_pass(
                 queries: answered,
                 client_cpu_seconds: cpu,
                 interference,
+                server: None,
             }),
         }
+    });
+    let outcome = outcome.map(|mut t| {
+        if let (Some(c), Some(first)) = (cost, searchers.first_mut()) {
+            c.sample_statements(first.as_mut(), &mut server_after);
+            t.server = Some(c.between(&server_before, &server_after));
+        }
+        t
     });
     out.overlong = overlong.into_inner();
     out.short = short.into_inner();

@@ -16,6 +16,7 @@ pub mod procs;
 pub mod progress;
 pub mod recall;
 mod schedule;
+pub mod server_cost;
 mod stored;
 mod sweep;
 
@@ -320,6 +321,15 @@ pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSu
     let info = crate::dataset::info(&path)?;
     let grids = plan(opts, Some(info.train))?;
     preflight::check(opts, &grids, &info.name, info.test)?;
+    preflight::check_dimensions(&grids, info.dimension)?;
+    match preflight::check_privileges(opts, &grids) {
+        // --keep-going: that server's algorithms fail one by one below (listed in the
+        // summary) and the others run.
+        Err(e) if opts.keep_going => progress.on_event(&Event::Warning(&format!(
+            "{e} (--keep-going: the sweep goes on without that server)"
+        ))),
+        r => r?,
+    }
     let dataset = crate::dataset::open(&path)?;
     let filters = if sweep::selectivities(&grids).is_empty() {
         None
@@ -356,6 +366,7 @@ pub fn run_sweep_filtered(
     let opts = &without_repeats(opts);
     let grids = plan(opts, Some(dataset.train.nrows()))?;
     preflight::check(opts, &grids, &dataset.name, dataset.test.nrows())?;
+    preflight::check_dimensions(&grids, dataset.dimension())?;
     sweep::run(dataset, filters, &grids, opts, progress, factory)
 }
 

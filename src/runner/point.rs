@@ -5,16 +5,17 @@
 
 use super::assess::{self, Policy};
 use super::interference::Watcher;
-use super::measure::{PassBuffers, PassPlan, run_pass};
+use super::measure::{Observers, PassBuffers, PassPlan, run_pass};
 use super::notices::{FirstRun, point_notices};
 use super::progress::{Event, PassKind, Progress};
 use super::recall::recompute_distances;
+use super::server_cost::Probe;
 use crate::backend::{BuildReport, Searcher};
 use crate::dataset::Dataset;
 use crate::dataset::filters::Filters;
 use crate::metrics;
 use crate::params::Params;
-use crate::results::{BuildRun, Pass, PointMetrics};
+use crate::results::{BuildRun, Pass, PointMetrics, ServerCost};
 use crate::{Error, Result};
 use ndarray::{Array2, ArrayView2};
 use std::time::{Duration, Instant};
@@ -31,6 +32,8 @@ pub struct PassEnv<'a> {
     pub watcher: Option<&'a Watcher>,
     /// The filter workload of filtered points (`selectivity` query arg).
     pub filters: Option<&'a Filters>,
+    /// `None`: server cost is not sampled.
+    pub cost: Option<&'a Probe>,
 }
 
 /// Raw data and metrics of a measured point (identity and environment are added by the sweep).
@@ -231,6 +234,7 @@ impl PointRun {
             interference: t.interference,
             stalled: false,
             used: true,
+            server: t.server,
         });
         assess::mark_stalls(&mut self.passes);
         assess::choose(&mut self.passes, policy.runs);
@@ -250,9 +254,18 @@ impl PointRun {
         }
         let clients = &mut searchers[..self.clients];
         let started = Instant::now();
-        let t = run_pass(clients, env.queries, env.k, plan, bufs, env.watcher, || {
-            env.progress.cancelled()
-        })?;
+        let t = run_pass(
+            clients,
+            env.queries,
+            env.k,
+            plan,
+            bufs,
+            Observers {
+                interference: env.watcher,
+                server: env.cost,
+            },
+            || env.progress.cancelled(),
+        )?;
         env.progress.on_event(&Event::PassFinished {
             algorithm: env.algorithm,
             query_args: &self.query_args,
@@ -337,6 +350,11 @@ impl PointRun {
             plan: self.plan.clone(),
             flags: f.flags.clone(),
             builds,
+            server: self
+                .passes
+                .iter()
+                .any(|p| p.server.is_some())
+                .then(|| ServerCost::from_passes(&self.passes, lat.mean)),
         };
         Ok(Measured {
             neighbors: first.neighbors,

@@ -52,18 +52,47 @@ pub(super) fn check(
     crate::fsutil::ensure_space(&opts.results_dir, point as u64, "results")
 }
 
+/// Refuse a dataset wider than any selected algorithm's table and index take, naming the
+/// algorithms that take it, before any table is loaded (a sweep of several algorithms would
+/// otherwise load and measure the first ones, then fail on the one that cannot hold it).
+pub(super) fn check_dimensions(grids: &[Grid], dimension: usize) -> Result<()> {
+    for grid in grids {
+        if let Some(algorithm) = crate::backend::algorithm(&grid.algorithm) {
+            crate::backend::check_dimension(algorithm, dimension)?;
+        }
+    }
+    Ok(())
+}
+
+/// Connect to every server the grids need and prove every privilege a run needs there
+/// ([`crate::backend::Database::privileges`]), so a missing grant fails before the first
+/// table is loaded, not after a load and build on another server.
+pub(super) fn check_privileges(opts: &SweepOptions, grids: &[Grid]) -> Result<()> {
+    let schema = opts.backend.schema()?;
+    for db in databases(grids) {
+        (db.privileges)(&opts.backend.url(db.kind)?, &schema)?;
+    }
+    Ok(())
+}
+
+fn databases(grids: &[Grid]) -> Vec<&'static crate::backend::Database> {
+    let mut out: Vec<&'static crate::backend::Database> = Vec::new();
+    for db in grids
+        .iter()
+        .filter_map(|g| crate::backend::algorithm(&g.algorithm)?.database)
+    {
+        if !out.iter().any(|d| d.kind == db.kind) {
+            out.push(db);
+        }
+    }
+    out
+}
+
 /// Resolve and parse the URL of every server the grids need (no connection yet), so a missing
 /// or malformed URL fails before the dataset is read.
 pub(super) fn check_servers(opts: &SweepOptions, grids: &[Grid]) -> Result<()> {
-    let mut kinds: Vec<_> = grids
-        .iter()
-        .filter_map(|g| crate::backend::algorithm(&g.algorithm)?.database)
-        .map(|d| d.kind)
-        .collect();
-    kinds.sort();
-    kinds.dedup();
-    for kind in kinds {
-        opts.backend.url(kind)?;
+    for db in databases(grids) {
+        opts.backend.url(db.kind)?;
     }
     Ok(())
 }

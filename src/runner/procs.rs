@@ -53,6 +53,80 @@ pub fn process_ticks(pid: &str) -> Option<u64> {
     Some(get(11)? + get(12)?)
 }
 
+/// CPU ticks of one process from `/proc/<pid>/stat`: its own (all threads, live and exited)
+/// and those of its waited-for children that have exited.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ticks {
+    pub user: u64,
+    pub system: u64,
+    /// cutime and cstime: children that exited and were reaped (PostgreSQL's parallel
+    /// workers).
+    pub children_user: u64,
+    pub children_system: u64,
+}
+
+/// [`Ticks`] of `pid`.
+pub fn ticks(pid: i32) -> Option<Ticks> {
+    let (_, f) = stat_fields(&pid.to_string())?;
+    let get = |i: usize| f.get(i).and_then(|x| x.parse::<u64>().ok());
+    Some(Ticks {
+        user: get(11)?,
+        system: get(12)?,
+        children_user: get(13)?,
+        children_system: get(14)?,
+    })
+}
+
+/// (voluntary, involuntary) context switches of every live thread of `pid`, from
+/// `/proc/<pid>/task/*/status` (the process's own status counts its first thread only).
+pub fn context_switches(pid: i32) -> Option<(u64, u64)> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let (mut vol, mut invol) = (0, 0);
+    for t in tasks.flatten() {
+        let Ok(text) = std::fs::read_to_string(t.path().join("status")) else {
+            continue;
+        };
+        for line in text.lines() {
+            let num = |l: &str| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|x| x.parse::<u64>().ok())
+            };
+            if line.starts_with("voluntary_ctxt_switches:") {
+                vol += num(line).unwrap_or(0);
+            } else if line.starts_with("nonvoluntary_ctxt_switches:") {
+                invol += num(line).unwrap_or(0);
+            }
+        }
+    }
+    Some((vol, invol))
+}
+
+/// Proportional resident memory (PSS, bytes) of `pid` from `/proc/<pid>/smaps_rollup`: shared
+/// pages (PostgreSQL's shared buffers) split among the processes that map them, so the sum
+/// over a server's processes counts each page once. Falls back to `VmRSS` where smaps_rollup
+/// is missing (kernels before 4.14).
+pub fn resident_bytes(pid: i32) -> Option<u64> {
+    let kb = |text: &str, key: &str| {
+        text.lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|x| x.parse::<u64>().ok())
+    };
+    if let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")) {
+        if let Some(v) = kb(&text, "Pss:") {
+            return Some(v * 1024);
+        }
+    }
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    kb(&text, "VmRSS:").map(|v| v * 1024)
+}
+
+/// The command of `pid` (`postgres`, `mariadbd`).
+pub fn command(pid: i32) -> Option<String> {
+    comm_and_parent(pid).map(|(c, _)| c)
+}
+
 fn comm_and_parent(pid: i32) -> Option<(String, i32)> {
     let (comm, f) = stat_fields(&pid.to_string())?;
     Some((comm, f.get(1)?.parse().ok()?))
@@ -277,6 +351,21 @@ mod tests {
         // The test process is no database server: nothing is reported.
         let (servers, _) = connected_servers();
         assert!(servers.iter().all(|&p| p != std::process::id() as i32));
+    }
+
+    #[test]
+    fn own_ticks_switches_and_memory_are_read() {
+        let me = std::process::id() as i32;
+        let t = ticks(me).unwrap();
+        assert!(t.user + t.system < u64::MAX / 2);
+        // This thread sleeps: at least one voluntary switch of some thread of ours.
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let (vol, _) = context_switches(me).unwrap();
+        assert!(vol > 0);
+        assert!(resident_bytes(me).unwrap() > 1 << 20);
+        assert!(command(me).is_some());
+        assert_eq!(ticks(i32::MAX), None);
+        assert_eq!(context_switches(i32::MAX), None);
     }
 
     #[test]

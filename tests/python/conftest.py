@@ -36,6 +36,7 @@ def synthetic_results(seed: int = 7) -> pd.DataFrame:
                             "qps": qps,
                             "build_seconds": build,
                             "index_size_bytes": m * 1_000_000,
+                            "server_cpu_per_query": clients * ef * m * 1e-6,
                             "param_M": m,
                             "param_ef_search": ef,
                         }

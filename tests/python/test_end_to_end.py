@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -178,3 +179,74 @@ def test_ctrl_c_during_an_index_build_cancels_it(sweep):
     assert "build_started" in kinds and "build_finished" not in kinds, kinds
     stored = annbench.results(DATASET, results=kwargs["results"], data_dir=kwargs["data_dir"])
     assert "ctrl-c" not in set(stored["label"])
+
+
+def _postgres_backends_of_this_process(port: int) -> list[int]:
+    """Pids of the PostgreSQL server processes serving this process's TCP connections to
+    `port` (found from this process's sockets and each backend's title, `... 127.0.0.1(PORT)`)."""
+    mine = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            link = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            mine.add(link[8:-1])
+    local_ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                cols = line.split()
+                local, remote, inode = cols[1], cols[2], cols[9]
+                if inode in mine and int(remote.rsplit(":", 1)[1], 16) == port:
+                    local_ports.add(int(local.rsplit(":", 1)[1], 16))
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                title = f.read().decode(errors="replace")
+        except OSError:
+            continue
+        if title.startswith("postgres:") and any(f"({p})" in title for p in local_ports):
+            pids.append(int(pid))
+    return pids
+
+
+def test_ctrl_c_ends_a_run_whose_queries_wait_on_a_stopped_server_process(sweep):
+    """The server processes answering the sweep's queries stop (SIGSTOP) mid-sweep; Ctrl-C
+    then raises KeyboardInterrupt within the stop's bound instead of waiting for ever."""
+    _, _, kwargs, _ = sweep
+    port = int(kwargs["postgres"].rsplit(":", 1)[1].split("/")[0])
+    stopped: list[int] = []
+    timers: list[threading.Timer] = []
+    sent: list[float] = []
+
+    def interrupt() -> None:
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    def on_event(event: dict) -> None:
+        if event["kind"] == "pass_finished" and not stopped:
+            stopped.extend(_postgres_backends_of_this_process(port))
+            for pid in stopped:
+                os.kill(pid, signal.SIGSTOP)
+            timer = threading.Timer(0.5, interrupt)
+            timers.append(timer)
+            timer.start()
+
+    args = {**kwargs, "query": {"ef_search": [10, 20, 40]}, "clients": (1,), "label": "stall"}
+    args["min_time"] = 1.0
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            annbench.run(DATASET, "pgvector", progress=on_event, **args)
+        took = time.monotonic() - sent[0]
+        for timer in timers:
+            timer.join()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        for pid in stopped:
+            os.kill(pid, signal.SIGCONT)
+    assert stopped, "no server process of this sweep was found"
+    # The watchdog closes connections that still wait 10 s after the stop.
+    assert took < 20, took

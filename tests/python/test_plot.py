@@ -28,10 +28,11 @@ def _check_png(path: Path, width: int, height: int) -> None:
         lambda df, p: plot.qps_recall(df, p, raw=True),
         lambda df, p: plot.build_time_recall(df, p),
         lambda df, p: plot.index_size_recall(df, p),
+        lambda df, p: plot.server_cpu_recall(df, p),
         lambda df, p: plot.qps_clients(df, p),
         lambda df, p: plot.qps_clients(df, p, recall=0.8),
     ],
-    ids=["qps", "qps-raw", "build", "size", "clients", "clients-recall"],
+    ids=["qps", "qps-raw", "build", "size", "server-cpu", "clients", "clients-recall"],
 )
 def test_result_plots_write_png_of_expected_size(draw, results_df, tmp_path):
     out = tmp_path / "plot.png"

@@ -6,7 +6,7 @@ use super::search::{query_sql, settings_sql, vector_bytes};
 use super::stop::KillWhenCopying;
 use super::{ALGORITHM, Engine, INDEX_NAME, MariaDb, distance_name};
 use crate::backend::filter::{self, Plan};
-use crate::backend::sql::{attrs, watch};
+use crate::backend::sql::{attrs, guard, watch};
 use crate::backend::sql::{SqlConn, count_rows};
 use crate::backend::{BuildReport, BuildWatch, Cancel, MemoryPlan, plan};
 use crate::params::Params;
@@ -54,7 +54,10 @@ pub(super) fn build(
             ));
         }
     }
+    b.built = None;
     if l.engine != engine {
+        let old_table = b.table(l.engine, &l.spec.dataset)?;
+        guard::clear_build(&mut b.conn, &old_table)?;
         let old = b.qualified(l.engine, &l.spec.dataset)?;
         b.conn.run(
             &format!("DROP INDEX IF EXISTS {INDEX_NAME} ON {old}"),
@@ -66,6 +69,7 @@ pub(super) fn build(
     }
     let t = b.table(engine, &l.spec.dataset)?;
     let qt = b.qualified(engine, &l.spec.dataset)?;
+    guard::clear_build(&mut b.conn, &t)?;
     b.conn.run(
         &format!("DROP INDEX IF EXISTS {INDEX_NAME} ON {qt}"),
         "dropping the previous vector index",
@@ -78,9 +82,11 @@ pub(super) fn build(
         }
         attrs::set_btree(&mut b.conn, &t, filter::wants_btree(&args))?;
     }
+    // Tagged, so that a later run can tell this build from a live one if this process dies.
     let sql = format!(
-        "ALTER TABLE {qt} ADD VECTOR INDEX {INDEX_NAME} (v) M={m} DISTANCE={}",
-        distance_name(l.spec.metric)
+        "ALTER TABLE {qt} ADD VECTOR INDEX {INDEX_NAME} (v) M={m} DISTANCE={} {}",
+        distance_name(l.spec.metric),
+        guard::tag()
     );
     // MariaDB's PROGRESS counts the rows copied against the table's *estimated* row count
     // (InnoDB statistics, e.g. 125,001 for 250,000 rows of 1536-d vectors), so it can pass
@@ -127,12 +133,54 @@ pub(super) fn build(
     let index_size_bytes = index_size(b, engine, &t.name)?;
     check_cache(&mut b.conn, index_size_bytes)?;
     settle(b, &qt, l.spec.metric)?;
+    let identity = index_identity(b, engine, &t.name)?.unwrap_or_default();
+    b.built = Some((guard::new_build(&mut b.conn, &t)?, identity));
     Ok(BuildReport {
         seconds,
         index_size_bytes,
         phases: Vec::new(),
         notices,
     })
+}
+
+/// What tells this index from one another session built in its place, `None` when there is
+/// no vector index on table `t`: the InnoDB id of its hidden table `t#i#NN` (new for every
+/// build; NN is 01 unless the attribute B-tree came first, see [`index_size`]), or for MyISAM
+/// the table's creation time (a build copies the table).
+pub(super) fn index_identity(b: &mut MariaDb, engine: Engine, t: &str) -> Result<Option<String>> {
+    let (db, conn) = (b.db.clone(), &mut b.conn);
+    let exists: Option<i64> = conn
+        .exec_first(
+            "SELECT 1 FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? \
+             AND TABLE_NAME = ? AND INDEX_NAME = ? LIMIT 1",
+            (&db, t, INDEX_NAME),
+        )
+        .map_err(|e| sql_err(e, "looking up the vector index"))?;
+    if exists.is_none() {
+        return Ok(None);
+    }
+    let id: Option<String> = match engine {
+        Engine::InnoDb => {
+            let prefix = format!("{db}/{t}#i#");
+            conn.exec::<(String, String), _, _>(
+                "SELECT NAME, CAST(TABLE_ID AS CHAR) FROM information_schema.INNODB_SYS_TABLES \
+                 WHERE NAME LIKE ?",
+                (format!("{}%", prefix.replace('_', "\\_")),),
+            )
+            .map(|rows| {
+                rows.into_iter()
+                    .find(|(name, _)| name.starts_with(&prefix))
+                    .map(|(_, id)| id)
+            })
+        }
+        Engine::MyIsam => conn.exec_first(
+            "SELECT CAST(CREATE_TIME AS CHAR) FROM information_schema.TABLES \
+             WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
+            (&db, t),
+        ),
+    }
+    .map_err(|e| sql_err(e, "reading the vector index's id"))?;
+    Ok(Some(id.unwrap_or_default()))
 }
 
 /// After a stopped build: remove whatever it left (an index that completed after the stop)
@@ -169,7 +217,7 @@ fn settle(b: &mut MariaDb, qt: &str, metric: crate::Metric) -> Result<()> {
     )
 }
 
-/// Size of the index's hidden table `<table>#i#01`.
+/// Size of the index's hidden table `<table>#i#NN`.
 fn index_size(b: &mut MariaDb, engine: Engine, t: &str) -> Result<u64> {
     match engine {
         Engine::InnoDb => {

@@ -43,43 +43,32 @@ pub fn check(url: &ServerUrl, report: &mut CheckReport, ram: u64) -> Result<()> 
         local_infile: get("local_infile") == Some("ON"),
     };
     vector_smoke_test(&mut conn, url)?;
-    report.vector_support =
-        Some("VECTOR type and MHNSW index (built and queried a test table)".into());
+    report.vector_support = Some(
+        "VECTOR type and MHNSW index (built and queried a test table; every privilege a run \
+         needs, PROCESS included)"
+            .into(),
+    );
     report.warnings = warnings(&settings, ram);
+    report.cost_sources = super::cost::sources(&mut conn);
     Ok(())
 }
 
-/// Create a tiny table with a vector index, query it through the index, drop it. Proves the
-/// privileges the backend needs (CREATE, INSERT, SELECT, DROP) and that MHNSW works.
+/// Prove every privilege a run needs and that MHNSW works ([`super::privileges`]), in the
+/// database a run keeps its tables in.
 fn vector_smoke_test(conn: &mut mysql::Conn, url: &ServerUrl) -> Result<()> {
     if url.database().is_empty() {
         return Err(Error::Config(format!(
             "MariaDB URL {url} names no database: add one to the path, e.g. .../annbench"
         )));
     }
-    let table = crate::backend::server::scratch_table();
-    let context = "creating a test table with a vector index";
-    let result = (|| {
-        conn.query_drop(format!(
-            "CREATE TABLE `{table}` (id INT PRIMARY KEY, v VECTOR(2) NOT NULL, \
-             VECTOR INDEX (v) DISTANCE=euclidean)"
-        ))?;
-        conn.query_drop(format!(
-            "INSERT INTO `{table}` VALUES (1, VEC_FromText('[0,0]')), (2, VEC_FromText('[1,1]'))"
-        ))?;
-        conn.query_first::<i64, _>(format!(
-            "SELECT id FROM `{table}` ORDER BY VEC_DISTANCE_EUCLIDEAN(v, VEC_FromText('[0.9,0.9]')) LIMIT 1"
-        ))
-    })();
-    let dropped = conn.query_drop(format!("DROP TABLE IF EXISTS `{table}`"));
-    let nearest = result.map_err(|e| mariadb_error(url, context, e))?;
-    dropped.map_err(|e| mariadb_error(url, "dropping the test table", e))?;
-    if nearest != Some(2) {
-        return Err(Error::Server(format!(
-            "MariaDB at {url}: a vector index query on a test table returned {nearest:?}, expected row 2"
-        )));
-    }
-    Ok(())
+    let db = crate::backend::BackendOptions::default().schema()?;
+    super::privileges::check(conn, url, &db)
+}
+
+/// [`crate::backend::Database::privileges`]: connect and prove what a run in `db` needs.
+pub fn privileges_at(url: &ServerUrl, db: &str) -> Result<()> {
+    let mut conn = server::connect(url)?;
+    super::privileges::check(&mut conn, url, db)
 }
 
 /// Warnings for a MariaDB server on a machine with `ram` bytes.

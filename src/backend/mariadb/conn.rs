@@ -32,6 +32,7 @@ impl SqlConn for Conn {
 fn values(args: &[Arg<'_>]) -> Vec<Value> {
     args.iter()
         .map(|a| match *a {
+            Arg::Null => Value::NULL,
             Arg::Text(s) => Value::from(s),
             Arg::Int(n) => Value::from(n),
             Arg::Float(x) => Value::from(x),

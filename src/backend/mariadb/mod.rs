@@ -6,21 +6,24 @@
 mod build;
 mod check;
 mod conn;
+pub mod cost;
 pub mod errors;
 pub mod load;
 mod load_send;
+pub mod privileges;
 pub mod search;
 pub mod server;
 mod stop;
 
 pub use errors::sql_err;
+pub use stop::KILLABLE_STATE;
 pub use load::LoadMethod;
 
 use super::prepared::PreparedFor;
 use super::server::Database;
 use super::spec::{Algorithm, Contract, Param};
 use super::sql::meta::{self, Meta};
-use super::sql::{Cell, SqlConn, TableName, reuse};
+use super::sql::{Cell, SqlConn, TableName, guard, reuse};
 use super::table::{check_train, fingerprint_hex, table_name};
 use super::{
     Backend, BackendOptions, BuildReport, BuildWatch, Cancel, LoadReport, MemoryPlan, Searcher,
@@ -39,6 +42,7 @@ pub static DATABASE: Database = Database {
     kind: ServerKind::MariaDb,
     server_info: server::server_info_at,
     check: check::check,
+    privileges: check::privileges_at,
 };
 
 pub static ALGORITHM: Algorithm = Algorithm {
@@ -140,13 +144,21 @@ pub struct MariaDb {
     /// Longest one index build may take (enforced by the client, see [`stop`]).
     pub build_timeout: Option<std::time::Duration>,
     loaded: Option<Loaded>,
+    /// The build id ([`guard`]) and identity ([`build::index_identity`]) of the index the last
+    /// build made.
+    built: Option<(String, String)>,
 }
 
 impl MariaDb {
     /// Connect, check the server has vector support (>= 11.7) and create the database.
     pub fn connect(opts: &BackendOptions) -> Result<Self> {
         let url = opts.url(ServerKind::MariaDb)?;
-        let mut conn = server::connect(&url)?;
+        // The build timeout is enforced by the watcher's KILL QUERY; a server that stopped
+        // answering cannot take that, so the admin connection's reads end 30 s past it.
+        let read_limit = opts
+            .build_timeout
+            .map(|t| t + std::time::Duration::from_secs(30));
+        let mut conn = server::connect_reading(&url, read_limit)?;
         server::check_version(&mut conn, &url)?;
         let db = opts.schema()?;
         conn.run(
@@ -168,6 +180,7 @@ impl MariaDb {
             load_connections: opts.load_connections_or(load::DEFAULT_CONNECTIONS),
             build_timeout: opts.build_timeout,
             loaded: None,
+            built: None,
         })
     }
 
@@ -272,6 +285,12 @@ fn first_int(row: Option<Vec<Cell>>) -> Option<u64> {
     row?.first()?.int().map(|n| n as u64)
 }
 
+impl Drop for MariaDb {
+    fn drop(&mut self) {
+        guard::unlock_all(&mut self.conn);
+    }
+}
+
 impl Backend for MariaDb {
     fn name(&self) -> &str {
         ALGORITHM.name
@@ -287,6 +306,11 @@ impl Backend for MariaDb {
         load::check_lengths(train, &spec.dataset)?;
         let fingerprint = fingerprint_hex(train);
         self.loaded = None;
+        self.built = None;
+        // Held by this session until it closes: no other run touches the dataset's tables
+        // (this one and the MyISAM copy filled from it) meanwhile.
+        let main = self.table(Engine::InnoDb, &spec.dataset)?;
+        guard::lock_table(&mut self.conn, &main)?;
         let (url, method, conns) = (self.url.clone(), self.load_method, self.load_connections);
         let report = self.ensure_table(
             Engine::InnoDb,
@@ -363,7 +387,7 @@ impl Backend for MariaDb {
     fn searcher(&self) -> Result<Box<dyn Searcher>> {
         let l = self.loaded()?;
         Ok(Box::new(search::MariaSearcher {
-            conn: server::connect(&self.url)?,
+            conn: server::connect_reading(&self.url, Some(server::QUERY_READ_LIMIT))?,
             table: self.qualified(l.engine, &l.spec.dataset)?,
             metric: l.spec.metric,
             dimension: l.spec.dimension,
@@ -374,9 +398,26 @@ impl Backend for MariaDb {
         }))
     }
 
+    fn check_index(&mut self) -> Result<()> {
+        let l = self.loaded()?.clone();
+        let t = self.table(l.engine, &l.spec.dataset)?;
+        let now = build::index_identity(self, l.engine, &t.name)?;
+        let built = self.built.clone();
+        guard::check_build(
+            &mut self.conn,
+            &t,
+            ALGORITHM.name,
+            built.as_ref().map(|(id, _)| id.as_str()),
+            now.is_some() && now.as_ref() == built.as_ref().map(|(_, identity)| identity),
+        )
+    }
+
     fn drop_index(&mut self) -> Result<()> {
         let l = self.loaded()?.clone();
         let qt = self.qualified(l.engine, &l.spec.dataset)?;
+        self.built = None;
+        let t = self.table(l.engine, &l.spec.dataset)?;
+        guard::clear_build(&mut self.conn, &t)?;
         self.conn.run(
             &format!("DROP INDEX IF EXISTS {INDEX_NAME} ON {qt}"),
             "dropping the vector index",

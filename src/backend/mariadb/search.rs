@@ -5,6 +5,7 @@
 use super::ALGORITHM;
 use super::errors::sql_err;
 use crate::backend::Searcher;
+use crate::backend::cost::{ProcessHint, Statements};
 use crate::backend::args::Args;
 use crate::backend::prepared::PreparedFor;
 use crate::params::Params;
@@ -93,6 +94,14 @@ impl Searcher for MariaSearcher {
             ids.push(id);
         }
         Ok(())
+    }
+
+    fn process_hint(&mut self) -> ProcessHint {
+        super::cost::PROCESS
+    }
+
+    fn statements(&mut self) -> Statements {
+        super::cost::statements(&mut self.conn, &self.table)
     }
 }
 

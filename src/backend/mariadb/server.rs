@@ -4,10 +4,16 @@
 
 use super::errors::{mariadb_error, url_error_text};
 use crate::backend::ServerInfo;
+use crate::backend::handshake::HANDSHAKE_LIMIT;
 use crate::backend::server::Version;
 use crate::connect::{CONNECT_TIMEOUT, ServerKind, ServerUrl};
 use crate::{Error, Result};
 use mysql::prelude::Queryable;
+use std::time::Duration;
+
+/// The longest one query of a timed pass may wait for its answer before the connection
+/// counts as lost (a server stopped with SIGSTOP, a network partition).
+pub const QUERY_READ_LIMIT: Duration = Duration::from_secs(120);
 
 /// The first MariaDB with the VECTOR type and MHNSW index.
 pub const MIN_MARIADB: (u32, u32) = (11, 7);
@@ -28,6 +34,13 @@ pub const SETTINGS: &[&str] = &[
 /// loopback (the driver's switch to the Unix socket is off unless the URL asks for it with
 /// `?prefer_socket=true`), so both databases are measured over the same transport.
 pub fn connect(url: &ServerUrl) -> Result<mysql::Conn> {
+    connect_reading(url, None)
+}
+
+/// [`connect`], and a statement whose answer does not start within `read_limit` fails as a
+/// lost connection instead of waiting for a server that stopped answering (`None`: no limit,
+/// for statements that may run for hours, such as builds without `--timeout`).
+pub fn connect_reading(url: &ServerUrl, read_limit: Option<Duration>) -> Result<mysql::Conn> {
     let mut u = url.expose().clone();
     if u.scheme() != "mysql" && u.set_scheme("mysql").is_err() {
         return Err(Error::Config(format!(
@@ -49,7 +62,11 @@ pub fn connect(url: &ServerUrl) -> Result<mysql::Conn> {
     if !has_timeout {
         builder = builder.tcp_connect_timeout(Some(CONNECT_TIMEOUT));
     }
-    mysql::Conn::new(builder).map_err(|e| mariadb_error(url, "connecting", e))
+    builder = builder.read_timeout(read_limit).write_timeout(read_limit);
+    let at = url.clone();
+    crate::backend::handshake::within(url, HANDSHAKE_LIMIT, move || {
+        mysql::Conn::new(builder).map_err(|e| mariadb_error(&at, "connecting", e))
+    })
 }
 
 /// The server's version, or an [`Error::Server`] when it is not MariaDB 11.7 or newer

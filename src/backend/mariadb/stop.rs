@@ -20,7 +20,7 @@ use mysql::prelude::Queryable;
 use std::time::{Duration, Instant};
 
 /// The processlist state in which a kill is safe (see the module comment).
-const KILLABLE_STATE: &str = "copy to tmp table";
+pub const KILLABLE_STATE: &str = "copy to tmp table";
 
 /// A processlist state and, while copying rows, the percentage copied.
 type Progress = Option<(String, Option<f64>)>;

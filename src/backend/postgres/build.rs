@@ -3,11 +3,12 @@
 
 use super::errors::pg_err;
 use super::search::VecParam;
-use super::server::connect;
+use super::server::connect_watched;
+use super::watchdog;
 use super::{Loaded, PgBackend};
 use crate::backend::filter::{self, Plan};
 use crate::backend::sql::watch::{self, Watch};
-use crate::backend::sql::{SqlConn, attrs};
+use crate::backend::sql::{SqlConn, attrs, guard};
 use crate::backend::watch::percent;
 use crate::backend::{BuildReport, BuildWatch, Cancel};
 use crate::params::Params;
@@ -17,12 +18,14 @@ use postgres::{Client, Statement};
 /// Stops a build with `pg_cancel_backend` and samples its phase, from a connection of its own.
 struct PgWatch {
     client: Client,
+    conn: Option<watchdog::Conn>,
     pid: i32,
     progress: Option<Statement>,
 }
 
 impl Watch for PgWatch {
     fn stop(&mut self) {
+        let _bound = watchdog::arm(self.conn, watchdog::WATCH_LIMIT);
         let _ = self
             .client
             .execute("SELECT pg_cancel_backend($1)", &[&self.pid]);
@@ -33,6 +36,7 @@ impl Watch for PgWatch {
     /// scan reads it, so the scan's progress is the build's).
     fn progress(&mut self) -> Option<(String, Option<f64>)> {
         let stmt = self.progress.as_ref()?;
+        let _bound = watchdog::arm(self.conn, watchdog::WATCH_LIMIT);
         let row = self.client.query_opt(stmt, &[&self.pid]).ok()??;
         let phase: String = row.try_get(0).ok()?;
         let n = |i: usize| row.get::<_, Option<i64>>(i).unwrap_or(0);
@@ -51,7 +55,9 @@ pub(super) fn build(
     let algo = b.index.algorithm();
     let args = algo.build_args(params, l.rows)?;
     let target = b.target(&l);
+    b.built = None;
     let c = &mut b.client;
+    guard::clear_build(c, &l.table)?;
     c.run(
         &format!("DROP INDEX IF EXISTS {}.{}", b.schema, l.index),
         "dropping the previous index",
@@ -71,7 +77,7 @@ pub(super) fn build(
         .query_one("SELECT pg_backend_pid()", &[])
         .map_err(|e| pg_err(e, "reading the backend pid"))?
         .get(0);
-    let mut watcher = connect(&b.url)?;
+    let (mut watcher, watcher_conn) = connect_watched(&b.url)?;
     let progress = watcher
         .prepare(
             "SELECT phase, blocks_total, blocks_done, tuples_total, tuples_done \
@@ -79,11 +85,13 @@ pub(super) fn build(
         )
         .ok();
     b.drain_notices();
+    // Tagged, so that a later run can tell this build from a live one if this process dies.
     let sql = format!(
-        "CREATE INDEX {} ON {} USING {}",
+        "CREATE INDEX {} ON {} USING {} {}",
         l.index,
         target.table,
-        b.index.using(&target, &args)?
+        b.index.using(&target, &args)?,
+        guard::tag()
     );
     // The watcher enforces the time limit with pg_cancel_backend, as for Ctrl-C: a session
     // statement_timeout would also bound the statements after the build, and resetting it is
@@ -91,28 +99,39 @@ pub(super) fn build(
     let w = watch::run_reporting(
         PgWatch {
             client: watcher,
+            conn: watcher_conn,
             pid,
             progress,
         },
         cancel,
         b.build_timeout,
         report,
-        || b.client.batch_execute(&sql),
+        || {
+            // A server that stops answering (SIGSTOP) acts on no cancel: past the timeout and
+            // some slack, the client closes the connection itself.
+            let limit = b.build_timeout.map(|t| t + watchdog::BUILD_SLACK);
+            let _bound = limit.map(|l| watchdog::arm(b.conn, l));
+            b.client.batch_execute(&sql)
+        },
     );
     let notices = b.drain_notices();
+    let conn = b.conn;
     let (seconds, phases) = (w.seconds, w.phases.clone());
     let drop_index = format!("DROP INDEX IF EXISTS {}.{}", b.schema, l.index);
     w.finish(
         algo.name,
         params,
         b.build_timeout,
-        |e| pg_err(e, "building the index"),
+        |e| watchdog::pg_err(conn, e, "building the index"),
         // A build that completed as it was stopped leaves its index; nothing else is left.
         || {
             b.client
                 .run(&drop_index, "dropping the stopped build's index")
         },
     )?;
+    let id = guard::new_build(&mut b.client, &l.table)?;
+    let oid = super::index_oid(&mut b.client, &b.schema, &l.index)?.unwrap_or(0);
+    b.built = Some((id, oid));
     let size: i64 = b
         .client
         .query_one(

@@ -64,19 +64,84 @@ pub fn check(url: &ServerUrl, report: &mut CheckReport, ram: u64) -> Result<()> 
         }
     ));
     report.warnings = warnings(&settings, ram);
+    report.cost_sources = super::cost::sources(&mut client);
     Ok(())
 }
 
-/// A tiny table with HNSW indexes, queried through the index, all in a transaction that is
-/// rolled back: proves CREATE on the schema and that pgvector works, and leaves nothing.
+/// A tiny table with HNSW indexes in the schema a run uses, queried through the index, all in
+/// a transaction that is rolled back: proves every privilege a run needs and that pgvector
+/// works, and leaves nothing.
 fn vector_smoke_test(client: &mut postgres::Client, url: &ServerUrl, bits: bool) -> Result<()> {
+    let schema = crate::backend::BackendOptions::default().schema()?;
+    privileges(client, url, &schema, bits)
+}
+
+/// [`crate::backend::Database::privileges`]: connect and prove what a run in `schema` needs.
+pub fn privileges_at(url: &ServerUrl, schema: &str) -> Result<()> {
+    let mut client = server::connect(url)?;
+    let pgvector = server::ensure_pgvector(&mut client, url)?;
+    privileges(&mut client, url, schema, pgvector.at_least((0, 7)))
+}
+
+/// What a run does in `schema`, inside a rolled-back transaction: create the schema if
+/// missing, a table, its indexes, a query through them; read and write the metadata table.
+fn privileges(
+    client: &mut postgres::Client,
+    url: &ServerUrl,
+    schema: &str,
+    bits: bool,
+) -> Result<()> {
     let context = "creating a test table with an HNSW index";
+    let user = url.user();
+    let db = url.database();
     let mut tx = client
         .transaction()
         .map_err(|e| postgres_error(url, context, e))?;
-    let table = crate::backend::server::scratch_table();
+    let row = tx
+        .query_one(
+            "SELECT n.oid IS NOT NULL, \
+                    coalesce(has_schema_privilege(n.oid, 'USAGE') \
+                             AND has_schema_privilege(n.oid, 'CREATE'), \
+                             has_database_privilege(current_database(), 'CREATE')), \
+                    coalesce(has_table_privilege(m.oid, 'SELECT') \
+                             AND has_table_privilege(m.oid, 'INSERT') \
+                             AND has_table_privilege(m.oid, 'DELETE'), true) \
+             FROM (SELECT 1) AS one \
+             LEFT JOIN pg_namespace n ON n.nspname = $1 \
+             LEFT JOIN pg_class m ON m.relnamespace = n.oid AND m.relname = 'annbench_tables'",
+            &[&schema],
+        )
+        .map_err(|e| postgres_error(url, "reading privileges", e))?;
+    let (exists, may_create, may_write_meta): (bool, bool, bool) =
+        (row.get(0), row.get(1), row.get(2));
+    if !may_create {
+        let grant = if exists {
+            format!("GRANT USAGE, CREATE ON SCHEMA {schema} TO {user}")
+        } else {
+            format!("GRANT CREATE ON DATABASE {db} TO {user}")
+        };
+        return Err(Error::Server(format!(
+            "PostgreSQL at {url}: user '{user}' lacks a privilege: annbench keeps its tables in \
+             schema {schema}, which {}. Grant it as a superuser, e.g. {grant}, or use a \
+             database {user} owns",
+            if exists {
+                "it may not create tables in"
+            } else {
+                "does not exist and it may not create"
+            }
+        )));
+    }
+    if !may_write_meta {
+        return Err(Error::Server(format!(
+            "PostgreSQL at {url}: user '{user}' lacks a privilege on {schema}.annbench_tables \
+             (annbench's record of loaded tables). Grant it as a superuser, e.g. GRANT SELECT, \
+             INSERT, DELETE ON {schema}.annbench_tables TO {user}"
+        )));
+    }
+    let table = format!("{schema}.{}", crate::backend::server::scratch_table());
     let mut sql = format!(
-        "CREATE TABLE {table} (id int PRIMARY KEY, v vector(2) NOT NULL); \
+        "CREATE SCHEMA IF NOT EXISTS {schema}; \
+         CREATE TABLE {table} (id int PRIMARY KEY, v vector(2) NOT NULL); \
          INSERT INTO {table} VALUES (1, '[0,0]'), (2, '[1,1]'); \
          CREATE INDEX ON {table} USING hnsw (v vector_l2_ops); SET LOCAL enable_seqscan = off;"
     );

@@ -46,6 +46,7 @@ fn bind(args: &[Arg<'_>], types: &[Type]) -> Vec<Box<dyn ToSql + Sync>> {
         .zip(types)
         .map(|(a, ty)| -> Box<dyn ToSql + Sync> {
             match *a {
+                Arg::Null => Box::new(None::<String>),
                 Arg::Text(s) => Box::new(s.to_string()),
                 Arg::Int(n) if *ty == Type::INT4 => Box::new(n as i32),
                 Arg::Int(n) if *ty == Type::INT2 => Box::new(n as i16),

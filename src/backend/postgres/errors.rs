@@ -7,17 +7,31 @@ use crate::Error;
 use crate::connect::ServerUrl;
 use crate::connect::errors::{START_HINT, find_io, io_message, scrub};
 
+/// What the driver says when the server's first bytes are not PostgreSQL's protocol.
+const PROTOCOL_ERRORS: &[&str] = &["unknown message tag", "unexpected message", "error parsing"];
+
 /// A PostgreSQL driver error during `context`.
 pub fn postgres_error(url: &ServerUrl, context: &str, err: postgres::Error) -> Error {
     use postgres::error::SqlState;
     let user = url.user();
     let db = url.database();
     let Some(db_err) = err.as_db_error() else {
+        let text = scrub(&err.to_string(), url);
+        // A server of another kind greets first (MariaDB's handshake), in bytes PostgreSQL's
+        // protocol cannot parse.
+        let io_text = find_io(&err).map(|io| scrub(&io.to_string(), url));
+        let text = io_text.unwrap_or(text);
+        if context == "connecting" && PROTOCOL_ERRORS.iter().any(|p| text.contains(p)) {
+            return Error::Server(format!(
+                "the server at {url} does not speak PostgreSQL's protocol ({text}): is this \
+                 the port of another kind of server, e.g. MariaDB? Give the PostgreSQL port \
+                 (5432 by default)"
+            ));
+        }
         // No server answer: the socket failed, timed out or closed.
         if let Some(io) = find_io(&err) {
             return Error::Server(io_message(url, context, io));
         }
-        let text = scrub(&err.to_string(), url);
         return Error::Server(if err.is_closed() || context == "connecting" {
             format!("cannot talk to PostgreSQL at {url} while {context}: {text}; {START_HINT}")
         } else {

@@ -8,12 +8,14 @@
 mod build;
 mod check;
 mod conn;
+pub mod cost;
 pub mod errors;
 pub mod index;
 pub mod load;
 mod memory;
 pub mod search;
 pub mod server;
+pub mod watchdog;
 
 pub use index::{Column, PgIndex, Target};
 pub use load::LoadMethod;
@@ -23,7 +25,7 @@ use super::prepared::PreparedFor;
 use super::server::{Database, Version};
 use super::spec::Param;
 use super::sql::meta::{self, Meta};
-use super::sql::{SqlConn, TableName, reuse};
+use super::sql::{SqlConn, TableName, guard, reuse};
 use super::table::{check_ident, check_train, check_train_within, fingerprint_hex, table_name};
 use super::{
     Backend, BackendOptions, BuildReport, BuildWatch, Cancel, LoadReport, MemoryPlan, Searcher,
@@ -42,6 +44,7 @@ pub static DATABASE: Database = Database {
     kind: ServerKind::Postgres,
     server_info: server::server_info_at,
     check: check::check,
+    privileges: check::privileges_at,
 };
 
 /// Session settings of every query connection (and of EXPLAIN). On small tables or with a
@@ -74,6 +77,8 @@ struct Loaded {
 pub struct PgBackend {
     url: ServerUrl,
     client: Client,
+    /// `client`'s socket under the [`watchdog`] (bounds the build statement).
+    conn: Option<watchdog::Conn>,
     index: &'static dyn PgIndex,
     schema: String,
     pgvector: Version,
@@ -86,6 +91,8 @@ pub struct PgBackend {
     /// Longest one index build may take (enforced by the build watcher).
     pub build_timeout: Option<std::time::Duration>,
     loaded: Option<Loaded>,
+    /// The build id ([`guard`]) and OID of the index the last build made.
+    built: Option<(String, i64)>,
 }
 
 impl PgBackend {
@@ -93,7 +100,7 @@ impl PgBackend {
     pub fn connect(opts: &BackendOptions, index: &'static dyn PgIndex) -> Result<Self> {
         let url = opts.url(ServerKind::Postgres)?;
         let notices = Arc::new(Mutex::new(Vec::new()));
-        let mut client = server::connect_collecting(&url, Arc::clone(&notices))?;
+        let (mut client, conn) = server::connect_collecting(&url, Arc::clone(&notices))?;
         let pgvector = server::ensure_pgvector(&mut client, &url)?;
         let algo = index.algorithm();
         if !pgvector.at_least(algo.min_version) {
@@ -105,6 +112,11 @@ impl PgBackend {
             )));
         }
         client.run(SESSION_SQL, "setting up the session")?;
+        // PostgreSQL 14+: the server checks every second that this client is still there
+        // and cancels a build it runs for a client that died (SIGKILL, a crash), freeing the
+        // table lock with it; older servers lack the setting, and the next run's lock
+        // ([`guard::lock_table`]) clears what is left.
+        let _ = client.batch_execute("SET client_connection_check_interval = '1s'");
         let schema = opts.schema()?;
         client.create_if_missing(
             &format!("CREATE SCHEMA IF NOT EXISTS {schema}"),
@@ -114,6 +126,7 @@ impl PgBackend {
         Ok(PgBackend {
             url,
             client,
+            conn,
             index,
             schema,
             pgvector,
@@ -122,6 +135,7 @@ impl PgBackend {
             load_connections: opts.load_connections_or(load::DEFAULT_CONNECTIONS),
             build_timeout: opts.build_timeout,
             loaded: None,
+            built: None,
         })
     }
 
@@ -192,6 +206,12 @@ impl PgBackend {
     }
 }
 
+impl Drop for PgBackend {
+    fn drop(&mut self) {
+        guard::unlock_all(&mut self.client);
+    }
+}
+
 impl Backend for PgBackend {
     fn name(&self) -> &str {
         self.index.algorithm().name
@@ -208,6 +228,9 @@ impl Backend for PgBackend {
         let index = format!("{}_vidx", table.name);
         check_ident(&index, "index name")?;
         let qt = table.qualified(self.client.dialect());
+        // Held by this session until it closes: no other run touches the table meanwhile.
+        guard::lock_table(&mut self.client, &table)?;
+        self.built = None;
         let rows = train.nrows();
         let want = Meta {
             dataset: spec.dataset.clone(),
@@ -311,10 +334,11 @@ impl Backend for PgBackend {
 
     fn searcher(&self) -> Result<Box<dyn Searcher>> {
         let l = self.loaded()?;
-        let mut client = server::connect(&self.url)?;
+        let (mut client, conn) = server::connect_watched(&self.url)?;
         client.run(SESSION_SQL, "setting up the query session")?;
         Ok(Box::new(search::PgSearcher {
             client,
+            conn,
             index: self.index,
             target: self.target(l),
             attrs: l.attrs,
@@ -323,8 +347,23 @@ impl Backend for PgBackend {
         }))
     }
 
+    fn check_index(&mut self) -> Result<()> {
+        let l = self.loaded()?.clone();
+        let oid = index_oid(&mut self.client, &self.schema, &l.index)?;
+        let built = self.built.clone();
+        guard::check_build(
+            &mut self.client,
+            &l.table,
+            self.index.algorithm().name,
+            built.as_ref().map(|(id, _)| id.as_str()),
+            oid.is_some() && oid == built.as_ref().map(|(_, o)| *o),
+        )
+    }
+
     fn drop_index(&mut self) -> Result<()> {
         let l = self.loaded()?.clone();
+        self.built = None;
+        guard::clear_build(&mut self.client, &l.table)?;
         self.client.run(
             &format!("DROP INDEX IF EXISTS {}.{}", self.schema, l.index),
             "dropping the index",
@@ -332,4 +371,16 @@ impl Backend for PgBackend {
         self.drain_notices();
         Ok(())
     }
+}
+
+/// The OID of index `schema.index`, if it exists.
+fn index_oid(c: &mut Client, schema: &str, index: &str) -> Result<Option<i64>> {
+    let row = c
+        .query_one(
+            "SELECT max(c.oid::int8) FROM pg_class c JOIN pg_namespace n \
+             ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2",
+            &[&schema, &index],
+        )
+        .map_err(|e| errors::pg_err(e, "looking up the index"))?;
+    Ok(row.get(0))
 }

@@ -2,9 +2,11 @@
 
 use super::errors::pg_err;
 use super::index::{PgIndex, Target};
+use super::watchdog;
 use crate::Result;
 use crate::backend::Searcher;
 use crate::backend::args::Args;
+use crate::backend::cost::{ProcessHint, Statements};
 use crate::backend::prepared::PreparedFor;
 use crate::params::Params;
 use bytes::BufMut;
@@ -46,6 +48,9 @@ impl ToSql for VecParam<'_> {
 /// One PostgreSQL query connection for one algorithm.
 pub struct PgSearcher {
     pub(super) client: Client,
+    /// `client`'s socket under the [`watchdog`]: a query that gets no answer within
+    /// [`watchdog::QUERY_LIMIT`] ends with an error instead of waiting for ever.
+    pub(super) conn: Option<watchdog::Conn>,
     pub(super) index: &'static dyn PgIndex,
     pub(super) target: Target,
     /// Whether the table has the filter attribute.
@@ -74,17 +79,19 @@ impl Searcher for PgSearcher {
     fn search(&mut self, query: &[f32], k: usize, ids: &mut Vec<i64>) -> Result<()> {
         ids.clear();
         crate::backend::table::check_query(query, self.target.dimension)?;
+        let conn = self.conn;
+        let _bound = watchdog::arm(conn, watchdog::QUERY_LIMIT);
         let client = &mut self.client;
         let sql = |k| self.index.query(&self.target, k, &self.args);
         let stmt = self.stmt.get(k, |k| {
             client
                 .prepare(&sql(k))
-                .map_err(|e| pg_err(e, "preparing the query"))
+                .map_err(|e| watchdog::pg_err(conn, e, "preparing the query"))
         })?;
         let rows = self
             .client
             .query(&stmt, &[&VecParam(query)])
-            .map_err(|e| pg_err(e, "running a query"))?;
+            .map_err(|e| watchdog::pg_err(conn, e, "running a query"))?;
         for row in &rows {
             let id: i32 = row
                 .try_get(0)
@@ -92,6 +99,14 @@ impl Searcher for PgSearcher {
             ids.push(i64::from(id));
         }
         Ok(())
+    }
+
+    fn process_hint(&mut self) -> ProcessHint {
+        super::cost::backend_pid(&mut self.client).map_or(ProcessHint::None, ProcessHint::Backend)
+    }
+
+    fn statements(&mut self) -> Statements {
+        super::cost::statements(&mut self.client, &self.target.table)
     }
 }
 

@@ -3,7 +3,9 @@
 //! backends use these same functions.
 
 use super::errors::postgres_error;
+use super::watchdog::{self, Conn};
 use crate::backend::ServerInfo;
+use crate::backend::handshake::HANDSHAKE_LIMIT;
 use crate::backend::server::Version;
 use crate::connect::{CONNECT_TIMEOUT, ServerKind, ServerUrl};
 use crate::{Error, Result};
@@ -51,23 +53,41 @@ pub fn config(url: &ServerUrl) -> Result<postgres::Config> {
 
 /// Open a connection, with errors that name the server and the fix.
 pub fn connect(url: &ServerUrl) -> Result<Client> {
-    config(url)?
-        .connect(postgres::NoTls)
-        .map_err(|e| postgres_error(url, "connecting", e))
+    Ok(connect_watched(url)?.0)
+}
+
+/// [`connect`], also returning the connection's socket as the [`watchdog`] knows it.
+pub fn connect_watched(url: &ServerUrl) -> Result<(Client, Option<Conn>)> {
+    connect_config(url, config(url)?)
+}
+
+/// Connect with `config`, the whole handshake bounded ([`crate::backend::handshake`]), and
+/// put the connection under the [`watchdog`].
+fn connect_config(url: &ServerUrl, config: postgres::Config) -> Result<(Client, Option<Conn>)> {
+    let at = url.clone();
+    let before = watchdog::sockets();
+    let mut client = crate::backend::handshake::within(url, HANDSHAKE_LIMIT, move || {
+        config
+            .connect(postgres::NoTls)
+            .map_err(|e| postgres_error(&at, "connecting", e))
+    })?;
+    let conn = watchdog::register(&mut client, &before);
+    Ok((client, conn))
 }
 
 /// [`connect`], collecting the server's notices (e.g. "maintenance_work_mem exceeded") into
 /// `notices`.
-pub fn connect_collecting(url: &ServerUrl, notices: Arc<Mutex<Vec<String>>>) -> Result<Client> {
+pub fn connect_collecting(
+    url: &ServerUrl,
+    notices: Arc<Mutex<Vec<String>>>,
+) -> Result<(Client, Option<Conn>)> {
     let mut config = config(url)?;
     config.notice_callback(move |n| {
         if let Ok(mut v) = notices.lock() {
             v.push(format!("{}: {}", n.severity(), n.message()));
         }
     });
-    config
-        .connect(postgres::NoTls)
-        .map_err(|e| postgres_error(url, "connecting", e))
+    connect_config(url, config)
 }
 
 /// Version, with pgvector's, and [`settings`], for the result files. Enables pgvector like

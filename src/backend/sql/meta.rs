@@ -48,12 +48,61 @@ pub fn ensure(c: &mut dyn SqlConn, schema: &str) -> Result<()> {
            fingerprint CHAR(16) NOT NULL,
            load_seconds DOUBLE PRECISION NOT NULL,
            method VARCHAR(128) NOT NULL,
-           loaded_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP
+           loaded_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+           build_id VARCHAR(64) NULL
          )",
         table(schema, d),
         d.quote("rows")
     );
-    c.create_if_missing(&sql, &format!("creating {}", table(schema, d)))
+    c.create_if_missing(&sql, &format!("creating {}", table(schema, d)))?;
+    // A table from before build ids gets the column (checked first: the ALTER would lock it).
+    let has = c.first_row(
+        &format!(
+            "SELECT 1 FROM information_schema.columns WHERE table_schema = {} \
+             AND table_name = '{NAME}' AND column_name = 'build_id'",
+            d.placeholder(1)
+        ),
+        &[Arg::Text(schema)],
+        "reading annbench_tables' columns",
+    )?;
+    if has.is_none() {
+        c.create_if_missing(
+            &format!(
+                "ALTER TABLE {} ADD COLUMN IF NOT EXISTS build_id VARCHAR(64) NULL",
+                table(schema, d)
+            ),
+            "adding build_id to annbench_tables",
+        )?;
+    }
+    Ok(())
+}
+
+/// Record `id` as the build of the index on `t` (`None`: no complete build).
+pub fn set_build_id(c: &mut dyn SqlConn, t: &TableName, id: Option<&str>) -> Result<()> {
+    let d = c.dialect();
+    let sql = format!(
+        "UPDATE {} SET build_id = {} WHERE table_name = {}",
+        table(&t.schema, d),
+        d.placeholder(1),
+        d.placeholder(2)
+    );
+    let id = match id {
+        Some(id) => Arg::Text(id),
+        None => Arg::Null,
+    };
+    c.run_args(&sql, &[id, Arg::Text(&t.name)], "writing annbench_tables")
+}
+
+/// The build id recorded for `t`, if any.
+pub fn build_id(c: &mut dyn SqlConn, t: &TableName) -> Result<Option<String>> {
+    let d = c.dialect();
+    let sql = format!(
+        "SELECT build_id FROM {} WHERE table_name = {}",
+        table(&t.schema, d),
+        d.placeholder(1)
+    );
+    let row = c.first_row(&sql, &[Arg::Text(&t.name)], "reading annbench_tables")?;
+    Ok(row.and_then(|r| r.first().and_then(|c| c.text().map(str::to_string))))
 }
 
 /// The metadata of `t`, if any.

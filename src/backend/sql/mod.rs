@@ -5,12 +5,13 @@
 //! - [`reuse`]: reuse a table that holds exactly the train matrix (by fingerprint), or
 //!   (re)create and fill it;
 //! - [`watch`]: run a long statement (an index build) while a helper thread stops it on
-//!   request (Ctrl-C) and samples its phases.
-//!
-//! Server-side locks per table and the check that a measured index is the one built belong
-//! here too, next to the metadata they use.
+//!   request (Ctrl-C) and samples its phases;
+//! - [`guard`]: a server-side lock per table, and the build id that proves a measured index is
+//!   the one built;
+//! - [`attrs`]: the filter attribute column of filtered queries and its B-tree.
 
 pub mod attrs;
+pub mod guard;
 pub mod meta;
 pub mod reuse;
 pub mod watch;
@@ -45,6 +46,7 @@ impl Dialect {
 /// A bound statement argument.
 #[derive(Debug, Clone, Copy)]
 pub enum Arg<'a> {
+    Null,
     Text(&'a str),
     Int(i64),
     Float(f64),

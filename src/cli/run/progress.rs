@@ -1,39 +1,91 @@
 //! indicatif progress for `annbench run`: a spinner with elapsed time for the load, a bar in
 //! percent for ground truth and for each build where the server reports its progress (else a
 //! spinner), a bar over the passes of each build's points, one line per finished point and
-//! memory plan. Ctrl-C asks the sweep to stop cleanly (a second Ctrl-C kills the process).
+//! memory plan. Ctrl-C, SIGTERM and SIGHUP ask the sweep to stop cleanly (a second one kills
+//! the process).
 
 use crate::cli::out::errln;
 use crate::params::describe;
 use crate::runner::{Event, PassKind, Progress};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_sigint(_: libc::c_int) {
+/// How long a stop request may take before the process exits without tidying up.
+const STOP_GRACE: Duration = Duration::from_secs(15);
+
+/// The signals that stop a sweep cleanly: Ctrl-C, and SIGTERM and SIGHUP as `timeout`, CI
+/// runners, `docker stop` and a closed terminal send them.
+const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+extern "C" fn on_signal(signal: libc::c_int) {
     INTERRUPTED.store(true, Ordering::SeqCst);
-    // SAFETY: restoring the default handler is async-signal-safe; a second Ctrl-C then kills.
+    // SAFETY: restoring the default handler is async-signal-safe; a second signal then kills.
     unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        libc::signal(signal, libc::SIG_DFL);
     }
 }
 
 /// Terminal progress of a sweep.
 pub struct CliProgress {
     bar: Mutex<Option<ProgressBar>>,
+    /// Set when the sweep has returned: the stop watchdog then has nothing to do.
+    finished: Arc<AtomicBool>,
+}
+
+impl Drop for CliProgress {
+    fn drop(&mut self) {
+        self.finished.store(true, Ordering::SeqCst);
+    }
 }
 
 impl CliProgress {
     pub fn new() -> Self {
         // SAFETY: installs a handler that only stores to an atomic and resets itself.
-        unsafe {
-            libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
+        for signal in STOP_SIGNALS {
+            unsafe {
+                libc::signal(signal, on_signal as *const () as libc::sighandler_t);
+            }
         }
+        // A clean stop cancels the server's statement and drops the index; a server that no
+        // longer answers (SIGSTOP, a network partition) would keep the stop waiting on a
+        // driver call with no bound, so past STOP_GRACE the process leaves on its own.
+        let finished = Arc::new(AtomicBool::new(false));
+        let done = Arc::clone(&finished);
+        let _ = std::thread::Builder::new()
+            .name("annbench-stop-watchdog".into())
+            .spawn(move || {
+                let tick = Duration::from_millis(50);
+                while !INTERRUPTED.load(Ordering::SeqCst) {
+                    if done.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    std::thread::sleep(tick);
+                }
+                // PostgreSQL connections that still wait are closed within the watchdog's
+                // grace (shorter than this one), so the stop usually ends cleanly first.
+                crate::backend::postgres::watchdog::request_stop();
+                let t0 = std::time::Instant::now();
+                while t0.elapsed() < STOP_GRACE {
+                    if done.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    std::thread::sleep(tick);
+                }
+                errln!(
+                    "interrupted: the server did not answer within {} s, so the sweep stops \
+                     without tidying up (is the server stopped or unreachable?); every point \
+                     measured so far is stored",
+                    STOP_GRACE.as_secs()
+                );
+                std::process::exit(130);
+            });
         CliProgress {
             bar: Mutex::new(None),
+            finished,
         }
     }
 

@@ -1,0 +1,307 @@
+//! Server cost per timed pass: the CPU and context switches of the local server processes
+//! serving the pass (from `/proc`), and the server's own statement statistics (any server),
+//! each sampled right before the clock starts and right after the last answer.
+//!
+//! Which processes: each connection's [`ProcessHint`] (PostgreSQL: its backend's pid; MariaDB:
+//! the whole `mariadbd`), accepted only when it belongs to a server this process is connected
+//! to ([`procs::connected_servers`]), so another server of the same kind, or a pid from
+//! another pid namespace (a container), is never read. PostgreSQL's figure adds the CPU of
+//! the postmaster's children that exited during the pass (parallel workers end with their
+//! query); context switches are those of the live processes and threads. The statement
+//! statistics are read on the first client's connection, outside the `/proc` window, so
+//! reading them costs the pass nothing.
+
+use super::procs::{self, Ticks};
+use crate::backend::Searcher;
+use crate::backend::cost::{ProcessHint, StatementCounters, Statements};
+use crate::connect::ServerKind;
+use crate::results::{PassServerCost, ServerCost};
+
+/// The server processes a pass's cost is read from.
+#[derive(Debug, Clone)]
+enum Procs {
+    /// PostgreSQL: the clients' backends, and the top server process whose exited children
+    /// count too.
+    Backends { pids: Vec<i32>, root: i32 },
+    /// Every thread of one process (MariaDB).
+    Whole { pid: i32 },
+}
+
+/// How a point's server cost is read, found once its query connections are open.
+#[derive(Debug, Clone, Default)]
+pub struct Probe {
+    procs: Option<Procs>,
+    statements: bool,
+    cpu_source: Option<String>,
+    statements_source: Option<String>,
+    notes: Vec<String>,
+    tick: f64,
+}
+
+/// Counters at one instant.
+#[derive(Debug, Clone, Default)]
+pub struct Sample {
+    cpu: Option<(u64, u64)>,
+    switches: Option<(u64, u64)>,
+    statements: Option<StatementCounters>,
+}
+
+impl Probe {
+    /// Find the server processes and statistics of `searchers` (the query connections).
+    pub fn discover(searchers: &mut [Box<dyn Searcher>]) -> Probe {
+        let mut p = Probe {
+            tick: procs::ticks_per_second(),
+            ..Probe::default()
+        };
+        let hints: Vec<ProcessHint> = searchers.iter_mut().map(|s| s.process_hint()).collect();
+        if hints.iter().all(|h| *h == ProcessHint::None) {
+            return p; // in-process: no server
+        }
+        match locate(&hints) {
+            Ok((procs, source)) => {
+                p.procs = Some(procs);
+                p.cpu_source = Some(source);
+            }
+            Err(note) => p.notes.push(note),
+        }
+        if let Some(first) = searchers.first_mut() {
+            match first.statements() {
+                Statements::Counters { source, .. } => {
+                    p.statements = true;
+                    p.statements_source = Some(source.to_string());
+                }
+                Statements::Unavailable(why) => p.notes.push(why),
+            }
+        }
+        p
+    }
+
+    /// Sources that are unavailable, and how to enable them.
+    pub fn notes(&self) -> Vec<String> {
+        self.notes.clone()
+    }
+
+    /// Whether anything is measured at all.
+    pub fn measures(&self) -> bool {
+        self.procs.is_some() || self.statements
+    }
+
+    /// The statement counters now, read on `searcher` (take it outside the `/proc` window).
+    pub fn sample_statements(&self, searcher: &mut dyn Searcher, into: &mut Sample) {
+        if self.statements {
+            into.statements = match searcher.statements() {
+                Statements::Counters { counters, .. } => Some(counters),
+                Statements::Unavailable(_) => None,
+            };
+        }
+    }
+
+    /// The processes' counters now.
+    pub fn sample_procs(&self, into: &mut Sample) {
+        let Some(procs) = &self.procs else { return };
+        let (pids, root) = match procs {
+            Procs::Backends { pids, root } => (pids.as_slice(), Some(*root)),
+            Procs::Whole { pid } => (std::slice::from_ref(pid), None),
+        };
+        let mut cpu = Some((0u64, 0u64));
+        let mut switches = Some((0u64, 0u64));
+        for &pid in pids {
+            cpu = cpu
+                .zip(procs::ticks(pid))
+                .map(|(c, t)| (c.0 + t.user, c.1 + t.system));
+            switches = switches
+                .zip(procs::context_switches(pid))
+                .map(|(s, t)| (s.0 + t.0, s.1 + t.1));
+        }
+        if let Some(root) = root {
+            let children = procs::ticks(root).map(|t: Ticks| (t.children_user, t.children_system));
+            cpu = cpu.zip(children).map(|(c, t)| (c.0 + t.0, c.1 + t.1));
+        }
+        into.cpu = cpu;
+        into.switches = switches;
+    }
+
+    /// The server's cost between two samples (`a` before `b`).
+    pub fn between(&self, a: &Sample, b: &Sample) -> PassServerCost {
+        let secs = |t: u64| t as f64 / self.tick;
+        let cpu = a.cpu.zip(b.cpu);
+        let sw = a.switches.zip(b.switches);
+        // A counter that went backwards (statistics reset, entry evicted) gives no figure.
+        let st = a
+            .statements
+            .zip(b.statements)
+            .filter(|(x, y)| y.calls >= x.calls && y.exec_seconds >= x.exec_seconds);
+        let delta = |f: fn(&StatementCounters) -> Option<u64>| {
+            st.and_then(|(x, y)| Some(f(&y)?.saturating_sub(f(&x)?)))
+        };
+        PassServerCost {
+            cpu_user_seconds: cpu.map(|(x, y)| secs(y.0.saturating_sub(x.0))),
+            cpu_system_seconds: cpu.map(|(x, y)| secs(y.1.saturating_sub(x.1))),
+            voluntary_switches: sw.map(|(x, y)| y.0.saturating_sub(x.0)),
+            involuntary_switches: sw.map(|(x, y)| y.1.saturating_sub(x.1)),
+            statements: st.map(|(x, y)| y.calls - x.calls),
+            exec_seconds: st.map(|(x, y)| y.exec_seconds - x.exec_seconds),
+            buffer_hits: delta(|c| c.buffer_hits),
+            buffer_reads: delta(|c| c.buffer_reads),
+        }
+    }
+
+    /// `cost` with this probe's sources and notes.
+    pub fn annotate(&self, mut cost: ServerCost) -> ServerCost {
+        cost.cpu_source = self.cpu_source.clone();
+        cost.statements_source = self.statements_source.clone();
+        cost.notes = self.notes.clone();
+        cost
+    }
+}
+
+/// The processes behind `hints`, with a description for results, or a note why none.
+fn locate(hints: &[ProcessHint]) -> Result<(Procs, String), String> {
+    let (roots, unseen) = procs::connected_servers();
+    let hidden = if unseen {
+        " (some server's processes belong to another user: run annbench as that user or root)"
+    } else {
+        " (a remote server, a container's own pid namespace, or processes of another user)"
+    };
+    let mut pids = Vec::new();
+    let mut root_of_all = None;
+    for hint in hints {
+        match *hint {
+            ProcessHint::None => {}
+            ProcessHint::WholeServer(commands) => {
+                let pid = only_root(&roots, commands)?;
+                let name = procs::command(pid).unwrap_or_default();
+                return Ok((
+                    Procs::Whole { pid },
+                    format!("/proc: {name} pid {pid}, all threads"),
+                ));
+            }
+            ProcessHint::Backend(pid) => {
+                let root = roots
+                    .iter()
+                    .copied()
+                    .find(|&r| procs::process_tree(r).contains(&pid))
+                    .ok_or_else(|| {
+                        format!(
+                            "server CPU and context switches unavailable: backend pid {pid} is \
+                             not a process of a local server this client is connected to{hidden}"
+                        )
+                    })?;
+                if root_of_all.is_some_and(|r| r != root) {
+                    return Err("server CPU unavailable: the clients' backends belong to \
+                                different servers"
+                        .into());
+                }
+                root_of_all = Some(root);
+                pids.push(pid);
+            }
+        }
+    }
+    let root = root_of_all.ok_or("server CPU unavailable: no server process".to_string())?;
+    let list: Vec<String> = pids.iter().map(i32::to_string).collect();
+    let source = format!(
+        "/proc: backend pid(s) {} of server pid {root}, plus its children that exited \
+         during the pass (parallel workers)",
+        list.join(", ")
+    );
+    Ok((Procs::Backends { pids, root }, source))
+}
+
+/// The one connected server whose top process runs one of `commands`.
+fn only_root(roots: &std::collections::BTreeSet<i32>, commands: &[&str]) -> Result<i32, String> {
+    let found: Vec<i32> = roots
+        .iter()
+        .copied()
+        .filter(|&r| procs::command(r).is_some_and(|c| commands.contains(&c.as_str())))
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(format!(
+            "server CPU and context switches unavailable: no local {} process serves this \
+             client's connections (a remote server, a container's own pid namespace, or \
+             processes of another user)",
+            commands.join("/")
+        )),
+        _ => Err(format!(
+            "server CPU unavailable: this client is connected to {} local {} servers and \
+             cannot tell which one serves the queries",
+            found.len(),
+            commands.join("/")
+        )),
+    }
+}
+
+/// Whether the process behind `hint` is readable, for `servers check`: `available (...)` or
+/// `unavailable: why`.
+pub fn describe_local(hint: ProcessHint) -> String {
+    match locate(&[hint]) {
+        Ok((_, source)) => format!(
+            "available: server CPU and context switches per query from {}",
+            source.trim_start_matches("/proc: ")
+        ),
+        Err(note) => format!("unavailable: {note}"),
+    }
+}
+
+/// Process commands of a server kind's top process.
+pub fn server_commands(kind: ServerKind) -> &'static [&'static str] {
+    match kind {
+        ServerKind::MariaDb => &["mariadbd", "mysqld"],
+        ServerKind::Postgres => &["postgres", "postmaster"],
+    }
+}
+
+/// CPU and memory of a whole local server (every process, and children that exited), for
+/// the index build.
+#[derive(Debug, Clone)]
+pub struct WholeServer {
+    root: i32,
+    tick: f64,
+}
+
+/// CPU ticks of every process of a server at one instant.
+#[derive(Debug, Clone)]
+pub struct TreeSample(std::collections::HashMap<i32, u64>, u64);
+
+impl WholeServer {
+    /// The one connected local server of `kind`, if visible.
+    pub fn find(kind: ServerKind) -> Option<WholeServer> {
+        let (roots, _) = procs::connected_servers();
+        only_root(&roots, server_commands(kind))
+            .ok()
+            .map(|root| WholeServer {
+                root,
+                tick: procs::ticks_per_second(),
+            })
+    }
+
+    pub fn sample(&self) -> TreeSample {
+        let mut m = std::collections::HashMap::new();
+        for pid in procs::process_tree(self.root) {
+            if let Some(t) = procs::ticks(pid) {
+                m.insert(pid, t.user + t.system);
+            }
+        }
+        let children = procs::ticks(self.root).map_or(0, |t| t.children_user + t.children_system);
+        TreeSample(m, children)
+    }
+
+    /// CPU seconds between two samples: every process's growth (a new one counts whole) plus
+    /// the children that exited in between.
+    pub fn cpu_seconds(&self, a: &TreeSample, b: &TreeSample) -> f64 {
+        let grown: u64 =
+            b.0.iter()
+                .map(|(pid, &t)| t.saturating_sub(a.0.get(pid).copied().unwrap_or(0)))
+                .sum();
+        (grown + b.1.saturating_sub(a.1)) as f64 / self.tick
+    }
+
+    /// Resident memory of all the server's processes (PSS: shared pages counted once).
+    pub fn resident_bytes(&self) -> Option<u64> {
+        let v: Vec<u64> = procs::process_tree(self.root)
+            .into_iter()
+            .filter_map(procs::resident_bytes)
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum())
+    }
+}
