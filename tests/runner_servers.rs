@@ -15,6 +15,7 @@ use annbench::runner::interference::Watcher;
 use annbench::runner::{NoProgress, SweepOptions, run_sweep_with};
 use backend_util::{data, name};
 use serde_json::json;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 fn url(var: &str) -> String {
@@ -81,9 +82,19 @@ fn finds_the_server(algorithm: &str, opts: BackendOptions, server_comm: &str) {
     backend.drop_index().unwrap();
 }
 
-/// One test, so no other test thread holds connections while the servers are found.
+/// The tests of this file run one at a time: server discovery sees every connection of the
+/// process, so another test's connection to the other server would be found too.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One test for all four, so no other test thread holds connections while the servers are
+/// found.
 #[test]
 fn both_servers_over_tcp_and_unix_sockets() {
+    let _alone = one_at_a_time();
     let mariadb = |var: &str| BackendOptions::default().with_url(ServerKind::MariaDb, url(var));
     let postgres = |var: &str| BackendOptions::default().with_url(ServerKind::Postgres, url(var));
     finds_the_server("mariadb", mariadb("ANNBENCH_MARIADB_URL"), "mariadbd");
@@ -102,6 +113,7 @@ fn both_servers_over_tcp_and_unix_sockets() {
 
 #[test]
 fn pgvector_with_ef_search_below_k_answers_short_and_says_so() {
+    let _alone = one_at_a_time();
     // hnsw.ef_search = 4 with iterative scans off: at most 4 ids for k = 10.
     let (train, test) = data(600, 12);
     let dataset = Dataset {
