@@ -6,6 +6,8 @@
 
 mod servers_support;
 
+use servers_support::Stopped;
+
 use annbench::backend::postgres::server::connect;
 use annbench::backend::table::table_name;
 use std::path::{Path, PathBuf};
@@ -257,26 +259,4 @@ fn ctrl_c_ends_a_run_whose_queries_wait_on_a_stopped_server_process() {
     assert!(took < Duration::from_secs(20), "took {took:?}: {stderr}");
     assert_eq!(stderr.matches("interrupted").count(), 1, "{stderr}");
     assert!(stored_points(&dir.path().join("results")) >= 1);
-}
-
-/// SIGSTOPs a process and SIGCONTs it when dropped, also when the test panics.
-struct Stopped(i32);
-
-impl Stopped {
-    fn new(pid: i32) -> Self {
-        // SAFETY: a signal to a backend of the test's own database server.
-        assert_eq!(
-            unsafe { libc::kill(pid, libc::SIGSTOP) },
-            0,
-            "SIGSTOP {pid}"
-        );
-        Stopped(pid)
-    }
-}
-
-impl Drop for Stopped {
-    fn drop(&mut self) {
-        // SAFETY: as above.
-        unsafe { libc::kill(self.0, libc::SIGCONT) };
-    }
 }
