@@ -6,11 +6,22 @@
 
 mod servers_support;
 
+use servers_support::Stopped;
+
 use annbench::backend::postgres::server::connect;
 use annbench::backend::table::table_name;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+/// The tests of this file run one at a time: one stops server processes (SIGSTOP), and a run
+/// of another test waiting on what they hold would fail for that reason alone.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// 4000 SIFT rows saved as `test-signals-<case>.hdf5` under `dir`.
 fn dataset(dir: &Path, case: &str) -> (PathBuf, String) {
@@ -116,6 +127,7 @@ fn assert_tidy(index: &str) {
 
 #[test]
 fn sigterm_and_sighup_stop_a_build_like_ctrl_c() {
+    let _alone = one_at_a_time();
     for (case, signal) in [("term", libc::SIGTERM), ("hup", libc::SIGHUP)] {
         let dir = tempfile::tempdir().unwrap();
         let (file, name) = dataset(dir.path(), case);
@@ -131,6 +143,7 @@ fn sigterm_and_sighup_stop_a_build_like_ctrl_c() {
 
 #[test]
 fn a_run_right_after_a_sigkill_during_a_build_succeeds() {
+    let _alone = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let (file, name) = dataset(dir.path(), "kill");
     let index = format!("{}_vidx", table_name("vec", &name).unwrap());
@@ -143,11 +156,13 @@ fn a_run_right_after_a_sigkill_during_a_build_succeeds() {
     assert_tidy(&index);
 }
 
-/// The sessions of this process's server that last ran a query on `table`.
+/// The query sessions (searchers) that last ran a query on `table`. Only those: the run's
+/// admin session may be inside a statement on the shared metadata table, and stopping it
+/// there would hold a lock that other tests' runs wait for.
 fn query_sessions(pg: &mut postgres::Client, table: &str) -> Vec<i32> {
     pg.query(
         "SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND query LIKE $1 \
-         AND query LIKE '%ORDER BY%'",
+         AND query LIKE 'SELECT id FROM %ORDER BY%'",
         &[&format!("%{table}%")],
     )
     .unwrap()
@@ -181,6 +196,7 @@ fn stored_points(dir: &Path) -> usize {
 /// point stays. Without the watchdog the query waited for ever.
 #[test]
 fn ctrl_c_ends_a_run_whose_queries_wait_on_a_stopped_server_process() {
+    let _alone = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let (file, name) = dataset(dir.path(), "stall");
     let table = table_name("vec", &name).unwrap().to_string();
@@ -243,26 +259,4 @@ fn ctrl_c_ends_a_run_whose_queries_wait_on_a_stopped_server_process() {
     assert!(took < Duration::from_secs(20), "took {took:?}: {stderr}");
     assert_eq!(stderr.matches("interrupted").count(), 1, "{stderr}");
     assert!(stored_points(&dir.path().join("results")) >= 1);
-}
-
-/// SIGSTOPs a process and SIGCONTs it when dropped, also when the test panics.
-struct Stopped(i32);
-
-impl Stopped {
-    fn new(pid: i32) -> Self {
-        // SAFETY: a signal to a backend of the test's own database server.
-        assert_eq!(
-            unsafe { libc::kill(pid, libc::SIGSTOP) },
-            0,
-            "SIGSTOP {pid}"
-        );
-        Stopped(pid)
-    }
-}
-
-impl Drop for Stopped {
-    fn drop(&mut self) {
-        // SAFETY: as above.
-        unsafe { libc::kill(self.0, libc::SIGCONT) };
-    }
 }

@@ -5,32 +5,12 @@
 
 mod servers_support;
 
+use servers_support::Stopped;
+
 use annbench::backend::postgres::server::connect_watched;
 use annbench::backend::postgres::watchdog::{self, STOP_GRACE};
 use annbench::connect::{ServerKind, ServerUrl, lookup};
 use std::time::{Duration, Instant};
-
-/// SIGSTOPs a process and SIGCONTs it when dropped, also when the test panics.
-struct Stopped(i32);
-
-impl Stopped {
-    fn new(pid: i32) -> Self {
-        // SAFETY: a signal to a backend of the test's own database server.
-        assert_eq!(
-            unsafe { libc::kill(pid, libc::SIGSTOP) },
-            0,
-            "SIGSTOP {pid}"
-        );
-        Stopped(pid)
-    }
-}
-
-impl Drop for Stopped {
-    fn drop(&mut self) {
-        // SAFETY: as above.
-        unsafe { libc::kill(self.0, libc::SIGCONT) };
-    }
-}
 
 /// A connection on `url` with its backend stopped; the call `wait` then makes on it must end
 /// with the watchdog's error, within `bound`.

@@ -59,24 +59,6 @@ fn server_pid(name: &str) -> i32 {
         .unwrap()
 }
 
-/// SIGSTOPs a process and SIGCONTs it when dropped, also when the test panics.
-struct Stopped(i32);
-
-impl Stopped {
-    fn new(pid: i32) -> Self {
-        // SAFETY: signals to the test's own database server.
-        assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
-        Stopped(pid)
-    }
-}
-
-impl Drop for Stopped {
-    fn drop(&mut self) {
-        // SAFETY: as above.
-        unsafe { libc::kill(self.0, libc::SIGCONT) };
-    }
-}
-
 #[test]
 fn unanswered_connections_end_with_a_clear_error() {
     let (maria, pg) = (mariadb(), postgres());

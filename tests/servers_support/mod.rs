@@ -71,3 +71,26 @@ pub fn err_text<T>(r: annbench::Result<T>, what: &str) -> String {
         Err(other) => panic!("{what}: expected a Server error, got {other:?}"),
     }
 }
+
+/// SIGSTOPs a process (a server or one of its sessions) and SIGCONTs it when dropped, also
+/// when the test panics.
+pub struct Stopped(pub i32);
+
+impl Stopped {
+    pub fn new(pid: i32) -> Self {
+        // SAFETY: a signal to a process of the test's own database server.
+        assert_eq!(
+            unsafe { libc::kill(pid, libc::SIGSTOP) },
+            0,
+            "SIGSTOP {pid}"
+        );
+        Stopped(pid)
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        // SAFETY: as above.
+        unsafe { libc::kill(self.0, libc::SIGCONT) };
+    }
+}
