@@ -89,6 +89,8 @@ fn expected(p: &PointResult, name: &str) -> Value {
         // No pass of the fixtures recorded interference.
         "other_cpu_share" | "steal_share" | "load_average" => Value::Null,
         "short_results" => Value::from(m.short_results),
+        "mean_rows" => m.mean_rows.map_or(Value::Null, f),
+        "plan" => m.plan.clone().map_or(Value::Null, Value::from),
         "latency_mean" => f(m.latency_mean),
         "latency_p50" => f(m.latency_p50),
         "latency_p95" => f(m.latency_p95),

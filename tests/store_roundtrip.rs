@@ -100,6 +100,8 @@ fn sample_point() -> PointResult {
             latency_p99: 0.002485,
             latency_p999: 0.0024985,
             short_results: 1,
+            mean_rows: Some(9.5),
+            plan: Some("vector index (Limit)".into()),
             flags: vec![Flag::Interference, Flag::Stalled],
             builds: vec![BuildRun {
                 build_seconds: 3.5,

@@ -214,6 +214,71 @@ def relative_qps(
     return fig
 
 
+def selectivity(
+    df: pd.DataFrame,
+    path: PathLike | None = None,
+    *,
+    title: str | None = None,
+    figsize: tuple[float, float] = (8.0, 7.5),
+    dpi: int = DPI,
+) -> Figure:
+    """Recall (top) and queries per second (bottom, log scale) against the filter's
+    selectivity (log scale), for filtered points (the ``selectivity`` query arg, see
+    ``annbench datasets filter``): one line per algorithm, label, client count and fixed
+    parameters other than the selectivity, with each QPS's 95% interval as an error bar. A
+    marker is hollow where some queries came back with fewer rows than asked for
+    (``short_results`` > 0)."""
+    _require(df, ["recall", "qps", "param_selectivity"], "selectivity")
+    data = df.dropna(subset=["param_selectivity"])
+    data = data.assign(
+        selectivity=pd.to_numeric(data["param_selectivity"]),
+        recall=pd.to_numeric(data["recall"]),
+        qps=pd.to_numeric(data["qps"]),
+    )
+    fixed = [c for c in param_columns(data) if c != "param_selectivity"]
+    keys = [c for c in ("algorithm", "label", "clients") if c in data.columns] + fixed
+    fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    groups = data.groupby(keys, dropna=False, sort=True) if keys else [((), data)]
+    for i, (key, rows) in enumerate(groups):
+        values: dict[str, Any] = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        desc = ", ".join(f"{c[6:]}={values[c]}" for c in fixed if _present(values[c]))
+        name = f"{_line_name(values)}({desc})"
+        rows = rows.sort_values("selectivity")
+        colour = f"C{i % 10}"
+        if "short_results" in rows.columns:
+            short = pd.to_numeric(rows["short_results"]).fillna(0) > 0
+        else:
+            short = pd.Series(False, index=rows.index)
+        for ax, y in ((top, "recall"), (bottom, "qps")):
+            ax.plot(rows["selectivity"], rows[y], color=colour, label=name)
+            ax.scatter(rows["selectivity"][~short], rows[y][~short], color=colour, s=18)
+            ax.scatter(
+                rows["selectivity"][short], rows[y][short], facecolors="none",
+                edgecolors=colour, s=24,
+            )
+        if {"qps_ci_low", "qps_ci_high"} <= set(rows.columns):
+            ci = rows.dropna(subset=["qps_ci_low", "qps_ci_high"])
+            if not ci.empty:
+                below = (ci["qps"] - pd.to_numeric(ci["qps_ci_low"])).clip(lower=0)
+                above = (pd.to_numeric(ci["qps_ci_high"]) - ci["qps"]).clip(lower=0)
+                bottom.errorbar(
+                    ci["selectivity"], ci["qps"], yerr=[below, above], fmt="none",
+                    ecolor=colour, capsize=2,
+                )
+    top.set_xscale("log")
+    top.set_ylabel("Recall (filtered ground truth)")
+    top.set_ylim(-0.02, 1.02)
+    bottom.set_yscale("log")
+    bottom.set_xlabel("Selectivity (share of rows the filter keeps)")
+    bottom.set_ylabel("Queries per second (1/s)")
+    bottom.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    top.legend(fontsize="small")
+    bottom.grid(True, which="major", alpha=0.3)
+    _finish(fig, top, title or _default_title(data, "Filtered search vs selectivity"), path)
+    return fig
+
+
 def save(fig: Figure, path: PathLike) -> None:
     """Saves ``fig`` as PNG or SVG, chosen by ``path``'s extension, at the figure's dpi."""
     suffix = os.path.splitext(os.fspath(path))[1].lower()

@@ -11,7 +11,14 @@ import pandas as pd
 from . import plot
 from ._annbench import AnnbenchError, ConfigError
 
-KINDS = ("qps-recall", "build-time-recall", "index-size-recall", "qps-clients", "relative-qps")
+KINDS = (
+    "qps-recall",
+    "build-time-recall",
+    "index-size-recall",
+    "qps-clients",
+    "relative-qps",
+    "selectivity",
+)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -78,5 +85,7 @@ def draw(args: argparse.Namespace) -> None:
         plot.build_time_recall(df, args.output, **size)
     elif args.kind == "index-size-recall":
         plot.index_size_recall(df, args.output, **size)
+    elif args.kind == "selectivity":
+        plot.selectivity(df, args.output, **size)
     else:
         plot.qps_clients(df, args.output, recall=args.recall, **size)

@@ -63,6 +63,9 @@ pub fn check_value(p: &Param, value: &Value) -> Result<Value, String> {
                 .map(|c| Value::String((*c).to_string()))
                 .ok_or_else(|| format!("{value} is not one of {}", choices.join(", ")))
         }
+        Kind::Selectivity => {
+            crate::dataset::filters::parse_selectivity(value).map(|(_, text)| Value::String(text))
+        }
         Kind::Memory => {
             let s = value.as_str().unwrap_or_default();
             let digits = s.trim_end_matches(|c: char| c.is_ascii_alphabetic());

@@ -114,9 +114,14 @@ impl Backend for Exact {
         Ok(BuildReport::default())
     }
 
-    fn verify_index_used(&mut self, _query: &[f32], _k: usize, _query_args: &Params) -> Result<()> {
+    fn verify_index_used(
+        &mut self,
+        _query: &[f32],
+        _k: usize,
+        _query_args: &Params,
+    ) -> Result<String> {
         // There is no index: every query is the exact full scan this backend exists to be.
-        Ok(())
+        Ok("exact scan in process".into())
     }
 
     fn searcher(&self) -> Result<Box<dyn Searcher>> {

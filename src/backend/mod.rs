@@ -137,8 +137,22 @@ pub trait Backend: Send {
         Ok(None)
     }
 
-    /// Check (EXPLAIN) that a query with `query_args` uses the vector index; an error otherwise.
-    fn verify_index_used(&mut self, query: &[f32], k: usize, query_args: &Params) -> Result<()>;
+    /// Add the filter attribute (`attr[id]` for every row id, see [`crate::dataset::filters`])
+    /// to the loaded table, keeping a column that already holds these values. Returns the
+    /// seconds spent (0 when kept). Algorithms without filtered queries refuse.
+    fn load_attributes(&mut self, attr: &[i32]) -> Result<f64> {
+        let _ = attr;
+        Err(crate::Error::Config(format!(
+            "{} does not run filtered queries (no selectivity query arg)",
+            self.name()
+        )))
+    }
+
+    /// Check (EXPLAIN) that a query with `query_args` uses the vector index, or for a filtered
+    /// query the attribute's B-tree (then sorting by exact distance); an error for a plan with
+    /// neither. Returns the plan in a few words, with EXPLAIN's lines in brackets.
+    fn verify_index_used(&mut self, query: &[f32], k: usize, query_args: &Params)
+    -> Result<String>;
 
     /// A new query connection on the loaded table and built index.
     fn searcher(&self) -> Result<Box<dyn Searcher>>;
@@ -180,6 +194,7 @@ pub trait Searcher: Send {
 pub mod args;
 pub mod cost;
 pub mod describe;
+pub mod filter;
 pub mod handshake;
 pub mod parallel;
 pub mod plan;

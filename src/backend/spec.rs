@@ -81,6 +81,8 @@ pub enum Kind {
     Choice(&'static [&'static str]),
     /// A PostgreSQL memory size: digits and kB, MB, GB or TB, e.g. `512MB`.
     Memory,
+    /// A share of the rows in (0, 1], e.g. `0.01` or `1%` (stored as canonical text).
+    Selectivity,
 }
 
 /// Whether a point must set a parameter.
@@ -184,6 +186,7 @@ impl fmt::Display for Kind {
             Kind::Int { min, max } => write!(f, "integer {min}..={max}"),
             Kind::Choice(c) => f.write_str(&c.join(" | ")),
             Kind::Memory => f.write_str("memory size, e.g. 512MB or 4GB"),
+            Kind::Selectivity => f.write_str("share of rows in (0, 1], e.g. 0.01 or 1%"),
         }
     }
 }

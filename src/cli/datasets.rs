@@ -77,6 +77,21 @@ pub enum DatasetsCommand {
         #[command(flatten)]
         dir: DataDir,
     },
+    /// Add a filter workload: an integer attribute per train row (a seeded permutation of
+    /// 0..n) and, per selectivity s, the exact ground truth of the queries filtered by
+    /// `attr < round(s * n)`, in a sidecar file `<name>.filters.h5` next to the dataset.
+    Filter {
+        /// HDF5 file or dataset name.
+        dataset: String,
+        /// Shares of the rows the filters keep, in (0, 1], e.g. 0.001,0.01,0.1,0.5,0.9 (or 1%).
+        #[arg(long, value_delimiter = ',', required = true)]
+        selectivity: Vec<String>,
+        /// Seed of the attribute permutation.
+        #[arg(long, default_value_t = dataset::filters::DEFAULT_SEED)]
+        seed: u64,
+        #[command(flatten)]
+        dir: DataDir,
+    },
     /// Generate a synthetic random-* set (seeded) into the data dir.
     Generate {
         /// random-xs-20-euclidean, random-xs-20-angular, random-s-100-euclidean or random-s-100-angular.
@@ -186,6 +201,12 @@ pub fn run(cmd: DatasetsCommand) -> Result<()> {
             dry_run,
             dir,
         } => groundtruth(&dataset, k, dry_run, &dir.data_dir),
+        DatasetsCommand::Filter {
+            dataset,
+            selectivity,
+            seed,
+            dir,
+        } => filter(&dataset, &selectivity, seed, &dir.data_dir),
         DatasetsCommand::Generate { name, dir } => {
             let entry = registry::lookup(&name)?;
             let (path, t) = dataset::synthetic::generate_to_timed(entry, &dir.data_dir)?;
@@ -275,6 +296,7 @@ fn info(dataset: &str, data_dir: &Path) -> Result<()> {
     outln!("dimension:    {}", i.dimension);
     outln!("train:        {} x {}", i.train, i.dimension);
     outln!("test:         {} x {}", i.test, i.dimension);
+    print_filters(&path, dataset)?;
     match i.ground_truth_k {
         Some(k) => outln!("ground truth: yes, k={k}"),
         None => {
@@ -284,6 +306,56 @@ fn info(dataset: &str, data_dir: &Path) -> Result<()> {
     }
     if let Some((d, _)) = dataset::difficulty::of_file(&path)? {
         print_difficulty(&d, i.train);
+    }
+    Ok(())
+}
+
+/// `annbench datasets filter`: generate and store the filter workload.
+fn filter(dataset: &str, selectivity: &[String], seed: u64, data_dir: &Path) -> Result<()> {
+    let path = dataset::resolve(dataset, data_dir)?;
+    let ds = dataset::open(&path)?;
+    let start = Instant::now();
+    let f = dataset::filters::generate(&ds, selectivity, seed)?;
+    let secs = start.elapsed().as_secs_f64();
+    let out = dataset::filters::store::save(&f, &path)?;
+    outln!(
+        "{}: attribute attr (seed {seed}) and exact filtered ground truth for {} \
+         selectivities in {secs:.2} s -> {}",
+        ds.name,
+        f.levels.len(),
+        out.display()
+    );
+    print_filters(&path, dataset)
+}
+
+/// The filter workload of the dataset at `path`, if it has one.
+fn print_filters(path: &Path, dataset: &str) -> Result<()> {
+    let Some(f) = dataset::filters::store::load(path)? else {
+        outln!(
+            "filters:      none (add with `annbench datasets filter {dataset} --selectivity 0.01,0.1,0.5`)"
+        );
+        return Ok(());
+    };
+    outln!(
+        "filters:      attr < t, attr a seeded permutation of 0..{} (seed {}), in {}",
+        f.attr.len(),
+        f.seed,
+        dataset::filters::store::sidecar_path(path).display()
+    );
+    outln!(
+        "  {:>11} {:>10} {:>9}  exact filtered ground truth",
+        "selectivity",
+        "t (rows)",
+        "share"
+    );
+    for l in &f.levels {
+        outln!(
+            "  {:>11} {:>10} {:>8.4}%  k={}",
+            l.selectivity,
+            l.threshold,
+            100.0 * l.threshold as f64 / f.attr.len().max(1) as f64,
+            l.truth.neighbors.ncols()
+        );
     }
     Ok(())
 }

@@ -255,6 +255,10 @@ pub fn table(args: TableArgs) -> crate::Result<()> {
         frontier_table(&pareto(&points), distinct)
     } else if args.builds {
         build_rows_table(&build_table(&points), distinct)
+    } else if crate::report::filtered::any_filtered(&points) {
+        // Filtered points: one table per selectivity (points at different selectivities
+        // answer different questions).
+        crate::report::filtered::selectivity_table(&points, &args.recall, args.base.as_deref())?
     } else {
         let mut t = best_at_recall(&points, &args.recall, args.base.as_deref())?;
         t.server_cost = args.server_cost;

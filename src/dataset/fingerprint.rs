@@ -42,6 +42,18 @@ pub fn fingerprint(ds: &Dataset, k: usize) -> String {
     format!("{:032x}", h.finish_128())
 }
 
+/// 32 hex digits naming the metric and the train and test vectors alone (no ground truth): ties
+/// a filter sidecar (`super::filters`) to the vectors it was made for.
+pub fn vectors_digest(ds: &Dataset) -> String {
+    let mut h = XxHash3_128::new();
+    h.write(b"annbench vectors digest v1\0");
+    h.write(ds.metric.as_str().as_bytes());
+    for m in [ds.train.view(), ds.test.view()] {
+        h.write(&matrix_digest(m).to_le_bytes());
+    }
+    format!("{:032x}", h.finish_128())
+}
+
 /// Digest of a matrix's shape and values (little-endian bit patterns, row-major).
 fn matrix_digest(m: ArrayView2<'_, f32>) -> u128 {
     let owned;

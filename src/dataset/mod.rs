@@ -43,6 +43,7 @@ pub mod datadir;
 pub mod difficulty;
 pub mod download;
 pub mod embeddings;
+pub mod filters;
 pub mod fingerprint;
 pub mod groundtruth;
 pub mod gtcheck;

@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 
 /// The fixed columns, in order; `param_<name>` columns follow, sorted by name.
-pub const EXPORT_COLUMNS: [&str; 47] = [
+pub const EXPORT_COLUMNS: [&str; 49] = [
     "dataset",
     "count",
     "algorithm",
@@ -33,6 +33,8 @@ pub const EXPORT_COLUMNS: [&str; 47] = [
     "steal_share",
     "load_average",
     "short_results",
+    "mean_rows",
+    "plan",
     "latency_mean",
     "latency_p50",
     "latency_p95",
@@ -69,7 +71,9 @@ pub const EXPORT_COLUMNS: [&str; 47] = [
 /// the spread of the passes in use (`passes` of `passes_total`), `flags` the reasons for
 /// caution (`interference,spread,stalled`), and `other_cpu_share`, `steal_share` and
 /// `load_average` the worst interference among the passes in use (shares of the machine's
-/// CPU). `short_results`: queries answered with fewer than k ids. The `server_*` columns are
+/// CPU). `short_results`: queries answered with fewer than k ids (filtered points: fewer
+/// than min(k, matching rows)); `mean_rows`: ids returned per query; `plan`: the plan EXPLAIN
+/// showed, in a few words (`vector index`, `B-tree + exact sort`). The `server_*` columns are
 /// the database server's cost per query (docs/server-cost.md): CPU seconds (user + system)
 /// and context switches of local servers, execution time and buffer hits and reads from the
 /// server's statistics, `client_network_per_query` = mean latency - server execution time,
@@ -148,6 +152,8 @@ fn fixed_cells(p: &PointResult) -> Vec<Cell> {
         Cell::from(worst(&|i| Some(i.steal_share()))),
         Cell::from(worst(&|i| Some(i.load_average))),
         Cell::Int(m.short_results as i64),
+        Cell::from(m.mean_rows),
+        Cell::from(m.plan.as_deref().map(super::filtered::plan_short)),
         Cell::Float(m.latency_mean),
         Cell::Float(m.latency_p50),
         Cell::Float(m.latency_p95),

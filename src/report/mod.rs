@@ -11,6 +11,7 @@ pub mod compare;
 mod compare_view;
 pub mod difficulty;
 pub mod export;
+pub mod filtered;
 pub mod html;
 pub mod names;
 pub mod pareto;

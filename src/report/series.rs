@@ -12,6 +12,10 @@ pub struct SeriesKey {
     pub algorithm: String,
     pub label: Option<String>,
     pub clients: usize,
+    /// The filter's selectivity of filtered points (`selectivity` query arg): points at
+    /// different selectivities answer different questions, so they never share a frontier,
+    /// a best-at-recall row or a recall-matched comparison.
+    pub selectivity: Option<String>,
 }
 
 impl SeriesKey {
@@ -21,6 +25,7 @@ impl SeriesKey {
             algorithm: point.algorithm.clone(),
             label: point.label.clone(),
             clients: point.clients,
+            selectivity: super::filtered::selectivity(point).map(str::to_string),
         }
     }
 }
@@ -31,7 +36,11 @@ impl fmt::Display for SeriesKey {
         if let Some(label) = &self.label {
             write!(f, " [{label}]")?;
         }
-        write!(f, " x{} clients", self.clients)
+        write!(f, " x{} clients", self.clients)?;
+        if let Some(s) = &self.selectivity {
+            write!(f, " at selectivity {s}")?;
+        }
+        Ok(())
     }
 }
 

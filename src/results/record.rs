@@ -232,9 +232,17 @@ pub struct PointMetrics {
     pub latency_p95: f64,
     pub latency_p99: f64,
     pub latency_p999: f64,
-    /// Queries answered with fewer than k ids in the recall pass.
+    /// Queries answered with fewer than k ids in the recall pass (filtered points: fewer
+    /// than min(k, rows matching the filter)).
     #[serde(default)]
     pub short_results: usize,
+    /// Mean ids returned per query in the recall pass (`None` in files of earlier versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_rows: Option<f64>,
+    /// The query plan EXPLAIN showed before the point was measured, in a few words
+    /// (`vector index`, `B-tree + exact sort`) with EXPLAIN's lines in brackets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
     /// Reasons for caution, empty for a clean figure.
     #[serde(default)]
     pub flags: Vec<Flag>,

@@ -184,6 +184,13 @@ fn measure_builds(
             .map(|(s, a)| s.cpu_seconds(&a, &s.sample()));
         let build_cost = *build_cost
             .get_or_insert_with(|| (cpu, server.as_ref().and_then(WholeServer::resident_bytes)));
+        // The plan of every point, as EXPLAIN shows it on this build (a filter can change it
+        // from one selectivity to the next); a plan with no usable index fails the build.
+        let first_query = ctx.queries.row(0).to_vec();
+        for run in runs.iter_mut() {
+            let plan = backend.verify_index_used(&first_query, opts.count, &run.query_args)?;
+            run.plan = Some(plan);
+        }
         let mut searchers = (0..max_clients)
             .map(|_| backend.searcher())
             .collect::<Result<Vec<_>>>()?;
@@ -204,6 +211,7 @@ fn measure_builds(
                 progress: ctx.progress,
                 algorithm: ctx.algorithm,
                 watcher: watcher.as_ref(),
+                filters: ctx.filters,
                 cost: probe.measures().then_some(&probe),
             },
             policy,
@@ -280,9 +288,6 @@ fn build_index(
     if let Some(note) = plan_note {
         report.notices.insert(0, note);
     }
-    let first = ctx.queries.row(0).to_vec();
-    let first_args = build.query_args.first().cloned().unwrap_or_default();
-    backend.verify_index_used(&first, ctx.opts.count, &first_args)?;
     Ok(report)
 }
 
@@ -350,7 +355,7 @@ fn assemble(
         query_args: run.query_args.clone(),
         clients: run.clients,
         label: opts.label.clone(),
-        dataset_fingerprint: Some(ctx.fingerprint.clone()),
+        dataset_fingerprint: Some(ctx.fingerprint_for(&run.query_args)),
         load_seconds: Some(ctx.load.seconds),
         build_seconds: m.build_seconds,
         index_size_bytes: Some(build.index_size_bytes),

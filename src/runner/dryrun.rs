@@ -363,9 +363,18 @@ fn calibrate_on(
                 .builds
                 .iter()
                 .take(1)
-                .map(|b| crate::config::BuildPoint {
-                    build_args: b.build_args.clone(),
-                    query_args: b.query_args.iter().take(1).cloned().collect(),
+                .map(|b| {
+                    // Calibrated unfiltered: the sample has no filter attributes.
+                    let mut build_args = b.build_args.clone();
+                    build_args.remove(crate::backend::filter::FILTER_INDEX.name);
+                    let mut query: Vec<Params> = b.query_args.iter().take(1).cloned().collect();
+                    for q in &mut query {
+                        q.remove(crate::backend::filter::SELECTIVITY.name);
+                    }
+                    crate::config::BuildPoint {
+                        build_args,
+                        query_args: query,
+                    }
                 })
                 .collect(),
             ..g.clone()
@@ -379,7 +388,7 @@ fn calibrate_on(
         label: None,
         ..opts.clone()
     };
-    let ran = sweep::run(sample, &small, &cal_opts, progress, factory);
+    let ran = sweep::run(sample, None, &small, &cal_opts, progress, factory);
     for g in grids {
         drop_calibration_table(&g.algorithm, &name, opts);
     }

@@ -331,11 +331,16 @@ pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSu
         r => r?,
     }
     let dataset = crate::dataset::open(&path)?;
+    let filters = if sweep::selectivities(&grids).is_empty() {
+        None
+    } else {
+        crate::dataset::filters::store::load(&path)?
+    };
     let backend_opts = BackendOptions {
         build_timeout: opts.timeout,
         ..opts.backend.clone()
     };
-    sweep::run(dataset, &grids, opts, progress, &|name| {
+    sweep::run(dataset, filters.as_ref(), &grids, opts, progress, &|name| {
         crate::backend::create(name, &backend_opts)
     })
 }
@@ -347,11 +352,22 @@ pub fn run_sweep_with(
     progress: &dyn Progress,
     factory: &dyn Fn(&str) -> Result<Box<dyn Backend>>,
 ) -> Result<SweepSummary> {
+    run_sweep_filtered(dataset, None, opts, progress, factory)
+}
+
+/// [`run_sweep_with`] with the dataset's filter workload, for sweeps with `selectivity` points.
+pub fn run_sweep_filtered(
+    dataset: Dataset,
+    filters: Option<&crate::dataset::filters::Filters>,
+    opts: &SweepOptions,
+    progress: &dyn Progress,
+    factory: &dyn Fn(&str) -> Result<Box<dyn Backend>>,
+) -> Result<SweepSummary> {
     let opts = &without_repeats(opts);
     let grids = plan(opts, Some(dataset.train.nrows()))?;
     preflight::check(opts, &grids, &dataset.name, dataset.test.nrows())?;
     preflight::check_dimensions(&grids, dataset.dimension())?;
-    sweep::run(dataset, &grids, opts, progress, factory)
+    sweep::run(dataset, filters, &grids, opts, progress, factory)
 }
 
 /// `opts` with repeated client counts and algorithms listed once (`--clients 1,1` is one

@@ -12,6 +12,7 @@ use super::recall::recompute_distances;
 use super::server_cost::Probe;
 use crate::backend::{BuildReport, Searcher};
 use crate::dataset::Dataset;
+use crate::dataset::filters::Filters;
 use crate::metrics;
 use crate::params::Params;
 use crate::results::{BuildRun, Pass, PointMetrics, ServerCost};
@@ -29,6 +30,8 @@ pub struct PassEnv<'a> {
     pub algorithm: &'a str,
     /// `None`: interference is not sampled.
     pub watcher: Option<&'a Watcher>,
+    /// The filter workload of filtered points (`selectivity` query arg).
+    pub filters: Option<&'a Filters>,
     /// `None`: server cost is not sampled.
     pub cost: Option<&'a Probe>,
 }
@@ -54,6 +57,8 @@ struct RecallRun {
     duplicates: usize,
     overlong: usize,
     short: usize,
+    /// Mean ids returned per query.
+    mean_rows: f64,
     build: BuildRun,
 }
 
@@ -69,6 +74,8 @@ pub struct PointRun {
     build: usize,
     /// Failed (recorded with `--keep-going`): no more passes, never stored.
     pub failed: bool,
+    /// The plan EXPLAIN showed for this point's query.
+    pub plan: Option<String>,
 }
 
 impl PointRun {
@@ -82,6 +89,7 @@ impl PointRun {
             seconds: 0.0,
             build: 0,
             failed: false,
+            plan: None,
         }
     }
 
@@ -116,15 +124,35 @@ impl PointRun {
         let neighbors = Array2::from_shape_vec((q, k), bufs.neighbors.clone())
             .map_err(|e| Error::Backend(format!("internal: neighbour buffer shape: {e}")))?;
         let (distances, duplicates) = recompute_distances(env.data, env.queries, neighbors.view())?;
-        let truth = env
-            .data
-            .ground_truth
-            .as_ref()
-            .ok_or_else(|| Error::Dataset(format!("{}: no ground truth", env.data.name)))?;
+        let returned = |ids: ndarray::ArrayView1<'_, i64>| ids.iter().filter(|&&i| i >= 0).count();
+        let mean_rows =
+            neighbors.rows().into_iter().map(returned).sum::<usize>() as f64 / q.max(1) as f64;
+        // A filtered point is scored against the exact answer among the matching rows, over
+        // the k nearest of them, or all of them where fewer than k match.
+        let (truth, k_eff, short) = match self.filter_level(env)? {
+            Some(level) => {
+                check_filter(env, level, neighbors.view())?;
+                let k_eff = k.min(level.truth.distances.ncols());
+                let short = neighbors
+                    .rows()
+                    .into_iter()
+                    .filter(|ids| returned(*ids) < k_eff)
+                    .count();
+                (&level.truth, k_eff, short)
+            }
+            None => {
+                let truth =
+                    env.data.ground_truth.as_ref().ok_or_else(|| {
+                        Error::Dataset(format!("{}: no ground truth", env.data.name))
+                    })?;
+                (truth, k, bufs.short)
+            }
+        };
         let recall_of = |f: fn(_, _, usize) -> Option<f64>| {
-            f(truth.distances.view(), distances.view(), k).ok_or_else(|| {
+            f(truth.distances.view(), distances.view(), k_eff).ok_or_else(|| {
                 Error::Dataset(format!(
-                    "{}: ground truth is narrower than k={k} or has fewer rows than the queries",
+                    "{}: ground truth is narrower than k={k_eff} or has fewer rows than the \
+                     queries",
                     env.data.name
                 ))
             })
@@ -147,10 +175,29 @@ impl PointRun {
             distances,
             duplicates,
             overlong: bufs.overlong,
-            short: bufs.short,
+            short,
+            mean_rows,
             build: build_run,
         });
         Ok(())
+    }
+
+    /// The filter of this point, if it has a `selectivity` query arg.
+    fn filter_level<'e>(
+        &self,
+        env: &PassEnv<'e>,
+    ) -> Result<Option<&'e crate::dataset::filters::Level>> {
+        let name = crate::backend::filter::SELECTIVITY.name;
+        let Some(sel) = self.query_args.get(name).and_then(|v| v.as_str()) else {
+            return Ok(None);
+        };
+        let f = env.filters.ok_or_else(|| {
+            Error::Config(format!(
+                "selectivity {sel}: the sweep has no filter attributes for '{}'",
+                env.data.name
+            ))
+        })?;
+        f.level(sel, &env.data.name).map(Some)
     }
 
     /// One timed pass (query arguments already applied).
@@ -299,6 +346,8 @@ impl PointRun {
             latency_p99: lat.p99,
             latency_p999: lat.p999,
             short_results: first.short,
+            mean_rows: Some(first.mean_rows),
+            plan: self.plan.clone(),
             flags: f.flags.clone(),
             builds,
             server: self
@@ -317,4 +366,26 @@ impl PointRun {
             build_seconds,
         })
     }
+}
+
+/// Refuse an answer with a row that fails the filter: the server answered another query.
+fn check_filter(
+    env: &PassEnv<'_>,
+    level: &crate::dataset::filters::Level,
+    neighbors: ArrayView2<'_, i64>,
+) -> Result<()> {
+    let attr = env.filters.map(|f| f.attr.as_slice()).unwrap_or_default();
+    for (q, ids) in neighbors.rows().into_iter().enumerate() {
+        for &id in ids.iter().filter(|&&i| i >= 0) {
+            let a = attr.get(id as usize).copied().map_or(i64::MAX, i64::from);
+            if a >= level.threshold {
+                return Err(Error::Backend(format!(
+                    "{}: query {q} at selectivity {} returned row {id}, whose attr {a} fails the \
+                     filter attr < {}",
+                    env.algorithm, level.selectivity, level.threshold
+                )));
+            }
+        }
+    }
+    Ok(())
 }

@@ -102,7 +102,7 @@ pub(super) fn lookup(
         });
     };
     Ok(match point.dataset_fingerprint.as_deref() {
-        Some(f) if f == ctx.fingerprint => Stored::Reuse(Box::new(point)),
+        Some(f) if f == ctx.fingerprint_for(key.query_args) => Stored::Reuse(Box::new(point)),
         Some(_) => Stored::Measure {
             supersedes,
             why: Some(Why::OtherData),

@@ -2,13 +2,16 @@
 
 use super::progress::{Event, Progress};
 use super::{Failure, SweepOptions, SweepSummary, data};
+use crate::backend::filter::SELECTIVITY;
 use crate::backend::{Backend, LoadReport, ServerInfo, TableSpec};
 use crate::config::Grid;
 use crate::dataset::Dataset;
+use crate::dataset::filters::Filters;
 use crate::params::Params;
 use crate::results::env::Host;
 use crate::{Error, Result};
 use ndarray::{CowArray, Ix2};
+use std::collections::BTreeMap;
 
 /// Shared, read-only state of one algorithm's sweep.
 pub(super) struct Ctx<'a> {
@@ -20,8 +23,22 @@ pub(super) struct Ctx<'a> {
     pub(super) algorithm: &'a str,
     pub(super) server: ServerInfo,
     pub(super) load: LoadReport,
-    /// [`crate::dataset::fingerprint`] of the data, stored with every point.
+    /// [`crate::dataset::fingerprint`] of the data, stored with every unfiltered point.
     pub(super) fingerprint: String,
+    /// The filter workload, when the sweep has filtered points.
+    pub(super) filters: Option<&'a Filters>,
+    /// Fingerprint of each selectivity's points (the data's with the filter's).
+    pub(super) filter_prints: BTreeMap<String, String>,
+}
+
+impl Ctx<'_> {
+    /// The fingerprint stored with a point of `query_args`.
+    pub(super) fn fingerprint_for(&self, query_args: &Params) -> String {
+        let sel = query_args.get(SELECTIVITY.name).and_then(|v| v.as_str());
+        sel.and_then(|s| self.filter_prints.get(s))
+            .cloned()
+            .unwrap_or_else(|| self.fingerprint.clone())
+    }
 }
 
 impl Ctx<'_> {
@@ -73,8 +90,52 @@ fn fail(
     Ok(())
 }
 
+/// The selectivities the grids' query points filter with, each once.
+pub fn selectivities(grids: &[Grid]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let all = grids
+        .iter()
+        .flat_map(|g| &g.builds)
+        .flat_map(|b| &b.query_args);
+    for s in all.filter_map(|q| q.get(SELECTIVITY.name).and_then(|v| v.as_str())) {
+        if !out.iter().any(|o| o == s) {
+            out.push(s.to_string());
+        }
+    }
+    out
+}
+
+/// The filters the grids need, checked: every selectivity present, made for this data.
+/// `None` when no point is filtered.
+pub fn check_filters<'f>(
+    data: &Dataset,
+    grids: &[Grid],
+    filters: Option<&'f Filters>,
+) -> Result<Option<&'f Filters>> {
+    let wanted = selectivities(grids);
+    if wanted.is_empty() {
+        return Ok(None);
+    }
+    let f = filters.ok_or_else(|| {
+        Error::Config(format!(
+            "a filtered sweep (selectivity {}) needs the attributes of '{}', which it has none \
+             of: create them with `annbench datasets filter {} --selectivity {}`",
+            wanted.join(", "),
+            data.name,
+            data.name,
+            wanted.join(",")
+        ))
+    })?;
+    for s in &wanted {
+        f.level(s, &data.name)?;
+    }
+    f.check_for(data)?;
+    Ok(Some(f))
+}
+
 pub fn run(
     mut data: Dataset,
+    filters: Option<&Filters>,
     grids: &[Grid],
     opts: &SweepOptions,
     progress: &dyn Progress,
@@ -112,6 +173,7 @@ pub fn run(
             &selected
         }
     };
+    let filters = check_filters(&data, grids, filters)?;
     data::ensure_ground_truth(&mut data, opts.count, progress)?;
     for grid in grids {
         for w in &grid.warnings {
@@ -120,6 +182,17 @@ pub fn run(
     }
     let queries = data.test.as_standard_layout();
     let fingerprint = crate::dataset::fingerprint(&data, opts.count);
+    let filter_prints: BTreeMap<String, String> = filters
+        .map(|f| {
+            f.levels
+                .iter()
+                .map(|l| {
+                    let print = crate::dataset::filters::fingerprint(&fingerprint, f, l);
+                    (l.selectivity.clone(), print)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     for grid in grids {
         let per_build: usize = grid.builds.iter().map(|b| b.query_args.len()).sum();
         progress.on_event(&Event::AlgorithmStarted {
@@ -138,7 +211,21 @@ pub fn run(
                 algorithm: &grid.algorithm,
                 rows: data.train.nrows(),
             });
-            let load = backend.load(&spec, data.train.view())?;
+            let mut load = backend.load(&spec, data.train.view())?;
+            let filtered = grid
+                .builds
+                .iter()
+                .flat_map(|b| &b.query_args)
+                .any(|q| q.contains_key(SELECTIVITY.name));
+            if let (Some(f), true) = (filters, filtered) {
+                let seconds = backend.load_attributes(&f.attr)?;
+                // Counted apart from the vectors' load: the attribute column is added after.
+                load.method = if seconds > 0.0 {
+                    format!("{}; attribute column added in {seconds:.2} s", load.method)
+                } else {
+                    format!("{}; attribute column kept", load.method)
+                };
+            }
             progress.on_event(&Event::LoadFinished {
                 algorithm: &grid.algorithm,
                 report: &load,
@@ -169,6 +256,8 @@ pub fn run(
             server,
             load,
             fingerprint: fingerprint.clone(),
+            filters,
+            filter_prints: filter_prints.clone(),
         };
         for build in &grid.builds {
             let outcome = super::build::run_build(&ctx, backend.as_mut(), build, &mut summary);

@@ -121,3 +121,30 @@ def test_plots_return_figures_without_pyplot_state(results_df):
     plot.qps_recall(results_df)
     assert plt.get_fignums() == before
     assert isinstance(results_df, pd.DataFrame)
+
+
+def test_selectivity_plot_draws_recall_and_qps(tmp_path):
+    sel = ["0.001", "0.01", "0.1"]
+    df = pd.DataFrame(
+        {
+            "dataset": ["d"] * 6,
+            "algorithm": ["pgvector"] * 3 + ["mariadb"] * 3,
+            "label": [None] * 6,
+            "clients": [1] * 6,
+            "recall": [0.1, 0.5, 0.9, 1.0, 0.95, 0.9],
+            "qps": [900.0, 800.0, 700.0, 300.0, 400.0, 500.0],
+            "qps_ci_low": [850.0, 750.0, 650.0, 280.0, 380.0, 480.0],
+            "qps_ci_high": [950.0, 850.0, 750.0, 320.0, 420.0, 520.0],
+            "short_results": [50, 3, 0, 0, 0, 0],
+            "param_ef_search": [40] * 6,
+            "param_selectivity": sel + sel,
+        }
+    )
+    out = tmp_path / "sel.png"
+    fig = plot.selectivity(df, out)
+    top, bottom = fig.get_axes()
+    assert top.get_xscale() == "log" and bottom.get_yscale() == "log"
+    assert len(top.get_lines()) == 2, "one line per algorithm and fixed parameters"
+    _check_png(out, 800, 750)
+    with pytest.raises(annbench.ConfigError):
+        plot.selectivity(df.drop(columns=["param_selectivity"]))

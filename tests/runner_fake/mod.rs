@@ -210,9 +210,9 @@ impl Backend for Fake {
                 enforced,
             }))
     }
-    fn verify_index_used(&mut self, _q: &[f32], _k: usize, _qa: &Params) -> Result<()> {
+    fn verify_index_used(&mut self, _q: &[f32], _k: usize, _qa: &Params) -> Result<String> {
         self.note("verify".into());
-        Ok(())
+        Ok("fake index".into())
     }
     fn searcher(&self) -> Result<Box<dyn Searcher>> {
         let mut log = self.log.lock().unwrap();

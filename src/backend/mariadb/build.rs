@@ -5,7 +5,8 @@ use super::errors::sql_err;
 use super::search::{query_sql, settings_sql, vector_bytes};
 use super::stop::KillWhenCopying;
 use super::{ALGORITHM, Engine, INDEX_NAME, MariaDb, distance_name};
-use crate::backend::sql::{guard, watch};
+use crate::backend::filter::{self, Plan};
+use crate::backend::sql::{attrs, guard, watch};
 use crate::backend::sql::{SqlConn, count_rows};
 use crate::backend::{BuildReport, BuildWatch, Cancel, MemoryPlan, plan};
 use crate::params::Params;
@@ -73,6 +74,14 @@ pub(super) fn build(
         &format!("DROP INDEX IF EXISTS {INDEX_NAME} ON {qt}"),
         "dropping the previous vector index",
     )?;
+    filter::check_attributes(ALGORITHM.name, &args, l.attrs.is_some(), "build")?;
+    if let Some(attr) = &l.attrs {
+        // The other engine's table gets the attributes too (kept once filled).
+        if engine != Engine::InnoDb {
+            attrs::ensure(&mut b.conn, &t, attr)?;
+        }
+        attrs::set_btree(&mut b.conn, &t, filter::wants_btree(&args))?;
+    }
     // Tagged, so that a later run can tell this build from a live one if this process dies.
     let sql = format!(
         "ALTER TABLE {qt} ADD VECTOR INDEX {INDEX_NAME} (v) M={m} DISTANCE={} {}",
@@ -135,8 +144,9 @@ pub(super) fn build(
 }
 
 /// What tells this index from one another session built in its place, `None` when there is
-/// no vector index on table `t`: the InnoDB id of its hidden table `t#i#01` (new for every
-/// build), or for MyISAM the table's creation time (a build copies the table).
+/// no vector index on table `t`: the InnoDB id of its hidden table `t#i#NN` (new for every
+/// build; NN is 01 unless the attribute B-tree came first, see [`index_size`]), or for MyISAM
+/// the table's creation time (a build copies the table).
 pub(super) fn index_identity(b: &mut MariaDb, engine: Engine, t: &str) -> Result<Option<String>> {
     let (db, conn) = (b.db.clone(), &mut b.conn);
     let exists: Option<i64> = conn
@@ -150,11 +160,19 @@ pub(super) fn index_identity(b: &mut MariaDb, engine: Engine, t: &str) -> Result
         return Ok(None);
     }
     let id: Option<String> = match engine {
-        Engine::InnoDb => conn.exec_first(
-            "SELECT CAST(TABLE_ID AS CHAR) FROM information_schema.INNODB_SYS_TABLES \
-             WHERE NAME = ?",
-            (format!("{db}/{t}#i#01"),),
-        ),
+        Engine::InnoDb => {
+            let prefix = format!("{db}/{t}#i#");
+            conn.exec::<(String, String), _, _>(
+                "SELECT NAME, CAST(TABLE_ID AS CHAR) FROM information_schema.INNODB_SYS_TABLES \
+                 WHERE NAME LIKE ?",
+                (format!("{}%", prefix.replace('_', "\\_")),),
+            )
+            .map(|rows| {
+                rows.into_iter()
+                    .find(|(name, _)| name.starts_with(&prefix))
+                    .map(|(_, id)| id)
+            })
+        }
         Engine::MyIsam => conn.exec_first(
             "SELECT CAST(CREATE_TIME AS CHAR) FROM information_schema.TABLES \
              WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
@@ -199,10 +217,26 @@ fn settle(b: &mut MariaDb, qt: &str, metric: crate::Metric) -> Result<()> {
     )
 }
 
-/// Size of the index's hidden table `<table>#i#01`.
+/// Size of the index's hidden table `<table>#i#NN`.
 fn index_size(b: &mut MariaDb, engine: Engine, t: &str) -> Result<u64> {
     match engine {
-        Engine::InnoDb => b.tablespace_size(&format!("{}/{t}#i#01", b.db)),
+        Engine::InnoDb => {
+            // The vector index's tablespace is `<table>#i#NN`, NN its key number: 01 when it
+            // is the only secondary key, later when the attribute B-tree came first.
+            let prefix = format!("{}/{t}#i#", b.db);
+            let names: Vec<String> = b
+                .conn
+                .exec(
+                    "SELECT NAME FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME LIKE ?",
+                    (format!("{}%", prefix.replace('_', "\\_")),),
+                )
+                .map_err(|e| sql_err(e, "listing the index tablespaces"))?;
+            let name = names
+                .into_iter()
+                .find(|n| n.starts_with(&prefix))
+                .unwrap_or_else(|| format!("{prefix}01"));
+            b.tablespace_size(&name)
+        }
         Engine::MyIsam => {
             let datadir = match &b.datadir {
                 Some(d) => d.clone(),
@@ -216,8 +250,18 @@ fn index_size(b: &mut MariaDb, engine: Engine, t: &str) -> Result<u64> {
             };
             let dir = datadir.join(&b.db);
             let mut total = 0;
+            // `<table>#i#NN`, NN the vector index's key number (see InnoDB above).
+            let prefix = format!("{t}#i#");
+            let stem = std::fs::read_dir(&dir)
+                .ok()
+                .and_then(|entries| {
+                    entries
+                        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                        .find(|n| n.starts_with(&prefix) && n.ends_with(".MYD"))
+                })
+                .map_or_else(|| format!("{prefix}01"), |n| n.trim_end_matches(".MYD").to_string());
             for ext in ["MYD", "MYI"] {
-                let p = dir.join(format!("{t}#i#01.{ext}"));
+                let p = dir.join(format!("{stem}.{ext}"));
                 total += std::fs::metadata(&p)
                     .map_err(|e| {
                         Error::Backend(format!(
@@ -294,18 +338,22 @@ pub(super) fn verify_index_used(
     query: &[f32],
     k: usize,
     query_args: &Params,
-) -> Result<()> {
+) -> Result<String> {
     let l = b.loaded()?.clone();
+    let t = b.table(l.engine, &l.spec.dataset)?;
     let qt = b.qualified(l.engine, &l.spec.dataset)?;
     let args = ALGORITHM.query_args(query_args)?;
+    filter::check_attributes(ALGORITHM.name, &args, l.attrs.is_some(), "query")?;
     b.conn.run(&settings_sql(&args), "setting query args")?;
-    let sql = format!("EXPLAIN {}", query_sql(&qt, l.spec.metric, k));
+    let filter = filter::where_clause(&args, l.rows);
+    let sql = format!("EXPLAIN {}", query_sql(&qt, l.spec.metric, k, &filter));
     let rows: Vec<mysql::Row> = b
         .conn
         .exec(&sql, (vector_bytes(query),))
         .map_err(|e| sql_err(e, "running EXPLAIN"))?;
     let mut plan = Vec::new();
-    let mut used = false;
+    let mut found = None;
+    let btree = crate::backend::sql::attrs::btree_name(&t)?;
     for row in &rows {
         let col = |name: &str| -> String {
             row.get_opt::<Option<String>, _>(name)
@@ -314,16 +362,26 @@ pub(super) fn verify_index_used(
                 .unwrap_or_else(|| "NULL".into())
         };
         let (ty, key, extra) = (col("type"), col("key"), col("Extra"));
-        used |= key == INDEX_NAME && !extra.contains("filesort");
+        if key == INDEX_NAME && !extra.contains("filesort") {
+            found = Some(Plan::VectorIndex);
+        } else if !filter.is_empty() && key == btree {
+            // The B-tree finds the matching rows, a filesort orders them by exact distance.
+            found = found.or(Some(Plan::BtreeSort));
+        }
         plan.push(format!("type={ty} key={key} extra='{extra}'"));
     }
-    if !used {
-        return Err(Error::Backend(format!(
-            "mariadb: the query does not use the vector index {INDEX_NAME} (it would be a full \
-             scan); plan: {}; query: {sql}",
+    match found {
+        Some(p) => Ok(format!("{} ({})", p.as_str(), plan.join(" | "))),
+        None => Err(Error::Backend(format!(
+            "mariadb: the query does not use the vector index {INDEX_NAME}{} (it would be a \
+             full scan); plan: {}; query: {sql}",
+            if filter.is_empty() {
+                String::new()
+            } else {
+                format!(" nor the attribute B-tree {btree}")
+            },
             plan.join(" | ")
-        )));
+        ))),
     }
-    Ok(())
 }
 

@@ -59,15 +59,19 @@ pub static ALGORITHM: Algorithm = Algorithm {
             "storage engine of the table (each engine gets a table of its own)",
         )
         .optional("InnoDB"),
+        super::filter::FILTER_INDEX,
     ],
-    query: &[Param::int(
-        "ef_search",
-        1,
-        10_000,
-        "candidate list size per query (mhnsw_ef_search)",
-    )
-    .optional("the server's mhnsw_ef_search")
-    .sets(search::EF_SEARCH_SETTING)],
+    query: &[
+        Param::int(
+            "ef_search",
+            1,
+            10_000,
+            "candidate list size per query (mhnsw_ef_search)",
+        )
+        .optional("the server's mhnsw_ef_search")
+        .sets(search::EF_SEARCH_SETTING),
+        super::filter::SELECTIVITY,
+    ],
     rules: &[],
     // VECTOR(16383) is the type's limit, but with the INT id the row would pass the 65535
     // bytes MariaDB allows a row.
@@ -120,6 +124,8 @@ struct Loaded {
     fingerprint: String,
     /// Engine of the table the current index is (or will be) on.
     engine: Engine,
+    /// The filter attribute of every row, once [`Backend::load_attributes`] added it.
+    attrs: Option<std::sync::Arc<Vec<i32>>>,
 }
 
 /// Fills a freshly created table (qualified name given); returns (seconds, method).
@@ -321,8 +327,26 @@ impl Backend for MariaDb {
             rows: train.nrows(),
             fingerprint,
             engine: Engine::InnoDb,
+            attrs: None,
         });
         Ok(report)
+    }
+
+    fn load_attributes(&mut self, attr: &[i32]) -> Result<f64> {
+        let rows = self.loaded()?.rows;
+        if attr.len() != rows {
+            return Err(Error::Config(format!(
+                "mariadb: {} attributes for a table of {rows} rows",
+                attr.len()
+            )));
+        }
+        let dataset = self.loaded()?.spec.dataset.clone();
+        let t = self.table(Engine::InnoDb, &dataset)?;
+        let seconds = super::sql::attrs::ensure(&mut self.conn, &t, attr)?;
+        if let Some(l) = self.loaded.as_mut() {
+            l.attrs = Some(std::sync::Arc::new(attr.to_vec()));
+        }
+        Ok(seconds)
     }
 
     fn build_cancellable(
@@ -351,7 +375,12 @@ impl Backend for MariaDb {
         build::memory_plan(self, rows, dimension, build_args).map(Some)
     }
 
-    fn verify_index_used(&mut self, query: &[f32], k: usize, query_args: &Params) -> Result<()> {
+    fn verify_index_used(
+        &mut self,
+        query: &[f32],
+        k: usize,
+        query_args: &Params,
+    ) -> Result<String> {
         build::verify_index_used(self, query, k, query_args)
     }
 
@@ -362,6 +391,9 @@ impl Backend for MariaDb {
             table: self.qualified(l.engine, &l.spec.dataset)?,
             metric: l.spec.metric,
             dimension: l.spec.dimension,
+            rows: l.rows,
+            attrs: l.attrs.is_some(),
+            filter: String::new(),
             stmt: PreparedFor::new(),
         }))
     }

@@ -13,13 +13,14 @@ use crate::{Error, Metric, Result};
 use mysql::prelude::Queryable;
 use mysql::{Conn, Statement};
 
-/// The exact query text both the searcher and EXPLAIN use.
-pub fn query_sql(table: &str, metric: Metric, k: usize) -> String {
+/// The exact query text both the searcher and EXPLAIN use; `filter` is empty or a
+/// ` WHERE ...` clause ([`crate::backend::filter::where_clause`]).
+pub fn query_sql(table: &str, metric: Metric, k: usize, filter: &str) -> String {
     let f = match metric {
         Metric::Euclidean => "VEC_DISTANCE_EUCLIDEAN",
         Metric::Angular => "VEC_DISTANCE_COSINE",
     };
-    format!("SELECT id FROM {table} ORDER BY {f}(v, CAST(? AS BINARY)) LIMIT {k}")
+    format!("SELECT id FROM {table}{filter} ORDER BY {f}(v, CAST(? AS BINARY)) LIMIT {k}")
 }
 
 /// The server setting of the `ef_search` query arg.
@@ -47,23 +48,37 @@ pub struct MariaSearcher {
     pub(super) table: String,
     pub(super) metric: Metric,
     pub(super) dimension: usize,
+    /// Rows of the table, for the filter's bound.
+    pub(super) rows: usize,
+    /// Whether the table has the filter attribute.
+    pub(super) attrs: bool,
+    /// The filter of the query args set last (empty: none).
+    pub(super) filter: String,
     pub(super) stmt: PreparedFor<Statement>,
 }
 
 impl Searcher for MariaSearcher {
     fn set_query_args(&mut self, query_args: &Params) -> Result<()> {
         let args = ALGORITHM.query_args(query_args)?;
+        crate::backend::filter::check_attributes(ALGORITHM.name, &args, self.attrs, "query")?;
         self.conn
             .query_drop(settings_sql(&args))
-            .map_err(|e| sql_err(e, "setting query args"))
+            .map_err(|e| sql_err(e, "setting query args"))?;
+        let filter = crate::backend::filter::where_clause(&args, self.rows);
+        if filter != self.filter {
+            self.filter = filter;
+            self.stmt = PreparedFor::new();
+        }
+        Ok(())
     }
 
     fn search(&mut self, query: &[f32], k: usize, ids: &mut Vec<i64>) -> Result<()> {
         ids.clear();
         crate::backend::table::check_query(query, self.dimension)?;
-        let (conn, table, metric) = (&mut self.conn, &self.table, self.metric);
+        let (conn, table, metric, filter) =
+            (&mut self.conn, &self.table, self.metric, &self.filter);
         let stmt = self.stmt.get(k, |k| {
-            conn.prep(query_sql(table, metric, k))
+            conn.prep(query_sql(table, metric, k, filter))
                 .map_err(|e| sql_err(e, "preparing the query"))
         })?;
         let rows = self
@@ -97,10 +112,16 @@ mod tests {
 
     #[test]
     fn query_text_matches_metric() {
-        let q = query_sql("`a`.`t`", Metric::Angular, 10);
+        let q = query_sql("`a`.`t`", Metric::Angular, 10, "");
         assert!(
             q.contains("VEC_DISTANCE_COSINE(v, CAST(? AS BINARY)) LIMIT 10"),
             "{q}"
+        );
+        let q = query_sql("`a`.`t`", Metric::Euclidean, 5, " WHERE attr < 7");
+        assert_eq!(
+            q,
+            "SELECT id FROM `a`.`t` WHERE attr < 7 ORDER BY VEC_DISTANCE_EUCLIDEAN(v, CAST(? AS \
+             BINARY)) LIMIT 5"
         );
     }
 

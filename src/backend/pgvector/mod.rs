@@ -3,9 +3,13 @@
 //! comparisons), and on a column stored as `halfvec(d)` in a table of its own
 //! (`pgvector_halfvec_column`: half the table size, vectors rounded to float16 on load).
 
-use super::postgres::index::{Column, PgIndex, Target, distance_op, ops, set_or_reset};
+use super::postgres::index::{
+    Column, ITERATIVE_SCAN_PARAM, MAX_SCAN_TUPLES_PARAM, PgIndex, Target, distance_op,
+    iterative_settings, ops, set_or_reset,
+};
 use super::postgres::{DATABASE, MAINTENANCE_WORK_MEM, PgBackend};
 use super::spec::{Algorithm, Contract, Param, Rule};
+use super::filter::{FILTER_INDEX, SELECTIVITY};
 use super::{Backend, BackendOptions};
 use crate::Result;
 use crate::backend::args::Args;
@@ -37,7 +41,13 @@ pub const EF_CONSTRUCTION_RULE: Rule = Rule::AtLeast {
     other: "M",
 };
 
-const BUILD: &[Param] = &[M, EF_CONSTRUCTION, MAINTENANCE_WORK_MEM];
+const BUILD: &[Param] = &[M, EF_CONSTRUCTION, MAINTENANCE_WORK_MEM, FILTER_INDEX];
+const QUERY: &[Param] = &[
+    EF_SEARCH,
+    ITERATIVE_SCAN_PARAM,
+    MAX_SCAN_TUPLES_PARAM,
+    SELECTIVITY,
+];
 const CONTRACT: Contract = Contract {
     build: "M=8, ef_construction=32",
     thorough_query: "ef_search=1000",
@@ -61,7 +71,7 @@ const fn hnsw(
         database: Some(&DATABASE),
         min_version,
         build: BUILD,
-        query: &[EF_SEARCH],
+        query: QUERY,
         rules: &[EF_CONSTRUCTION_RULE],
         max_dimension,
         grid,
@@ -160,9 +170,10 @@ impl PgIndex for Hnsw {
         ))
     }
 
-    fn settings(&self, _: &Target, args: &Args) -> Result<String> {
+    fn settings(&self, t: &Target, args: &Args) -> Result<String> {
         let ef = args.int("ef_search").map(|v| v.to_string());
-        Ok(set_or_reset(EF_SEARCH_SETTING, ef))
+        let scan = iterative_settings(self.algorithm().name, t, args)?;
+        Ok(format!("{}{scan}", set_or_reset(EF_SEARCH_SETTING, ef)))
     }
 
     fn graph_value_bytes(&self) -> Option<usize> {
@@ -172,7 +183,7 @@ impl PgIndex for Hnsw {
         })
     }
 
-    fn query(&self, t: &Target, k: usize, _: &Args) -> String {
+    fn query(&self, t: &Target, k: usize, args: &Args) -> String {
         let (d, op) = (t.dimension, distance_op(t.metric));
         let param = match self.0 {
             Variant::HalfvecIndex => format!("$1::halfvec({d})"),
@@ -181,8 +192,9 @@ impl PgIndex for Hnsw {
             Variant::Vector | Variant::HalfvecColumn => "$1".into(),
         };
         format!(
-            "SELECT id FROM {} ORDER BY {} {op} {param} LIMIT {k}",
+            "SELECT id FROM {}{} ORDER BY {} {op} {param} LIMIT {k}",
             t.table,
+            t.filter(args),
             self.expression(d)
         )
     }
@@ -199,6 +211,7 @@ mod tests {
             metric,
             dimension: 3,
             pgvector: crate::backend::Version::parse("0.8.0").unwrap(),
+            rows: 1000,
         }
     }
 
@@ -233,8 +246,31 @@ mod tests {
         let q = VECTOR.query_args(&p("ef_search=40")).unwrap();
         assert_eq!(
             Hnsw(Variant::Vector).settings(&target(Metric::Euclidean), &q).unwrap(),
-            "SET hnsw.ef_search = 40"
+            "SET hnsw.ef_search = 40; RESET hnsw.iterative_scan; RESET hnsw.max_scan_tuples"
         );
+        let q = VECTOR
+            .query_args(&p("ef_search=40, iterative_scan=Relaxed_Order, max_scan_tuples=5000, \
+                            selectivity=1%"))
+            .unwrap();
+        let t = target(Metric::Euclidean);
+        assert_eq!(
+            Hnsw(Variant::Vector).settings(&t, &q).unwrap(),
+            "SET hnsw.ef_search = 40; SET hnsw.iterative_scan = relaxed_order; SET \
+             hnsw.max_scan_tuples = 5000"
+        );
+        assert_eq!(
+            Hnsw(Variant::Vector).query(&t, 10, &q),
+            "SELECT id FROM annbench.t WHERE attr < 10 ORDER BY v <-> $1 LIMIT 10"
+        );
+        let old = Target {
+            pgvector: crate::backend::Version::parse("0.7.4").unwrap(),
+            ..t
+        };
+        let e = Hnsw(Variant::Vector).settings(&old, &q).unwrap_err();
+        assert!(e.to_string().contains("came in 0.8.0"), "{e}");
+        for bad in ["selectivity=0", "selectivity=2", "iterative_scan=on"] {
+            assert!(VECTOR.query_args(&p(bad)).is_err(), "{bad}");
+        }
         assert!(VECTOR.query_args(&p("ef_search=1001")).is_err());
     }
 }

@@ -4,7 +4,11 @@
 //! index, then re-ranks them by the exact distance in SQL and keeps the `k` nearest.
 
 use super::pgvector::{EF_CONSTRUCTION, EF_CONSTRUCTION_RULE, EF_SEARCH_SETTING, M};
-use super::postgres::index::{PgIndex, Target, distance_op, set_or_reset};
+use super::filter::{FILTER_INDEX, SELECTIVITY};
+use super::postgres::index::{
+    ITERATIVE_SCAN_PARAM, MAX_SCAN_TUPLES_PARAM, PgIndex, Target, distance_op,
+    iterative_settings, set_or_reset,
+};
 use super::postgres::{DATABASE, MAINTENANCE_WORK_MEM, PgBackend};
 use super::spec::{Algorithm, Contract, Param, Rule};
 use crate::Result;
@@ -17,7 +21,7 @@ pub static ALGORITHM: Algorithm = Algorithm {
               by the exact distance",
     database: Some(&DATABASE),
     min_version: (0, 7),
-    build: &[M, EF_CONSTRUCTION, MAINTENANCE_WORK_MEM],
+    build: &[M, EF_CONSTRUCTION, MAINTENANCE_WORK_MEM, FILTER_INDEX],
     query: &[
         Param::int(
             "candidates",
@@ -33,6 +37,9 @@ pub static ALGORITHM: Algorithm = Algorithm {
         )
         .optional("candidates")
         .sets(EF_SEARCH_SETTING),
+        ITERATIVE_SCAN_PARAM,
+        MAX_SCAN_TUPLES_PARAM,
+        SELECTIVITY,
     ],
     rules: &[
         EF_CONSTRUCTION_RULE,
@@ -73,19 +80,24 @@ impl PgIndex for Binary {
         ))
     }
 
-    fn settings(&self, _: &Target, args: &Args) -> Result<String> {
+    fn settings(&self, t: &Target, args: &Args) -> Result<String> {
         let ef = args.int("ef_search").or(args.int("candidates"));
-        Ok(set_or_reset(EF_SEARCH_SETTING, ef.map(|v| v.to_string())))
+        let scan = iterative_settings(ALGORITHM.name, t, args)?;
+        Ok(format!(
+            "{}{scan}",
+            set_or_reset(EF_SEARCH_SETTING, ef.map(|v| v.to_string()))
+        ))
     }
 
     fn query(&self, t: &Target, k: usize, args: &Args) -> String {
         let d = t.dimension;
         let candidates = args.int("candidates").unwrap_or(k as i64);
         format!(
-            "SELECT id FROM (SELECT id, v FROM {} ORDER BY binary_quantize(v)::bit({d}) <~> \
+            "SELECT id FROM (SELECT id, v FROM {}{} ORDER BY binary_quantize(v)::bit({d}) <~> \
              binary_quantize($1::vector({d}))::bit({d}) LIMIT {candidates}) AS c \
              ORDER BY v {} $1::vector({d}) LIMIT {k}",
             t.table,
+            t.filter(args),
             distance_op(t.metric)
         )
     }
@@ -104,6 +116,7 @@ mod tests {
             metric: Metric::Euclidean,
             dimension: 4,
             pgvector: crate::backend::Version::parse("0.8.0").unwrap(),
+            rows: 1000,
         };
         let q = ALGORITHM.query_args(&parse("candidates=40").unwrap()).unwrap();
         assert_eq!(
@@ -112,7 +125,10 @@ mod tests {
              <~> binary_quantize($1::vector(4))::bit(4) LIMIT 40) AS c ORDER BY v <-> \
              $1::vector(4) LIMIT 10"
         );
-        assert_eq!(Binary.settings(&t, &q).unwrap(), "SET hnsw.ef_search = 40");
+        assert_eq!(
+            Binary.settings(&t, &q).unwrap(),
+            "SET hnsw.ef_search = 40; RESET hnsw.iterative_scan; RESET hnsw.max_scan_tuples"
+        );
         let e = ALGORITHM
             .query_args(&parse("candidates=80, ef_search=40").unwrap())
             .unwrap_err();

@@ -32,6 +32,7 @@ pub static ALGORITHM: Algorithm = Algorithm {
     build: &[
         Param::int("lists", 1, 32768, "k-means cells the rows are split into").with_auto(LISTS_AUTO),
         MAINTENANCE_WORK_MEM,
+        super::filter::FILTER_INDEX,
     ],
     query: &[
         Param::int(
@@ -49,6 +50,7 @@ pub static ALGORITHM: Algorithm = Algorithm {
         )
         .optional("off")
         .sets(ITERATIVE_SCAN),
+        super::filter::SELECTIVITY,
     ],
     rules: &[],
     max_dimension: 2000,
@@ -95,10 +97,11 @@ impl PgIndex for IvfFlat {
         Ok(sql)
     }
 
-    fn query(&self, t: &Target, k: usize, _: &Args) -> String {
+    fn query(&self, t: &Target, k: usize, args: &Args) -> String {
         format!(
-            "SELECT id FROM {} ORDER BY v {} $1 LIMIT {k}",
+            "SELECT id FROM {}{} ORDER BY v {} $1 LIMIT {k}",
             t.table,
+            t.filter(args),
             distance_op(t.metric)
         )
     }
@@ -117,6 +120,7 @@ mod tests {
             metric: Metric::Angular,
             dimension: 3,
             pgvector: Version::parse(pgvector).unwrap(),
+            rows: 1000,
         }
     }
 

@@ -6,9 +6,9 @@ use super::search::VecParam;
 use super::server::connect_watched;
 use super::watchdog;
 use super::{Loaded, PgBackend};
-use crate::backend::sql::SqlConn;
-use crate::backend::sql::guard;
+use crate::backend::filter::{self, Plan};
 use crate::backend::sql::watch::{self, Watch};
+use crate::backend::sql::{SqlConn, attrs, guard};
 use crate::backend::watch::percent;
 use crate::backend::{BuildReport, BuildWatch, Cancel};
 use crate::params::Params;
@@ -62,6 +62,10 @@ pub(super) fn build(
         &format!("DROP INDEX IF EXISTS {}.{}", b.schema, l.index),
         "dropping the previous index",
     )?;
+    filter::check_attributes(algo.name, &args, l.attrs, "build")?;
+    if l.attrs {
+        attrs::set_btree(c, &l.table, filter::wants_btree(&args))?;
+    }
     match args.text("maintenance_work_mem") {
         Some(m) => c.run(
             &format!("SET maintenance_work_mem = '{m}'"),
@@ -149,10 +153,11 @@ pub(super) fn verify_index_used(
     query: &[f32],
     k: usize,
     params: &Params,
-) -> Result<()> {
+) -> Result<String> {
     let l: Loaded = b.loaded()?.clone();
     let algo = b.index.algorithm();
     let args = algo.query_args(params)?;
+    filter::check_attributes(algo.name, &args, l.attrs, "query")?;
     let target = b.target(&l);
     let set = b.index.settings(&target, &args)?;
     if !set.is_empty() {
@@ -164,18 +169,82 @@ pub(super) fn verify_index_used(
         .query(&format!("EXPLAIN {q}"), &[&VecParam(query)])
         .map_err(|e| pg_err(e, "running EXPLAIN"))?;
     let plan: Vec<String> = rows.iter().map(|r| r.get::<_, String>(0)).collect();
-    let wanted = format!("Index Scan using {} ", l.index);
-    if !plan.iter().any(|line| line.contains(&wanted)) {
-        return Err(Error::Backend(format!(
-            "{}: the query does not use the vector index {} (it would be an exact scan); plan: \
-             {}; query: {q}",
+    let filtered = !target.filter(&args).is_empty();
+    let found = classify(&plan, &l.index, &attrs::btree_name(&l.table)?, filtered);
+    let lines = plan
+        .iter()
+        .map(|s| s.trim())
+        .collect::<Vec<_>>()
+        .join(" | ");
+    match found {
+        Some(p) => Ok(format!("{} ({lines})", p.as_str())),
+        None => Err(Error::Backend(format!(
+            "{}: the query does not use the vector index {}{} (it would be an exact scan); \
+             plan: {lines}; query: {q}",
             algo.name,
             l.index,
-            plan.iter()
-                .map(|s| s.trim())
-                .collect::<Vec<_>>()
-                .join(" | ")
-        )));
+            if filtered {
+                " nor the attribute B-tree"
+            } else {
+                ""
+            },
+        ))),
     }
-    Ok(())
+}
+
+/// What serves the query in an EXPLAIN: the vector index, else (filtered queries only) the
+/// attribute's B-tree, else nothing acceptable.
+fn classify(plan: &[String], index: &str, btree: &str, filtered: bool) -> Option<Plan> {
+    let vector = format!("Index Scan using {index} ");
+    if plan.iter().any(|line| line.contains(&vector)) {
+        return Some(Plan::VectorIndex);
+    }
+    let on_btree = |line: &&String| {
+        line.contains(&format!("Index Scan using {btree} "))
+            || line.contains(&format!("Bitmap Index Scan on {btree}"))
+            || line.contains(&format!("Index Only Scan using {btree} "))
+    };
+    (filtered && plan.iter().any(|l| on_btree(&l))).then_some(Plan::BtreeSort)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_with_the_vector_index_or_a_filtered_btree_pass() {
+        let lines = |t: &[&str]| t.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let hnsw = lines(&[
+            "Limit",
+            "  ->  Index Scan using t_vidx on t",
+            "  Filter: (attr < 5)",
+        ]);
+        assert_eq!(
+            classify(&hnsw, "t_vidx", "t_aidx", true),
+            Some(Plan::VectorIndex)
+        );
+        let btree = lines(&[
+            "Limit",
+            "  ->  Sort",
+            "        ->  Bitmap Heap Scan on t",
+            "              ->  Bitmap Index Scan on t_aidx",
+        ]);
+        assert_eq!(
+            classify(&btree, "t_vidx", "t_aidx", true),
+            Some(Plan::BtreeSort)
+        );
+        assert_eq!(
+            classify(&btree, "t_vidx", "t_aidx", false),
+            None,
+            "unfiltered"
+        );
+        let full = lines(&[
+            "Limit",
+            "  ->  Sort",
+            "        ->  Index Scan using t_pkey on t",
+        ]);
+        assert_eq!(classify(&full, "t_vidx", "t_aidx", true), None);
+        let seq = lines(&["Limit", "  ->  Sort", "        ->  Seq Scan on t"]);
+        assert_eq!(classify(&seq, "t_vidx", "t_aidx", true), None);
+    }
 }

@@ -7,7 +7,7 @@ use crate::Metric;
 use crate::Result;
 use crate::backend::args::Args;
 use crate::backend::server::Version;
-use crate::backend::spec::Algorithm;
+use crate::backend::spec::{Algorithm, Param};
 
 /// The type of the table's vector column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +61,15 @@ pub struct Target {
     pub dimension: usize,
     /// The server's pgvector, for settings that only newer releases have.
     pub pgvector: Version,
+    /// Rows of the table (the filter's bound depends on it).
+    pub rows: usize,
+}
+
+impl Target {
+    /// ` WHERE attr < t` for a filtered point, else empty.
+    pub fn filter(&self, args: &Args) -> String {
+        crate::backend::filter::where_clause(args, self.rows)
+    }
 }
 
 /// One pgvector algorithm.
@@ -106,6 +115,53 @@ pub fn ops(metric: Metric) -> &'static str {
         Metric::Euclidean => "l2",
         Metric::Angular => "cosine",
     }
+}
+
+/// `hnsw.iterative_scan`: with a filter, scan more of the graph until enough rows match.
+pub const ITERATIVE_SCAN: &str = "hnsw.iterative_scan";
+/// `hnsw.max_scan_tuples`: the most tuples an iterative scan visits.
+pub const MAX_SCAN_TUPLES: &str = "hnsw.max_scan_tuples";
+
+/// The HNSW query arg `iterative_scan` (pgvector 0.8).
+pub const ITERATIVE_SCAN_PARAM: Param = Param::choice(
+    "iterative_scan",
+    &["off", "relaxed_order", "strict_order"],
+    "scan more of the graph while a filter leaves fewer than k rows (hnsw.iterative_scan, \
+     pgvector 0.8)",
+)
+.optional("off")
+.sets(ITERATIVE_SCAN);
+
+/// The HNSW query arg `max_scan_tuples` (pgvector 0.8).
+pub const MAX_SCAN_TUPLES_PARAM: Param = Param::int(
+    "max_scan_tuples",
+    1,
+    i32::MAX as i64,
+    "most tuples an iterative scan visits (hnsw.max_scan_tuples, pgvector 0.8)",
+)
+.optional("the server's hnsw.max_scan_tuples (20000)")
+.sets(MAX_SCAN_TUPLES);
+
+/// `SET`/`RESET` of the HNSW iterative-scan settings of `args` (none before pgvector 0.8,
+/// where setting one is an error naming the release).
+pub fn iterative_settings(algorithm: &str, t: &Target, args: &Args) -> Result<String> {
+    let scan = args.text("iterative_scan").map(str::to_string);
+    let tuples = args.int("max_scan_tuples").map(|n| n.to_string());
+    if t.pgvector.at_least((0, 8)) {
+        return Ok(format!(
+            "; {}; {}",
+            set_or_reset(ITERATIVE_SCAN, scan),
+            set_or_reset(MAX_SCAN_TUPLES, tuples)
+        ));
+    }
+    if scan.as_deref().is_some_and(|s| s != "off") || tuples.is_some() {
+        return Err(crate::Error::Config(format!(
+            "{algorithm} query args iterative_scan and max_scan_tuples: pgvector {} has no \
+             iterative scans (they came in 0.8.0); drop the arguments or upgrade",
+            t.pgvector
+        )));
+    }
+    Ok(String::new())
 }
 
 /// `SET name = value` when `value` is set, else `RESET name`.

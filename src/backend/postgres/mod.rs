@@ -69,6 +69,8 @@ struct Loaded {
     /// Index name (unqualified; it lives in the table's schema). One per table, whichever
     /// algorithm builds it, so a build replaces any index an earlier one left.
     index: String,
+    /// Whether [`Backend::load_attributes`] added the filter attribute.
+    attrs: bool,
 }
 
 /// Admin connection to PostgreSQL for one pgvector algorithm.
@@ -168,6 +170,7 @@ impl PgBackend {
             metric: l.spec.metric,
             dimension: l.spec.dimension,
             pgvector: self.pgvector.clone(),
+            rows: l.rows,
         }
     }
 
@@ -265,6 +268,7 @@ impl Backend for PgBackend {
             rows,
             table,
             index,
+            attrs: false,
         });
         Ok(LoadReport {
             seconds: outcome.meta.load_seconds,
@@ -273,6 +277,24 @@ impl Backend for PgBackend {
             table_size_bytes: self.table_size(&qt),
             method: outcome.meta.method,
         })
+    }
+
+    fn load_attributes(&mut self, attr: &[i32]) -> Result<f64> {
+        let l = self.loaded()?.clone();
+        if attr.len() != l.rows {
+            return Err(Error::Config(format!(
+                "{}: {} attributes for a table of {} rows",
+                self.name(),
+                attr.len(),
+                l.rows
+            )));
+        }
+        let seconds = super::sql::attrs::ensure(&mut self.client, &l.table, attr)?;
+        self.drain_notices();
+        if let Some(l) = self.loaded.as_mut() {
+            l.attrs = true;
+        }
+        Ok(seconds)
     }
 
     fn build_cancellable(
@@ -301,7 +323,12 @@ impl Backend for PgBackend {
         memory::plan(self, rows, dimension, build_args)
     }
 
-    fn verify_index_used(&mut self, query: &[f32], k: usize, query_args: &Params) -> Result<()> {
+    fn verify_index_used(
+        &mut self,
+        query: &[f32],
+        k: usize,
+        query_args: &Params,
+    ) -> Result<String> {
         build::verify_index_used(self, query, k, query_args)
     }
 
@@ -314,6 +341,7 @@ impl Backend for PgBackend {
             conn,
             index: self.index,
             target: self.target(l),
+            attrs: l.attrs,
             args: Default::default(),
             stmt: PreparedFor::new(),
         }))

@@ -53,6 +53,8 @@ pub struct PgSearcher {
     pub(super) conn: Option<watchdog::Conn>,
     pub(super) index: &'static dyn PgIndex,
     pub(super) target: Target,
+    /// Whether the table has the filter attribute.
+    pub(super) attrs: bool,
     /// The query args set last (the query text may depend on them).
     pub(super) args: Args,
     pub(super) stmt: PreparedFor<Statement>,
@@ -60,7 +62,9 @@ pub struct PgSearcher {
 
 impl Searcher for PgSearcher {
     fn set_query_args(&mut self, query_args: &Params) -> Result<()> {
-        let args = self.index.algorithm().query_args(query_args)?;
+        let algo = self.index.algorithm();
+        let args = algo.query_args(query_args)?;
+        crate::backend::filter::check_attributes(algo.name, &args, self.attrs, "query")?;
         let sql = self.index.settings(&self.target, &args)?;
         if !sql.is_empty() {
             self.client

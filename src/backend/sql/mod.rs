@@ -5,11 +5,12 @@
 //! - [`reuse`]: reuse a table that holds exactly the train matrix (by fingerprint), or
 //!   (re)create and fill it;
 //! - [`watch`]: run a long statement (an index build) while a helper thread stops it on
-//!   request (Ctrl-C) and samples its phases.
-//!
+//!   request (Ctrl-C) and samples its phases;
 //! - [`guard`]: a server-side lock per table, and the build id that proves a measured index is
-//!   the one built.
+//!   the one built;
+//! - [`attrs`]: the filter attribute column of filtered queries and its B-tree.
 
+pub mod attrs;
 pub mod guard;
 pub mod meta;
 pub mod reuse;

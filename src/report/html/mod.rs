@@ -189,5 +189,8 @@ pub fn series_name(key: &SeriesKey, distinct: Distinct) -> String {
     if distinct.clients {
         name.push_str(&format!(" x{} clients", key.clients));
     }
+    if let Some(s) = &key.selectivity {
+        name.push_str(&format!(" @ selectivity {s}"));
+    }
     name
 }
