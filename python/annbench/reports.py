@@ -12,7 +12,7 @@ from typing import Union
 import pandas as pd
 
 from . import _annbench
-from .frames import rows_to_frame
+from .frames import records_to_frame, rows_to_frame
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -46,9 +46,11 @@ def results(
     qps_best (the best pass), qps_min/qps_max/qps_cv over the passes in use, passes (in use)
     and passes_total, flags (``interference``, ``spread``, ``stalled``), the worst
     other_cpu_share/steal_share/load_average of those passes, short_results, latency mean and
-    percentiles of the median pass (seconds), build_seconds (index build alone),
-    load_seconds, index and table sizes (bytes), then one ``param_<name>`` column per build or
-    query parameter. ann-benchmarks result files in the same directory are included."""
+    percentiles of the median pass (``latency_*_ms``, milliseconds), build_seconds (index
+    build alone), load_seconds, index_mib and table_mib (MiB = 2^20 bytes), the server cost
+    per query (``server_cpu_ms``, ...), then one ``param_<name>`` column per build or query
+    parameter (integers as ``Int64``). Names and units: docs/vocabulary.md. ann-benchmarks
+    result files in the same directory are included."""
     text = _annbench.export_json(os.fspath(dataset), count, os.fspath(results), _dir(data_dir))
     return rows_to_frame(json.loads(text))
 
@@ -64,11 +66,12 @@ def table(
     stat: str = "median",
 ) -> pd.DataFrame:
     """Best QPS at each recall threshold (recall >= threshold, exactly), per algorithm,
-    label and client count: recall_threshold, algorithm, label, clients, reached, name,
-    recall, qps with qps_ci_low/qps_ci_high and flags, build_seconds, index_mb, best_recall,
-    tie (the winner's interval overlaps its runner-up's) with runner_up, runner_up_qps and
-    its interval, and vs_base (QPS ratio to the ``base`` algorithm at the same threshold)
-    when ``base`` is given. A series that never reaches a threshold has a row with
+    label and client count: recall_threshold, algorithm (the id, as in :func:`results`),
+    label, clients, reached, name, recall, qps with qps_ci_low/qps_ci_high and flags,
+    build_seconds, index_mib, best_recall, tie (the winner's interval overlaps its
+    runner-up's) with runner_up, runner_up_qps and its interval, vs_base (QPS ratio to the
+    ``base`` algorithm at the same threshold) when ``base`` is given, then the winner's
+    ``param_<name>`` columns. A series that never reaches a threshold has a row with
     ``reached`` False. ``stat="best"``: best passes, as ann-benchmarks (no intervals)."""
     text = _annbench.table_json(
         os.fspath(dataset),
@@ -79,7 +82,7 @@ def table(
         _dir(data_dir),
         stat=stat,
     )
-    return pd.DataFrame.from_records(json.loads(text))
+    return records_to_frame(json.loads(text))
 
 
 def compare(
@@ -132,10 +135,12 @@ def build_table(
     results: PathLike = "results",
     data_dir: PathLike | None = None,
 ) -> pd.DataFrame:
-    """One row per built index: algorithm, label, name, m, ef_construction, build_seconds,
-    index_mb, table_mb (MB = 10^6 bytes), load_seconds."""
+    """One row per built index: algorithm, label, name, one ``param_<name>`` column per
+    build parameter (``param_m``, ``param_ef_construction``; integers as ``Int64``),
+    build_seconds, build_cpu_seconds, index_mib, table_mib (MiB = 2^20 bytes),
+    load_seconds, points."""
     text = _annbench.build_json(os.fspath(dataset), count, os.fspath(results), _dir(data_dir))
-    return pd.DataFrame.from_records(json.loads(text))
+    return records_to_frame(json.loads(text))
 
 
 def clients_table(
@@ -145,7 +150,8 @@ def clients_table(
     data_dir: PathLike | None = None,
 ) -> pd.DataFrame:
     """QPS vs concurrent clients at fixed parameters (the classic "clients | QPS" table):
-    algorithm, label, name, clients, qps, latency_p50, latency_p99, recall, scaling, ..."""
+    algorithm, label, name, clients, qps, latency_p50_ms, latency_p99_ms, recall, scaling,
+    ..."""
     text = _annbench.clients_json(os.fspath(dataset), count, os.fspath(results), _dir(data_dir))
     return pd.DataFrame.from_records(json.loads(text))
 

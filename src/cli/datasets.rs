@@ -259,11 +259,7 @@ fn list(data_dir: &Path) -> Result<()> {
     );
     for e in registry::all() {
         let local = data_dir.join(e.file_name());
-        let source = match e.source {
-            registry::Source::Download => "download",
-            registry::Source::Synthetic => "generate",
-            registry::Source::Bundled => "bundled",
-        };
+        let source = e.source.as_str();
         let here = if local.is_file() {
             local.display().to_string()
         } else {

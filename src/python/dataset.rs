@@ -278,7 +278,7 @@ pub fn list_datasets(
             row.set_item("metric", e.metric.as_str())?;
             row.set_item("train", e.train)?;
             row.set_item("test", e.test)?;
-            row.set_item("source", format!("{:?}", e.source).to_lowercase())?;
+            row.set_item("source", e.source.as_str())?;
             row.set_item("path", local.is_file().then_some(local))?;
             Ok(row)
         })

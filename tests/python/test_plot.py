@@ -51,7 +51,7 @@ def test_relative_qps_writes_png(compare_df, tmp_path):
     assert labels == [
         "MariaDB(m=8, ef_search=10)",
         "MariaDB(m=16, ef_search=20)",
-        "PGVector(m=16, ef_cons=64, ef_search=40)",
+        "PGVector(m=16, ef_construction=64, ef_search=40)",
         "MariaDB recall >= 0.95",
     ]
     assert [p.get_width() for p in ax.patches[:4]] == [1.2, 0.875, 1.1, 1.1]
@@ -107,7 +107,7 @@ def test_qps_clients_lines_follow_fixed_params(results_df):
     lines = ax.get_lines()
     assert len(lines) == 16  # 2 algorithms x 2 M x 4 ef_search
     assert all(list(line.get_xdata()) == [1, 4] for line in lines)
-    assert "mariadb(m=8, ef_search=10)" in [line.get_label() for line in lines]
+    assert "MariaDB(m=8, ef_search=10)" in [line.get_label() for line in lines]
     best = plot.qps_clients(results_df, recall=0.8).get_axes()[0].get_lines()
     assert [line.get_label() for line in best] == ["mariadb", "pgvector"]
     expected = results_df[(results_df.recall >= 0.8) & (results_df.algorithm == "mariadb")]
