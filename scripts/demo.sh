@@ -28,6 +28,7 @@ log "sweep on $dataset (results in results/)"
 
 log "best QPS at recall"
 "$annbench" table --dataset "$dataset"
+"$annbench" table --dataset "$dataset" --format blocks --base mariadb --recall 0.99,0.95,0.9
 
 log "HTML report (open it in a browser; it needs no network)"
 "$annbench" report --dataset "$dataset" --output results/report.html
