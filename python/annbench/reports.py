@@ -34,10 +34,18 @@ def _dir(path: PathLike | None) -> str | None:
     return None if path is None else os.fspath(path)
 
 
+def results_dir(results: PathLike | None) -> str:
+    """The result store: ``results``, else ``$ANNBENCH_RESULTS``, else ``results`` (as the
+    CLI's ``--results``)."""
+    if results is not None:
+        return os.fspath(results)
+    return os.environ.get("ANNBENCH_RESULTS") or "results"
+
+
 def results(
     dataset: PathLike,
     count: int = 10,
-    results: PathLike = "results",
+    results: PathLike | None = None,
     data_dir: PathLike | None = None,
 ) -> pd.DataFrame:
     """Every stored point of ``dataset`` at ``count`` neighbours, one row each: identity
@@ -51,7 +59,7 @@ def results(
     per query (``server_cpu_ms``, ...), then one ``param_<name>`` column per build or query
     parameter (integers as ``Int64``). Names and units: docs/vocabulary.md. ann-benchmarks
     result files in the same directory are included."""
-    text = _annbench.export_json(os.fspath(dataset), count, os.fspath(results), _dir(data_dir))
+    text = _annbench.export_json(os.fspath(dataset), count, results_dir(results), _dir(data_dir))
     return rows_to_frame(json.loads(text))
 
 
@@ -61,7 +69,7 @@ def table(
     recall: Sequence[float] = DEFAULT_RECALLS,
     *,
     base: str | None = None,
-    results: PathLike = "results",
+    results: PathLike | None = None,
     data_dir: PathLike | None = None,
     stat: str = "median",
 ) -> pd.DataFrame:
@@ -70,7 +78,7 @@ def table(
     label, clients, reached, name, recall, qps with qps_ci_low/qps_ci_high and flags,
     build_seconds, index_mib, best_recall, tie (the winner's interval overlaps its
     runner-up's) with runner_up, runner_up_qps and its interval, vs_base (QPS ratio to the
-    ``base`` algorithm at the same threshold) when ``base`` is given, then the winner's
+    ``base`` algorithm id or run label at the same threshold) when ``base`` is given, then the winner's
     ``param_<name>`` columns. A series that never reaches a threshold has a row with
     ``reached`` False. ``stat="best"``: best passes, as ann-benchmarks (no intervals)."""
     text = _annbench.table_json(
@@ -78,7 +86,7 @@ def table(
         count,
         list(recall),
         base,
-        os.fspath(results),
+        results_dir(results),
         _dir(data_dir),
         stat=stat,
     )
@@ -92,7 +100,7 @@ def compare(
     count: int = 10,
     recall: Sequence[float] = DEFAULT_RECALLS,
     *,
-    results: PathLike = "results",
+    results: PathLike | None = None,
     data_dir: PathLike | None = None,
     noise: float = 0.05,
     stat: str = "median",
@@ -116,7 +124,7 @@ def compare(
         os.fspath(dataset),
         count,
         list(recall),
-        os.fspath(results),
+        results_dir(results),
         _dir(data_dir),
         noise=noise,
         stat=stat,
@@ -132,27 +140,27 @@ def compare(
 def build_table(
     dataset: PathLike,
     count: int = 10,
-    results: PathLike = "results",
+    results: PathLike | None = None,
     data_dir: PathLike | None = None,
 ) -> pd.DataFrame:
     """One row per built index: algorithm, label, name, one ``param_<name>`` column per
     build parameter (``param_m``, ``param_ef_construction``; integers as ``Int64``),
     build_seconds, build_cpu_seconds, index_mib, table_mib (MiB = 2^20 bytes),
     load_seconds, points."""
-    text = _annbench.build_json(os.fspath(dataset), count, os.fspath(results), _dir(data_dir))
+    text = _annbench.build_json(os.fspath(dataset), count, results_dir(results), _dir(data_dir))
     return records_to_frame(json.loads(text))
 
 
 def clients_table(
     dataset: PathLike,
     count: int = 10,
-    results: PathLike = "results",
+    results: PathLike | None = None,
     data_dir: PathLike | None = None,
 ) -> pd.DataFrame:
     """QPS vs concurrent clients at fixed parameters (the classic "clients | QPS" table):
     algorithm, label, name, clients, qps, latency_p50_ms, latency_p99_ms, recall, scaling,
     ..."""
-    text = _annbench.clients_json(os.fspath(dataset), count, os.fspath(results), _dir(data_dir))
+    text = _annbench.clients_json(os.fspath(dataset), count, results_dir(results), _dir(data_dir))
     return pd.DataFrame.from_records(json.loads(text))
 
 
@@ -166,7 +174,7 @@ def report(
     label: str | None = None,
     clients: int | None = None,
     title: str | None = None,
-    results: PathLike = "results",
+    results: PathLike | None = None,
     data_dir: PathLike | None = None,
 ) -> Path:
     """Writes the self-contained HTML report of ``dataset`` (the same file as ``annbench
@@ -184,7 +192,7 @@ def report(
         label,
         clients,
         title,
-        os.fspath(results),
+        results_dir(results),
         _dir(data_dir),
     )
     return Path(output)

@@ -12,6 +12,7 @@ import pandas as pd
 
 from . import _annbench
 from .frames import rows_to_frame
+from .reports import results_dir
 
 PathLike = Union[str, "os.PathLike[str]"]
 Grid = Union[Mapping[str, Union[Any, Sequence[Any]]], Sequence[str], str, None]
@@ -44,7 +45,7 @@ def run(
     rebuilds: int = 1,
     order: str = "rounds",
     clients: int | Iterable[int] = (1,),
-    results: PathLike = "results",
+    results: PathLike | None = None,
     data_dir: PathLike | None = None,
     force: bool = False,
     label: str | None = None,
@@ -96,7 +97,7 @@ def run(
             count,
             runs,
             client_counts,
-            os.fspath(results),
+            results_dir(results),
             None if data_dir is None else os.fspath(data_dir),
             force,
             label,

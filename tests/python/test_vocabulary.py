@@ -84,3 +84,9 @@ def test_nullable_ints_leaves_other_columns():
     out = nullable_ints(frame)
     assert str(out["param_a"].dtype) == "Int64"
     assert out["param_b"].dtype == float and out["n"].dtype == float
+
+
+def test_results_directory_from_the_environment(monkeypatch):
+    monkeypatch.setenv("ANNBENCH_RESULTS", str(STORE))
+    frame = annbench.results(DATASET, data_dir=STORE / "data")
+    assert len(frame) == 7
