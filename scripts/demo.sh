@@ -4,7 +4,8 @@
 # best-QPS-at-recall table, and writes the HTML report (results/report.html). Extra arguments go
 # to `annbench run` (e.g. --runs 5).
 set -euo pipefail
-log() { printf "\033[1m==> %s\033[0m\n" "$*" >&2; }
+# Bold headings on a terminal; plain text in logs (no escape codes in a redirected file).
+log() { if [ -t 2 ]; then printf '\033[1m==> %s\033[0m\n' "$*" >&2; else printf '==> %s\n' "$*" >&2; fi; }
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 # shellcheck source=setup.sh
