@@ -8,7 +8,8 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export ANNBENCH_VENV="${ANNBENCH_VENV:-$repo/.venv}"
 
-log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+# Bold headings on a terminal; plain text in logs (no escape codes in a redirected file).
+log() { if [ -t 2 ]; then printf '\033[1m==> %s\033[0m\n' "$*" >&2; else printf '==> %s\n' "$*" >&2; fi; }
 
 if ! command -v cargo >/dev/null 2>&1; then
   [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"

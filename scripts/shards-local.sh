@@ -16,7 +16,8 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 shards="${SHARDS:-3}"
 work="${WORK:-/tmp/annbench-shards}"
 annbench="${ANNBENCH:-$repo/target/release/annbench}"
-log() { printf "\033[1m==> %s\033[0m\n" "$*" >&2; }
+# Bold headings on a terminal; plain text in logs (no escape codes in a redirected file).
+log() { if [ -t 2 ]; then printf '\033[1m==> %s\033[0m\n' "$*" >&2; else printf '==> %s\n' "$*" >&2; fi; }
 if [ "$#" -eq 0 ]; then
     sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2

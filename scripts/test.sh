@@ -2,7 +2,8 @@
 # The test command: sets everything up on a fresh machine (tools, both database servers, the
 # Python package) and runs the Rust and Python test suites against the real servers.
 set -euo pipefail
-log() { printf "\033[1m==> %s\033[0m\n" "$*" >&2; }
+# Bold headings on a terminal; plain text in logs (no escape codes in a redirected file).
+log() { if [ -t 2 ]; then printf '\033[1m==> %s\033[0m\n' "$*" >&2; else printf '==> %s\n' "$*" >&2; fi; }
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 # shellcheck source=setup.sh

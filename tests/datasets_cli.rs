@@ -286,6 +286,107 @@ fn info_shows_per_query_difficulty() {
 }
 
 #[test]
+fn created_files_are_listed_kept_and_named_truthfully() {
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("emb.npy");
+    std::fs::write(
+        &npy,
+        npy_f32(200, 16, |i, j| ((i * 13 + j) % 11) as f32 - 5.0),
+    )
+    .unwrap();
+    let create = |extra: &[&str]| {
+        let mut args = vec![
+            "datasets",
+            "create",
+            npy.to_str().unwrap(),
+            "--metric",
+            "angular",
+            "--k",
+            "10",
+        ];
+        args.extend(extra);
+        annbench(&args, dir.path())
+    };
+    // A name whose dimension or metric contradicts the vectors is refused, with the fix.
+    let err = fails(&create(&["--name", "my-384-angular"]));
+    assert!(
+        err.contains("384") && err.contains("16") && err.contains("my-384-angular"),
+        "{err}"
+    );
+    let err = fails(&create(&["--name", "my-16-euclidean"]));
+    assert!(
+        err.contains("euclidean") && err.contains("angular"),
+        "{err}"
+    );
+    ok(&create(&["--name", "my-16-angular"]));
+    // The same file again: refused without --force, replaced with it.
+    let err = fails(&create(&["--name", "my-16-angular"]));
+    assert!(err.contains("exists") && err.contains("--force"), "{err}");
+    ok(&create(&["--name", "my-16-angular", "--force"]));
+    // `datasets list` shows it as a local file.
+    let out = ok(&annbench(&["datasets", "list"], dir.path()));
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("my-16-angular"))
+        .unwrap();
+    assert!(
+        line.contains("local") && line.contains("16") && line.contains("angular"),
+        "{line}"
+    );
+}
+
+#[test]
+fn info_of_a_bundled_set_says_where_it_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = annbench(&["datasets", "info", "sift-5k-128-euclidean"], dir.path());
+    ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let file = dir.path().join("sift-5k-128-euclidean.hdf5");
+    assert!(err.contains(file.to_str().unwrap()), "{err}");
+    assert!(file.is_file());
+    // Once written, nothing more to say.
+    let again = annbench(&["datasets", "info", "sift-5k-128-euclidean"], dir.path());
+    ok(&again);
+    assert!(
+        again.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+}
+
+#[test]
+fn completions_man_and_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    let bash = ok(&annbench(&["completions", "bash"], dir.path()));
+    assert!(
+        bash.contains("annbench") && bash.contains("--results"),
+        "{bash}"
+    );
+    let man = ok(&annbench(&["man"], dir.path()));
+    assert!(
+        man.starts_with(".ie") || man.contains(".TH annbench"),
+        "{man}"
+    );
+    let pages = dir.path().join("man");
+    ok(&annbench(
+        &["man", "--dir", pages.to_str().unwrap()],
+        dir.path(),
+    ));
+    assert!(pages.join("annbench-run.1").is_file() && pages.join("annbench-table.1").is_file());
+    let out = annbench(
+        &["-q", "datasets", "info", "sift-5k-128-euclidean"],
+        dir.path(),
+    );
+    assert!(ok(&out).contains("sift-5k-128-euclidean"));
+    let help = ok(&annbench(&["run", "--help"], dir.path()));
+    assert!(
+        help.contains("Examples:") && help.contains("ANNBENCH_MARIADB_URL"),
+        "{help}"
+    );
+    assert!(help.contains("ANNBENCH_RESULTS"), "{help}");
+}
+
+#[test]
 fn filter_writes_both_kinds_and_refuses_bad_input() {
     let dir = tempfile::tempdir().unwrap();
     let npy = dir.path().join("emb.npy");

@@ -130,3 +130,56 @@ fn empty_store_is_a_clear_error() {
     );
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn table_blocks_relative_to_a_label() {
+    let dir = tempfile::tempdir().unwrap();
+    store(dir.path());
+    let text = stdout(&annbench(
+        dir.path(),
+        &[
+            "table",
+            "--format",
+            "blocks",
+            "--recall",
+            "0.99",
+            "--base",
+            "v1",
+            "--clients",
+            "1",
+        ],
+    ));
+    let expected = "\
+Best QPS with recall >= 0.99
+recall  QPS   rel2v1  algorithm
+0.990   1000  1.25    MariaDB(m=16, ef_search=40) [v2]
+0.990   800   1.00    MariaDB(m=16, ef_search=40) [v1]
+";
+    assert_eq!(text, expected);
+
+    let out = annbench(dir.path(), &["table", "--format", "blocks", "--builds"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("--builds"), "{err}");
+    let out = annbench(dir.path(), &["table", "--format", "tsv"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(err.contains("blocks"), "{err}");
+}
+
+#[test]
+fn a_dataset_given_as_a_path_finds_its_results() {
+    // `run --dataset ./glove-25-angular.hdf5` stores under the file's stem.
+    let dir = tempfile::tempdir().unwrap();
+    store(dir.path());
+    let out = Command::new(env!("CARGO_BIN_EXE_annbench"))
+        .args([
+            "table",
+            "--dataset",
+            "./some/dir/glove-25-angular.hdf5",
+            "--results",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(stdout(&out).contains("MariaDB(m=16, ef_search=40)"));
+}

@@ -58,7 +58,7 @@ fn groups_by_parameters_sorted_by_clients() {
                 vec![1.0, 1.9, 3.2]
             ),
             (
-                "PGVector(m=16, ef_cons=64, ef_search=40)".to_string(),
+                "PGVector(m=16, ef_construction=64, ef_search=40)".to_string(),
                 vec![1, 8],
                 vec![1.0, 4.0]
             ),

@@ -286,3 +286,59 @@ fn server_cost_columns_show_the_winners_cost_per_query() {
     assert_eq!(rows[0]["server_cpu_ms"], 0.4);
     assert_eq!(rows[0]["server_exec_ms"], 0.3);
 }
+
+#[test]
+fn blocks_layout_of_the_published_posts() {
+    use annbench::report::blocks::blocks_text;
+    let pts = mixed();
+    let t = best_at_recall(&pts, &[0.99, 0.95], Some("mariadb")).unwrap();
+    let text = blocks_text(&t, Some("mariadb"));
+    assert_golden("table_blocks.txt", &text);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "Best QPS with recall >= 0.99");
+    assert!(
+        lines[1].starts_with("recall  QPS   rel2ma  algorithm"),
+        "{text}"
+    );
+    // The base row is 1.00; the others relative to it; the fastest first.
+    assert!(lines[2].contains("1.00") && lines[2].contains("MariaDB(m=16, ef_search=40)"));
+    assert!(lines[3].contains("0.50") && lines[3].contains("PGVector(m=8"));
+    assert!(
+        lines[4].contains("PGVector_halfvec: not reached (best recall 0.970)"),
+        "{text}"
+    );
+    // A recall of 0.98999 is shown truncated (0.989), never as 0.990.
+    assert!(!text.contains("0.990  1500"), "{text}");
+    // Without a base, rows are relative to the block's fastest.
+    let plain = blocks_text(&t, None);
+    let second = plain.lines().nth(2).unwrap();
+    assert!(
+        plain.contains("rel2best") && second.contains("1.00 "),
+        "{plain}"
+    );
+    assert!(second.ends_with("MariaDB(m=16, ef_search=40)"), "{plain}");
+}
+
+#[test]
+fn a_label_can_be_the_base() {
+    let pts = vec![
+        labelled(
+            pt("mariadb", &[("M", 16)], &[("ef_search", 40)], 0.99, 1000.0),
+            "11.4",
+        ),
+        labelled(
+            pt("mariadb", &[("M", 16)], &[("ef_search", 40)], 0.99, 1500.0),
+            "11.8",
+        ),
+    ];
+    let t = best_at_recall(&pts, &[0.99], Some("11.4")).unwrap();
+    let ratios: Vec<Option<f64>> = t.rows.iter().map(|r| r.vs_base).collect();
+    assert_eq!(ratios, vec![Some(1.5), Some(1.0)]);
+    let err = best_at_recall(&pts, &[0.99], Some("11.9"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("11.4, 11.8") && err.contains("mariadb"),
+        "{err}"
+    );
+}

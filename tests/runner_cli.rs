@@ -94,7 +94,8 @@ fn exact_sweep_writes_points_and_a_rerun_skips_them() {
             "--results",
             r
         ]),
-        ExitCode::FAILURE
+        ExitCode::from(2),
+        "an unknown algorithm is a usage error, like any other"
     );
     assert_ne!(
         run(&[

@@ -63,12 +63,20 @@ fn check_json_has_one_entry_per_server() {
     let out = annbench(&[
         "servers",
         "check",
-        "--json",
+        "--format",
+        "json",
         "--mariadb",
         &mu,
         "--postgres",
         &pu,
     ]);
+    // `--json` stays as a hidden alias for scripts written before `--format`.
+    let alias = annbench(&["servers", "check", "--json", "--mariadb", &mu]);
+    let (alias_out, _) = text(&alias);
+    assert!(
+        serde_json::from_str::<serde_json::Value>(&alias_out).is_ok(),
+        "{alias_out}"
+    );
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let v: serde_json::Value = serde_json::from_str(&stdout).expect("valid JSON");

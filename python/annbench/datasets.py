@@ -119,8 +119,9 @@ def compute_groundtruth(
 
 
 def list_datasets(data_dir: PathLike | None = None) -> pd.DataFrame:
-    """Known datasets: name, dimension, metric, train and test rows, source (download,
-    synthetic, bundled) and path (the local file, or None)."""
+    """Known datasets: name, dimension, metric, train and test rows, source (``download``,
+    ``generate``, ``bundled``: the ``annbench datasets`` command that makes it local; ``local``
+    for the other dataset files of the data dir, such as created sets and subsets) and path (the local file, or None)."""
     import pandas as pd
 
     return pd.DataFrame.from_records(_annbench.list_datasets(_dir(data_dir)))

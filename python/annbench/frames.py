@@ -3,7 +3,9 @@ the series a point belongs to, and Pareto frontiers."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 import pandas as pd
@@ -19,10 +21,52 @@ RESULT_COLUMNS: tuple[str, ...] = _annbench.RESULT_COLUMNS
 SERIES_COLUMNS: tuple[str, ...] = ("algorithm", "label", "clients")
 
 
+@lru_cache(maxsize=1)
+def _display_names() -> dict[str, str]:
+    return {a["name"]: a["display"] for a in json.loads(_annbench.algorithms_json())}
+
+
+def display_name(algorithm: Any) -> str:
+    """The display name of an algorithm id, from the registry (``mariadb`` -> ``MariaDB``,
+    ``pgvector_halfvec`` -> ``PGVector_halfvec``): what legends and titles show. Ids the
+    registry does not know (ann-benchmarks algorithms) are shown as they are."""
+    text = str(algorithm)
+    return _display_names().get(text, text)
+
+
+def nullable_ints(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each ``param_*`` column whose values are all integers (or missing) as
+    pandas' nullable ``Int64``, so a parameter that only some algorithms have stays ``64``
+    rather than becoming ``64.0`` next to NaN."""
+    for column in param_columns(frame):
+        values = frame[column]
+        present = values[values.notna()]
+        if len(present) and all(_is_int(v) for v in present):
+            frame[column] = pd.array(
+                [int(v) if pd.notna(v) else pd.NA for v in values], dtype="Int64"
+            )
+    return frame
+
+
+def _is_int(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, float) and value.is_integer()
+
+
+def records_to_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """A DataFrame from report rows (dicts) as the Rust reports give them, with integer
+    ``param_*`` columns as ``Int64``."""
+    return nullable_ints(pd.DataFrame.from_records(list(rows)))
+
+
 def rows_to_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """A DataFrame from result rows (dicts), with :data:`RESULT_COLUMNS` first (missing ones
-    filled with NA so an empty store still has the schema) and ``param_*`` after, sorted."""
-    frame = pd.DataFrame.from_records(list(rows))
+    filled with NA so an empty store still has the schema) and ``param_*`` after, sorted;
+    integer parameters as ``Int64``."""
+    frame = records_to_frame(rows)
     params = sorted(c for c in frame.columns if str(c).startswith("param_"))
     extra = [c for c in frame.columns if c not in RESULT_COLUMNS and c not in params]
     for column in RESULT_COLUMNS:
@@ -43,10 +87,10 @@ def series_columns(df: pd.DataFrame) -> list[str]:
 
 
 def series_name(key: Sequence[Any], columns: Sequence[str], varying: Sequence[str]) -> str:
-    """Legend text for one series: the algorithm, then the label and client count when they
-    vary across the frame (``mariadb [11.8], 4 clients``)."""
+    """Legend text for one series: the algorithm's display name, then the label and client
+    count when they vary across the frame (``MariaDB [11.8], 4 clients``)."""
     values = dict(zip(columns, key))
-    text = str(values.get("algorithm", "points"))
+    text = display_name(values["algorithm"]) if "algorithm" in values else "points"
     label = values.get("label")
     if "label" in varying and label is not None and not pd.isna(label):
         text += f" [{label}]"

@@ -19,7 +19,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from ._annbench import ConfigError, ResultsError
-from .frames import frontier, iter_series, param_columns
+from .frames import display_name, frontier, iter_series, param_columns
 
 PathLike = Union[str, "os.PathLike[str]"]
 FIGSIZE: tuple[float, float] = (8.0, 5.5)
@@ -92,11 +92,11 @@ def index_size_recall(
 ) -> Figure:
     """Index size on the server (MiB, log scale) against recall: per algorithm, the smallest
     index that reaches each recall, and the raw points."""
-    _require(df, ["recall", "index_size_bytes"], "index_size_recall")
-    data = df.assign(index_size_mib=pd.to_numeric(df["index_size_bytes"]) / 2**20)
+    _require(df, ["recall", "index_mib"], "index_size_recall")
+    data = df.assign(index_mib=pd.to_numeric(df["index_mib"]))
     return _frontier_plot(
         data,
-        "index_size_mib",
+        "index_mib",
         ylabel="Index size (MiB)",
         what="Index size",
         lower_is_better=True,
@@ -120,8 +120,8 @@ def server_cpu_recall(
     """The database server's CPU milliseconds per query (user + system, local servers; log
     scale) against recall: per algorithm, the cheapest point that reaches each recall, and the
     raw points. Points without a server CPU figure (remote servers) are left out."""
-    _require(df, ["recall", "server_cpu_per_query"], "server_cpu_recall")
-    data = df.assign(server_cpu_ms=pd.to_numeric(df["server_cpu_per_query"]) * 1e3)
+    _require(df, ["recall", "server_cpu_ms"], "server_cpu_recall")
+    data = df.assign(server_cpu_ms=pd.to_numeric(df["server_cpu_ms"]))
     data = data.dropna(subset=["server_cpu_ms"])
     if data.empty:
         raise ResultsError(
@@ -373,7 +373,7 @@ def _best_at_recall(df: pd.DataFrame, recall: float) -> list[tuple[str, pd.DataF
 
 
 def _line_name(values: dict[str, Any]) -> str:
-    name = str(values.get("algorithm", "points"))
+    name = display_name(values["algorithm"]) if "algorithm" in values else "points"
     label = values.get("label")
     return f"{name} [{label}]" if _present(label) else name
 
@@ -390,7 +390,8 @@ def _point_labels(df: pd.DataFrame) -> list[str]:
     labels = []
     for index, row in df.iterrows():
         if row.get("match") == "recall" and _present(row.get("recall_threshold")):
-            text = f"{row.get('algorithm', '')} recall >= {float(row['recall_threshold']):g}"
+            algorithm = display_name(row["algorithm"]) if "algorithm" in row else ""
+            text = f"{algorithm} recall >= {float(row['recall_threshold']):g}"
         else:
             names = [row.get(c) for c in ("me_name", "base_name", "name")]
             text = str(next((n for n in names if _present(n)), index))

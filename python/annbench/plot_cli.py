@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -31,7 +32,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset", required=True, help="dataset name or HDF5 file")
     p.add_argument("--output", "-o", required=True, help="image file, .png or .svg")
     p.add_argument("--count", type=int, default=10, help="k of the runs to plot (default 10)")
-    p.add_argument("--results", default="results", help="results directory (default results)")
+    p.add_argument(
+        "--results",
+        default=os.environ.get("ANNBENCH_RESULTS") or "results",
+        metavar="DIR",
+        help="results directory (default $ANNBENCH_RESULTS, else results)",
+    )
     p.add_argument("--data-dir", default=None, help="dataset directory (default data/)")
     p.add_argument("--raw", action="store_true", help="qps-recall: also draw every point")
     p.add_argument(

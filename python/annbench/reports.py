@@ -12,7 +12,7 @@ from typing import Union
 import pandas as pd
 
 from . import _annbench
-from .frames import rows_to_frame
+from .frames import records_to_frame, rows_to_frame
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -34,10 +34,18 @@ def _dir(path: PathLike | None) -> str | None:
     return None if path is None else os.fspath(path)
 
 
+def results_dir(results: PathLike | None) -> str:
+    """The result store: ``results``, else ``$ANNBENCH_RESULTS``, else ``results`` (as the
+    CLI's ``--results``)."""
+    if results is not None:
+        return os.fspath(results)
+    return os.environ.get("ANNBENCH_RESULTS") or "results"
+
+
 def results(
     dataset: PathLike,
     count: int = 10,
-    results: PathLike = "results",
+    results: PathLike | None = None,
     data_dir: PathLike | None = None,
 ) -> pd.DataFrame:
     """Every stored point of ``dataset`` at ``count`` neighbours, one row each: identity
@@ -46,10 +54,12 @@ def results(
     qps_best (the best pass), qps_min/qps_max/qps_cv over the passes in use, passes (in use)
     and passes_total, flags (``interference``, ``spread``, ``stalled``), the worst
     other_cpu_share/steal_share/load_average of those passes, short_results, latency mean and
-    percentiles of the median pass (seconds), build_seconds (index build alone),
-    load_seconds, index and table sizes (bytes), then one ``param_<name>`` column per build or
-    query parameter. ann-benchmarks result files in the same directory are included."""
-    text = _annbench.export_json(os.fspath(dataset), count, os.fspath(results), _dir(data_dir))
+    percentiles of the median pass (``latency_*_ms``, milliseconds), build_seconds (index
+    build alone), load_seconds, index_mib and table_mib (MiB = 2^20 bytes), the server cost
+    per query (``server_cpu_ms``, ...), then one ``param_<name>`` column per build or query
+    parameter (integers as ``Int64``). Names and units: docs/vocabulary.md. ann-benchmarks
+    result files in the same directory are included."""
+    text = _annbench.export_json(os.fspath(dataset), count, results_dir(results), _dir(data_dir))
     return rows_to_frame(json.loads(text))
 
 
@@ -59,27 +69,28 @@ def table(
     recall: Sequence[float] = DEFAULT_RECALLS,
     *,
     base: str | None = None,
-    results: PathLike = "results",
+    results: PathLike | None = None,
     data_dir: PathLike | None = None,
     stat: str = "median",
 ) -> pd.DataFrame:
     """Best QPS at each recall threshold (recall >= threshold, exactly), per algorithm,
-    label and client count: recall_threshold, algorithm, label, clients, reached, name,
-    recall, qps with qps_ci_low/qps_ci_high and flags, build_seconds, index_mb, best_recall,
-    tie (the winner's interval overlaps its runner-up's) with runner_up, runner_up_qps and
-    its interval, and vs_base (QPS ratio to the ``base`` algorithm at the same threshold)
-    when ``base`` is given. A series that never reaches a threshold has a row with
+    label and client count: recall_threshold, algorithm (the id, as in :func:`results`),
+    label, clients, reached, name, recall, qps with qps_ci_low/qps_ci_high and flags,
+    build_seconds, index_mib, best_recall, tie (the winner's interval overlaps its
+    runner-up's) with runner_up, runner_up_qps and its interval, vs_base (QPS ratio to the
+    ``base`` algorithm id or run label at the same threshold) when ``base`` is given, then the winner's
+    ``param_<name>`` columns. A series that never reaches a threshold has a row with
     ``reached`` False. ``stat="best"``: best passes, as ann-benchmarks (no intervals)."""
     text = _annbench.table_json(
         os.fspath(dataset),
         count,
         list(recall),
         base,
-        os.fspath(results),
+        results_dir(results),
         _dir(data_dir),
         stat=stat,
     )
-    return pd.DataFrame.from_records(json.loads(text))
+    return records_to_frame(json.loads(text))
 
 
 def compare(
@@ -89,7 +100,7 @@ def compare(
     count: int = 10,
     recall: Sequence[float] = DEFAULT_RECALLS,
     *,
-    results: PathLike = "results",
+    results: PathLike | None = None,
     data_dir: PathLike | None = None,
     noise: float = 0.05,
     stat: str = "median",
@@ -113,7 +124,7 @@ def compare(
         os.fspath(dataset),
         count,
         list(recall),
-        os.fspath(results),
+        results_dir(results),
         _dir(data_dir),
         noise=noise,
         stat=stat,
@@ -129,24 +140,27 @@ def compare(
 def build_table(
     dataset: PathLike,
     count: int = 10,
-    results: PathLike = "results",
+    results: PathLike | None = None,
     data_dir: PathLike | None = None,
 ) -> pd.DataFrame:
-    """One row per built index: algorithm, label, name, m, ef_construction, build_seconds,
-    index_mb, table_mb (MB = 10^6 bytes), load_seconds."""
-    text = _annbench.build_json(os.fspath(dataset), count, os.fspath(results), _dir(data_dir))
-    return pd.DataFrame.from_records(json.loads(text))
+    """One row per built index: algorithm, label, name, one ``param_<name>`` column per
+    build parameter (``param_m``, ``param_ef_construction``; integers as ``Int64``),
+    build_seconds, build_cpu_seconds, index_mib, table_mib (MiB = 2^20 bytes),
+    load_seconds, points."""
+    text = _annbench.build_json(os.fspath(dataset), count, results_dir(results), _dir(data_dir))
+    return records_to_frame(json.loads(text))
 
 
 def clients_table(
     dataset: PathLike,
     count: int = 10,
-    results: PathLike = "results",
+    results: PathLike | None = None,
     data_dir: PathLike | None = None,
 ) -> pd.DataFrame:
     """QPS vs concurrent clients at fixed parameters (the classic "clients | QPS" table):
-    algorithm, label, name, clients, qps, latency_p50, latency_p99, recall, scaling, ..."""
-    text = _annbench.clients_json(os.fspath(dataset), count, os.fspath(results), _dir(data_dir))
+    algorithm, label, name, clients, qps, latency_p50_ms, latency_p99_ms, recall, scaling,
+    ..."""
+    text = _annbench.clients_json(os.fspath(dataset), count, results_dir(results), _dir(data_dir))
     return pd.DataFrame.from_records(json.loads(text))
 
 
@@ -160,7 +174,7 @@ def report(
     label: str | None = None,
     clients: int | None = None,
     title: str | None = None,
-    results: PathLike = "results",
+    results: PathLike | None = None,
     data_dir: PathLike | None = None,
 ) -> Path:
     """Writes the self-contained HTML report of ``dataset`` (the same file as ``annbench
@@ -178,7 +192,7 @@ def report(
         label,
         clients,
         title,
-        os.fspath(results),
+        results_dir(results),
         _dir(data_dir),
     )
     return Path(output)

@@ -12,6 +12,7 @@ import pandas as pd
 
 from . import _annbench
 from .frames import rows_to_frame
+from .reports import results_dir
 
 PathLike = Union[str, "os.PathLike[str]"]
 Grid = Union[Mapping[str, Union[Any, Sequence[Any]]], Sequence[str], str, None]
@@ -44,7 +45,7 @@ def run(
     rebuilds: int = 1,
     order: str = "rounds",
     clients: int | Iterable[int] = (1,),
-    results: PathLike = "results",
+    results: PathLike | None = None,
     data_dir: PathLike | None = None,
     force: bool = False,
     label: str | None = None,
@@ -96,7 +97,7 @@ def run(
             count,
             runs,
             client_counts,
-            os.fspath(results),
+            results_dir(results),
             None if data_dir is None else os.fspath(data_dir),
             force,
             label,
@@ -156,13 +157,22 @@ class _Bars:
         from tqdm.auto import tqdm
 
         self._tqdm = tqdm
-        self.points = tqdm(total=0, desc="points", unit="pt", position=0)
+        # In a terminal or a notebook: bars. Redirected to a file (a log, CI): no bars, whose
+        # carriage returns and escape codes would fill it, but one plain line per point.
+        self._disable: bool | None = False if tqdm.__module__.endswith("notebook") else None
+        self.points = tqdm(
+            total=0, desc="points", unit="pt", position=0, disable=self._disable
+        )
         self.passes: Any = None
 
     def __call__(self, event: dict[str, Any]) -> None:
         kind = event["kind"]
-        if kind == "algorithm_started":
-            self.points.total = (self.points.total or 0) + event["points"]
+        if kind == "sweep_started":
+            # The whole sweep's points are known before the first build.
+            self.points.total = event["points"]
+            self.points.refresh()
+        elif kind == "algorithm_started" and not self.points.total:
+            self.points.total = event["points"]
             self.points.refresh()
         elif kind in ("load_started", "build_started", "ground_truth"):
             what = {
@@ -184,7 +194,12 @@ class _Bars:
             self._close_passes()
             desc = f"{event['algorithm']}({event['build_args']})"
             self.passes = self._tqdm(
-                total=event["passes"], desc=desc, unit="pass", leave=False, position=1
+                total=event["passes"],
+                desc=desc,
+                unit="pass",
+                leave=False,
+                position=1,
+                disable=self._disable,
             )
         elif kind == "pass_finished" and self.passes is not None:
             # Extra passes (re-measuring, --target-ci) grow the bar; events may be thinned.
@@ -196,9 +211,14 @@ class _Bars:
             self.points.update(1)
             if kind == "point_finished":
                 mark = "~" if event["flags"] else ""
-                self.points.set_postfix_str(
-                    f"recall {event['recall']:.3f}, {mark}{event['qps']:.0f} QPS"
-                )
+                text = f"recall {event['recall']:.3f}, {mark}{event['qps']:.0f} QPS"
+                self.points.set_postfix_str(text)
+                if self.points.disable:
+                    self._tqdm.write(
+                        f"points {self.points.n}/{self.points.total}: {event['algorithm']}"
+                        f"({event['build_args']}, {event['query_args']}) x{event['clients']}: "
+                        f"{text}"
+                    )
         elif kind == "warning":
             self._tqdm.write(f"warning: {event['message']}")
 

@@ -1,6 +1,6 @@
 //! `annbench datasets ...`: thin wrappers over `crate::dataset`.
 
-use super::out::outln;
+use super::out::{errln, outln};
 use crate::dataset::{self, create::CreateOptions, download, registry};
 use crate::{Error, Metric, Result};
 use clap::{Args, Subcommand, ValueEnum};
@@ -59,6 +59,9 @@ pub enum DatasetsCommand {
         /// Name (default: source name with the size before the metric, e.g. glove-25-100k-angular).
         #[arg(long)]
         name: Option<String>,
+        /// Replace the output file if it exists.
+        #[arg(long)]
+        force: bool,
         #[command(flatten)]
         dir: DataDir,
     },
@@ -134,6 +137,9 @@ pub struct CreateArgs {
     /// Output file (default: `{data-dir}/{name}.hdf5`).
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// Replace the output file if it exists.
+    #[arg(long)]
+    force: bool,
     #[command(flatten)]
     dir: DataDir,
 }
@@ -176,6 +182,7 @@ pub fn run(cmd: DatasetsCommand) -> Result<()> {
             k,
             output,
             name,
+            force,
             dir,
         } => {
             let src = dataset::resolve(&source, &dir.data_dir)?;
@@ -183,7 +190,7 @@ pub fn run(cmd: DatasetsCommand) -> Result<()> {
             let name = name
                 .unwrap_or_else(|| dataset::subset::default_name(&info.name, info.metric, train));
             let ds = dataset::subset::subset(&src, train, test, k, &name)?;
-            write(&ds, output, &dir.data_dir)
+            write(&ds, output, &dir.data_dir, force)
         }
         DatasetsCommand::Create(a) => {
             let opts = CreateOptions {
@@ -198,7 +205,8 @@ pub fn run(cmd: DatasetsCommand) -> Result<()> {
                 k: a.k,
             };
             let ds = dataset::create::create(&opts)?;
-            write(&ds, a.output, &a.dir.data_dir)
+            check_name_suffix(&ds)?;
+            write(&ds, a.output, &a.dir.data_dir, a.force)
         }
         DatasetsCommand::Groundtruth {
             dataset,
@@ -230,7 +238,41 @@ pub fn run(cmd: DatasetsCommand) -> Result<()> {
     }
 }
 
-fn write(ds: &dataset::Dataset, output: Option<PathBuf>, data_dir: &Path) -> Result<()> {
+/// A name in ann-benchmarks' form `...-{dim}-{metric}` must say the vectors' dimension and
+/// metric: `my-384-angular` on 16-d vectors would mislead every table and file name.
+fn check_name_suffix(ds: &dataset::Dataset) -> Result<()> {
+    let parts: Vec<&str> = ds.name.rsplitn(3, '-').collect();
+    let metric_word = parts.first().copied().unwrap_or("");
+    let named_metric = ["angular", "euclidean"].contains(&metric_word);
+    if named_metric && metric_word != ds.metric.as_str() {
+        return Err(Error::Config(format!(
+            "--name {}: the name says {metric_word} but the dataset is {}; name it ...-{}",
+            ds.name,
+            ds.metric,
+            ds.metric.as_str()
+        )));
+    }
+    if let Some(dim) = parts.get(1).and_then(|d| d.parse::<usize>().ok()) {
+        if named_metric && dim != ds.dimension() {
+            return Err(Error::Config(format!(
+                "--name {}: the name says dimension {dim} but the vectors have {}; name it \
+                 ...-{}-{}",
+                ds.name,
+                ds.dimension(),
+                ds.dimension(),
+                ds.metric.as_str()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn write(
+    ds: &dataset::Dataset,
+    output: Option<PathBuf>,
+    data_dir: &Path,
+    force: bool,
+) -> Result<()> {
     let path = match output {
         Some(p) => p,
         None => {
@@ -239,6 +281,12 @@ fn write(ds: &dataset::Dataset, output: Option<PathBuf>, data_dir: &Path) -> Res
             data_dir.join(format!("{}.hdf5", ds.name))
         }
     };
+    if path.exists() && !force {
+        return Err(Error::Config(format!(
+            "{} exists: give --force to replace it, or another --name or --output",
+            path.display()
+        )));
+    }
     dataset::save(ds, &path)?;
     outln!(
         "{}: {} train, {} test, dimension {}, {}, ground truth k={} -> {}",
@@ -265,11 +313,7 @@ fn list(data_dir: &Path) -> Result<()> {
     );
     for e in registry::all() {
         let local = data_dir.join(e.file_name());
-        let source = match e.source {
-            registry::Source::Download => "download",
-            registry::Source::Synthetic => "generate",
-            registry::Source::Bundled => "bundled",
-        };
+        let source = e.source.as_str();
         let here = if local.is_file() {
             local.display().to_string()
         } else {
@@ -285,10 +329,54 @@ fn list(data_dir: &Path) -> Result<()> {
             source
         );
     }
+    // Files of the data dir that are no known name: created, subsets, copies.
+    for (path, info) in dataset::datadir::local_files(data_dir) {
+        let stem = path
+            .file_stem()
+            .map_or_else(String::new, |s| s.to_string_lossy().into());
+        match info {
+            Some(i) => outln!(
+                "{:<30} {:>5} {:<9} {:>10} {:>7}  {:<9} {}",
+                stem,
+                i.dimension,
+                i.metric,
+                i.train,
+                i.test,
+                "local",
+                path.display()
+            ),
+            None => outln!(
+                "{:<30} {:>5} {:<9} {:>10} {:>7}  {:<9} {} (not a readable dataset)",
+                stem,
+                "?",
+                "?",
+                "?",
+                "?",
+                "local",
+                path.display()
+            ),
+        }
+    }
     Ok(())
 }
 
+/// Say on standard error what resolving `dataset` writes into the data dir (a bundled set
+/// written out, a synthetic set generated), so no file appears unannounced.
+fn announce_write(dataset: &str, data_dir: &Path) {
+    if let Some((source, path)) = dataset::datadir::would_write(dataset, data_dir) {
+        let what = match source {
+            registry::Source::Synthetic => "generating",
+            _ => "writing the bundled set",
+        };
+        errln!(
+            "{dataset}: {what} to {} (--data-dir or ANNBENCH_DATA_DIR to put it elsewhere)",
+            path.display()
+        );
+    }
+}
+
 fn info(dataset: &str, data_dir: &Path) -> Result<()> {
+    announce_write(dataset, data_dir);
     let path = dataset::resolve(dataset, data_dir)?;
     let i = dataset::info(&path)?;
     outln!("name:         {}", i.name);

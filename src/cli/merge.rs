@@ -14,7 +14,12 @@ pub struct MergeArgs {
     #[arg(required = true, value_name = "DIR")]
     pub sources: Vec<PathBuf>,
     /// Store to merge into (created when missing; may be one of the DIRs).
-    #[arg(long = "results", default_value = "results", value_name = "DIR")]
+    #[arg(
+        long = "results",
+        env = "ANNBENCH_RESULTS",
+        default_value = "results",
+        value_name = "DIR"
+    )]
     pub results: PathBuf,
     /// Two different measurements of one point: refuse (nothing is merged), by-host (keep
     /// both, labelled <label>@<host>) or newest (keep the one that finished last).

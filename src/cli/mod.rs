@@ -8,6 +8,7 @@ mod out;
 mod report;
 mod run;
 mod servers;
+mod shell;
 
 use clap::{Parser, Subcommand};
 use out::errln;
@@ -20,6 +21,12 @@ use std::process::ExitCode;
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// No progress bars or per-point lines; results, warnings and errors only.
+    #[arg(long, short, global = true, conflicts_with = "verbose")]
+    quiet: bool,
+    /// Also print each timed pass of `run` as a line (with its QPS and interference).
+    #[arg(long, short, global = true)]
+    verbose: bool,
 }
 
 // Parsed once per process: the size difference between variants does not matter.
@@ -27,7 +34,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// List, download, inspect, create and subset datasets; compute ground truth.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = DATASETS_EXAMPLES)]
     Datasets(datasets::DatasetsCommand),
     /// The algorithms annbench runs: parameters, ranges, rules, servers.
     Algorithms(algorithms::AlgorithmsArgs),
@@ -35,12 +42,16 @@ enum Command {
     #[command(subcommand)]
     Servers(servers::ServersCommand),
     /// Run a sweep of build and query parameters against one or more algorithms.
+    #[command(after_help = RUN_EXAMPLES)]
     Run(run::RunArgs),
     /// Best QPS at each recall threshold, per algorithm.
+    #[command(after_help = TABLE_EXAMPLES)]
     Table(report::TableArgs),
     /// Every stored point with every metric, as CSV, JSON or Markdown.
+    #[command(after_help = EXPORT_EXAMPLES)]
     Export(report::ExportArgs),
     /// Relative QPS of one labelled run against another.
+    #[command(after_help = COMPARE_EXAMPLES)]
     Compare(report::CompareArgs),
     /// Write a self-contained HTML report (interactive charts, tables, metadata) that opens
     /// offline.
@@ -49,7 +60,45 @@ enum Command {
     Plot(report::PlotArgs),
     /// Combine result stores (the shards of a sweep, runs from several nodes) into one.
     Merge(merge::MergeArgs),
+    /// Print the shell completion script: annbench completions bash > /etc/bash_completion.d/annbench
+    Completions(shell::CompletionsArgs),
+    /// Print the man page (roff): annbench man > annbench.1 (--dir DIR: one page per command).
+    Man(shell::ManArgs),
 }
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  annbench run --dataset sift-5k-128-euclidean --algorithm mariadb --algorithm pgvector
+  annbench run --dataset glove-twitter-25-angular --algorithm pgvector \\
+      --build m=16 --build ef_construction=64 --query ef_search=10,20,40 --clients 1,4
+  annbench run --dataset my.hdf5 --config grid.yml --label mariadb-11.8 --dry-run";
+
+const TABLE_EXAMPLES: &str = "\
+Examples:
+  annbench table --dataset sift-5k-128-euclidean
+  annbench table --dataset sift-5k-128-euclidean --format blocks --base mariadb --recall 0.99,0.95
+  annbench table --dataset sift-5k-128-euclidean --builds --format csv
+  annbench table --dataset sift-5k-128-euclidean --by-clients";
+
+const EXPORT_EXAMPLES: &str = "\
+Examples:
+  annbench export --dataset sift-5k-128-euclidean > points.csv
+  annbench export --dataset sift-5k-128-euclidean --format json --output points.json
+  annbench export --dataset sift-5k-128-euclidean --by-difficulty lid --bins 3
+Columns and units: docs/vocabulary.md";
+
+const COMPARE_EXAMPLES: &str = "\
+Examples:
+  annbench compare --dataset sift-5k-128-euclidean --base mariadb-11.4 --me mariadb-11.8
+  annbench compare --dataset sift-5k-128-euclidean --base v1 --me v2 --noise 3% --format json";
+
+const DATASETS_EXAMPLES: &str = "\
+Examples:
+  annbench datasets list
+  annbench datasets get fashion-mnist-784-euclidean
+  annbench datasets info sift-5k-128-euclidean
+  annbench datasets subset dbpedia-openai-1000k-angular --train 100000 --test 10000
+  annbench datasets create my.npy --metric angular --name my-384-angular";
 
 /// Entry point shared by the binary and the Python `annbench` command.
 pub fn main<I, T>(args: I) -> ExitCode
@@ -69,7 +118,16 @@ where
             };
         }
     };
-    crate::dataset::bars::enable();
+    out::set_verbosity(if cli.quiet {
+        out::Verbosity::Quiet
+    } else if cli.verbose {
+        out::Verbosity::Verbose
+    } else {
+        out::Verbosity::Normal
+    });
+    if !cli.quiet {
+        crate::dataset::bars::enable();
+    }
     let result = match cli.command {
         Command::Datasets(cmd) => datasets::run(cmd),
         Command::Algorithms(args) => algorithms::run(args),
@@ -81,6 +139,8 @@ where
         Command::Report(args) => report::report(args),
         Command::Plot(args) => report::plot(args),
         Command::Merge(args) => merge::run(args),
+        Command::Completions(args) => shell::completions(args),
+        Command::Man(args) => shell::man(args),
     };
     // A write error on standard output other than a closed pipe fails the command.
     let result = result.and_then(|()| match out::finish() {

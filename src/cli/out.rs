@@ -6,9 +6,31 @@
 use std::fmt;
 use std::io::Write;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+static VERBOSITY: AtomicU8 = AtomicU8::new(1);
+
+/// `-q` / `-v`: how much progress a command prints (results, warnings and errors always).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verbosity {
+    Quiet = 0,
+    Normal = 1,
+    Verbose = 2,
+}
+
+/// Set once by the command line.
+pub fn set_verbosity(v: Verbosity) {
+    VERBOSITY.store(v as u8, Ordering::Relaxed);
+}
+
+pub fn verbosity() -> Verbosity {
+    match VERBOSITY.load(Ordering::Relaxed) {
+        0 => Verbosity::Quiet,
+        1 => Verbosity::Normal,
+        _ => Verbosity::Verbose,
+    }
+}
 static STDOUT_ERROR: Mutex<Option<std::io::Error>> = Mutex::new(None);
 
 /// Print a line to standard output (the `outln!` macro).

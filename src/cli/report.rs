@@ -28,7 +28,12 @@ pub struct Source {
     #[arg(long, default_value_t = 10)]
     pub count: usize,
     /// The result store.
-    #[arg(long, default_value = "results")]
+    #[arg(
+        long,
+        env = "ANNBENCH_RESULTS",
+        default_value = "results",
+        value_name = "DIR"
+    )]
     pub results: PathBuf,
     /// Where datasets live (ground truth for ann-benchmarks result files).
     #[arg(long, env = "ANNBENCH_DATA_DIR", default_value = "data")]
@@ -48,11 +53,13 @@ pub struct TableArgs {
     /// Recall thresholds, highest first.
     #[arg(long, value_delimiter = ',', default_value = THRESHOLDS)]
     pub recall: Vec<f64>,
-    /// markdown, csv or json.
-    #[arg(long, default_value = "markdown", value_parser = parse_format)]
-    pub format: Format,
-    /// Add each row's QPS relative to this algorithm's at the same threshold (e.g. pgvector).
-    #[arg(long)]
+    /// markdown, csv, json, or blocks: one plain-text block per recall threshold, fastest
+    /// first, QPS relative to --base, as the published comparisons print it.
+    #[arg(long, default_value = "markdown", value_parser = parse_table_format)]
+    pub format: TableFormat,
+    /// Add each row's QPS relative to this algorithm's (e.g. pgvector) or run label's at the
+    /// same threshold.
+    #[arg(long, value_name = "ALGORITHM_OR_LABEL")]
     pub base: Option<String>,
     /// Only points of this run label.
     #[arg(long)]
@@ -81,8 +88,8 @@ pub struct TableArgs {
 pub struct ExportArgs {
     #[command(flatten)]
     pub source: Source,
-    /// csv, json (records) or markdown.
-    #[arg(long, value_parser = parse_format)]
+    /// csv, json (records; full precision) or markdown.
+    #[arg(long, default_value = "csv", value_parser = parse_format)]
     pub format: Format,
     /// Only points of this run label.
     #[arg(long)]
@@ -136,7 +143,12 @@ pub struct ReportArgs {
     #[arg(long, default_value_t = 10)]
     pub count: usize,
     /// The result store.
-    #[arg(long, default_value = "results")]
+    #[arg(
+        long,
+        env = "ANNBENCH_RESULTS",
+        default_value = "results",
+        value_name = "DIR"
+    )]
     pub results: PathBuf,
     /// Where datasets live (ground truth for ann-benchmarks result files).
     #[arg(long, env = "ANNBENCH_DATA_DIR", default_value = "data")]
@@ -176,7 +188,12 @@ pub struct PlotArgs {
     #[arg(long, default_value_t = 10)]
     pub count: usize,
     /// The result store.
-    #[arg(long, default_value = "results")]
+    #[arg(
+        long,
+        env = "ANNBENCH_RESULTS",
+        default_value = "results",
+        value_name = "DIR"
+    )]
     pub results: PathBuf,
     /// Where datasets live (ground truth for ann-benchmarks result files).
     #[arg(long, env = "ANNBENCH_DATA_DIR", default_value = "data")]
@@ -213,6 +230,23 @@ pub struct PlotArgs {
     pub dpi: u32,
 }
 
+/// `table --format`: a rendering of the table, or the published blocks layout.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TableFormat {
+    Table(Format),
+    Blocks,
+}
+
+fn parse_table_format(s: &str) -> Result<TableFormat, String> {
+    if s.eq_ignore_ascii_case("blocks") {
+        Ok(TableFormat::Blocks)
+    } else {
+        parse_format(s)
+            .map(TableFormat::Table)
+            .map_err(|e| e.replace("markdown, csv or json", "markdown, csv, json or blocks"))
+    }
+}
+
 fn parse_format(s: &str) -> Result<Format, String> {
     s.parse().map_err(|e: crate::Error| e.to_string())
 }
@@ -241,6 +275,10 @@ pub fn table(args: TableArgs) -> crate::Result<()> {
     let mut points = select(load(src)?, args.label.as_deref(), src.clients)?;
     apply_stat(&mut points, args.stat);
     let distinct = Distinct::of(&points);
+    let format = match args.format {
+        TableFormat::Table(f) => f,
+        TableFormat::Blocks => return blocks(&args, &points),
+    };
     let table = if args.by_clients {
         let groups = clients_table(&points);
         if groups.is_empty() {
@@ -264,7 +302,33 @@ pub fn table(args: TableArgs) -> crate::Result<()> {
         t.server_cost = args.server_cost;
         t.to_table()
     };
-    emit(src, &render(&table, args.format)?)
+    emit(src, &render(&table, format)?)
+}
+
+/// `table --format blocks`: the best-QPS-at-recall table in the published layout.
+fn blocks(args: &TableArgs, points: &[PointResult]) -> crate::Result<()> {
+    let other = [
+        (args.by_clients, "--by-clients"),
+        (args.builds, "--builds"),
+        (args.pareto, "--pareto"),
+        (args.server_cost, "--server-cost"),
+    ];
+    if let Some((_, flag)) = other.iter().find(|(on, _)| *on) {
+        return Err(crate::Error::Config(format!(
+            "--format blocks shows the best QPS at each recall; {flag} has no blocks layout: \
+             drop {flag} or use --format markdown, csv or json"
+        )));
+    }
+    if crate::report::filtered::any_filtered(points) {
+        return Err(crate::Error::Config(
+            "--format blocks does not lay out filtered points (one table per selectivity); \
+             use --format markdown, csv or json"
+                .into(),
+        ));
+    }
+    let table = best_at_recall(points, &args.recall, args.base.as_deref())?;
+    let text = crate::report::blocks::blocks_text(&table, args.base.as_deref());
+    emit(&args.source, &text)
 }
 
 pub fn export(args: ExportArgs) -> crate::Result<()> {
@@ -398,7 +462,8 @@ fn report_command(args: &ReportArgs) -> String {
 
 /// The stored points of the dataset and count; an error naming the directory when none.
 fn load(src: &Source) -> crate::Result<Vec<PointResult>> {
-    let points = crate::results::load_points(&src.results, &src.dataset, src.count, &src.data_dir)?;
+    let key = crate::results::dataset_key(&src.dataset);
+    let points = crate::results::load_points(&src.results, &key, src.count, &src.data_dir)?;
     if points.is_empty() {
         return Err(crate::Error::Results(format!(
             "no results for dataset '{}' with k={} in {}: run `annbench run --dataset {}` \

@@ -19,7 +19,7 @@ pub struct RunArgs {
     /// Dataset name (looked up in --data-dir) or path to an ann-benchmarks HDF5 file.
     #[arg(long)]
     pub dataset: String,
-    #[arg(long = "algorithm", value_name = "NAME", help = algorithm_help())]
+    #[arg(long = "algorithm", value_name = "NAME", help = algorithm_help(), value_parser = parse_algorithm)]
     pub algorithms: Vec<String>,
     /// Grid file replacing the built-in grid of the algorithm it names (repeatable).
     #[arg(long = "config", value_name = "FILE")]
@@ -56,7 +56,12 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', default_value = "1")]
     pub clients: Vec<usize>,
     /// Result store directory.
-    #[arg(long = "results", default_value = "results", value_name = "DIR")]
+    #[arg(
+        long = "results",
+        env = "ANNBENCH_RESULTS",
+        default_value = "results",
+        value_name = "DIR"
+    )]
     pub results: PathBuf,
     /// Measure again and overwrite points that are already stored.
     #[arg(long)]
@@ -80,11 +85,15 @@ pub struct RunArgs {
     /// Override query values in every group, e.g. --query ef_search=10,20 (repeatable).
     #[arg(long = "query", value_name = "KEY=V1,V2")]
     pub query: Vec<String>,
-    /// MariaDB URL, e.g. mysql://user:pass@127.0.0.1:3306/annbench.
-    #[arg(long)]
+    /// MariaDB URL, e.g. mysql://user:pass@127.0.0.1:3306/annbench. Default:
+    /// $ANNBENCH_MARIADB_URL, then $MARIADB_CONN_ARGS + $MARIADB_DB_NAME, then the server
+    /// scripts/databases.sh started.
+    #[arg(long, value_name = "URL")]
     pub mariadb: Option<String>,
-    /// PostgreSQL URL, e.g. postgres://user:pass@127.0.0.1:5432/annbench.
-    #[arg(long)]
+    /// PostgreSQL URL, e.g. postgres://user:pass@127.0.0.1:5432/annbench. Default:
+    /// $ANNBENCH_POSTGRES_URL, then $POSTGRES_CONN_ARGS + $POSTGRES_DB_NAME, then the server
+    /// scripts/databases.sh started.
+    #[arg(long, value_name = "URL")]
     pub postgres: Option<String>,
     /// MariaDB database and PostgreSQL schema that hold annbench's tables (default annbench);
     /// sweeps that share a server pair at the same time need one each.
@@ -107,6 +116,13 @@ pub struct RunArgs {
 }
 
 /// `--algorithm`'s help, listing the registered algorithms.
+/// A registered algorithm id; anything else is a usage error (exit status 2) listing them.
+fn parse_algorithm(name: &str) -> std::result::Result<String, String> {
+    crate::backend::find_algorithm(name)
+        .map(|a| a.name.to_string())
+        .map_err(|e| e.to_string())
+}
+
 fn algorithm_help() -> String {
     format!(
         "Algorithm to sweep (repeatable): {}; `annbench algorithms` describes each",

@@ -45,8 +45,11 @@ pub struct CheckArgs {
     /// scripts/databases.sh started.
     #[arg(long, value_name = "URL")]
     postgres: Option<String>,
-    /// Print the findings as JSON.
-    #[arg(long)]
+    /// text, or json (the findings as JSON).
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    format: String,
+    /// The same as --format json (kept for scripts).
+    #[arg(long, hide = true)]
     json: bool,
 }
 
@@ -98,7 +101,7 @@ fn check(args: CheckArgs) -> Result<()> {
     .filter_map(|(kind, url)| Some((kind, url?)))
     .collect();
     let outcomes = check_all(&urls);
-    if args.json {
+    if args.json || args.format == "json" {
         let text = serde_json::to_string_pretty(&outcomes)
             .map_err(|e| Error::Results(format!("cannot write JSON: {e}")))?;
         outln!("{text}");

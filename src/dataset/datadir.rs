@@ -17,6 +17,45 @@ pub fn default_data_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("data"))
 }
 
+/// The dataset files in `data_dir` that are not known names (made with `datasets create`,
+/// `subset`, copied in), sorted by name, each with its [`super::Info`] (`None` when the file
+/// cannot be read as a dataset). Filter sidecars (`*.filters.h5`) are not datasets.
+pub fn local_files(data_dir: &Path) -> Vec<(PathBuf, Option<super::Info>)> {
+    let Ok(entries) = std::fs::read_dir(data_dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "hdf5"))
+        .filter(|p| {
+            let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned());
+            stem.is_some_and(|s| registry::lookup(&s).is_err())
+        })
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let info = super::info(&p).ok();
+            (p, info)
+        })
+        .collect()
+}
+
+/// What [`resolve`] would write into `data_dir` for `name`, if anything: a bundled set not yet
+/// written out, or a synthetic set not yet generated (`None` for a path or a file present).
+pub fn would_write(name: &str, data_dir: &Path) -> Option<(Source, PathBuf)> {
+    if Path::new(name).is_file() {
+        return None;
+    }
+    let path = data_dir.join(format!("{name}.hdf5"));
+    if path.is_file() {
+        return None;
+    }
+    let entry = registry::lookup(name).ok()?;
+    matches!(entry.source, Source::Bundled | Source::Synthetic).then_some((entry.source, path))
+}
+
 /// The file for `name_or_path`: an existing file path; else `{data_dir}/{name}.hdf5`; else a
 /// bundled set written into `data_dir`; else a synthetic set generated into `data_dir`. Names
 /// that must be downloaded, and unknown names, give an error saying what to run.

@@ -18,6 +18,18 @@ pub enum Source {
     Bundled,
 }
 
+impl Source {
+    /// The word `datasets list` and Python's `list_datasets` show: the `annbench datasets`
+    /// subcommand that fetches it (`download`, `generate`) or `bundled`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Download => "download",
+            Source::Synthetic => "generate",
+            Source::Bundled => "bundled",
+        }
+    }
+}
+
 /// One known dataset.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {

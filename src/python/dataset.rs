@@ -268,7 +268,7 @@ pub fn list_datasets(
     data_dir: Option<PathBuf>,
 ) -> PyResult<Vec<Bound<'_, PyDict>>> {
     let dir = data_dir_or_default(data_dir);
-    dataset::registry::all()
+    let mut rows: Vec<Bound<'_, PyDict>> = dataset::registry::all()
         .iter()
         .map(|e| {
             let row = PyDict::new(py);
@@ -278,9 +278,25 @@ pub fn list_datasets(
             row.set_item("metric", e.metric.as_str())?;
             row.set_item("train", e.train)?;
             row.set_item("test", e.test)?;
-            row.set_item("source", format!("{:?}", e.source).to_lowercase())?;
+            row.set_item("source", e.source.as_str())?;
             row.set_item("path", local.is_file().then_some(local))?;
             Ok(row)
         })
-        .collect()
+        .collect::<PyResult<_>>()?;
+    // Files of the data dir that are no known name: created, subsets, copies.
+    for (path, info) in dataset::datadir::local_files(&dir) {
+        let row = PyDict::new(py);
+        let stem = path
+            .file_stem()
+            .map_or_else(String::new, |s| s.to_string_lossy().into());
+        row.set_item("name", stem)?;
+        row.set_item("dimension", info.as_ref().map(|i| i.dimension))?;
+        row.set_item("metric", info.as_ref().map(|i| i.metric.as_str()))?;
+        row.set_item("train", info.as_ref().map(|i| i.train))?;
+        row.set_item("test", info.as_ref().map(|i| i.test))?;
+        row.set_item("source", "local")?;
+        row.set_item("path", path)?;
+        rows.push(row);
+    }
+    Ok(rows)
 }

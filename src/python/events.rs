@@ -44,6 +44,16 @@ pub fn to_dict<'py>(py: Python<'py>, event: &Event<'_>) -> PyResult<Bound<'py, P
             d.set_item("fits", plan.fits())?;
             d.set_item("message", plan.describe())?;
         }
+        Event::SweepStarted {
+            algorithms,
+            builds,
+            points,
+        } => {
+            d.set_item("kind", "sweep_started")?;
+            d.set_item("algorithms", algorithms)?;
+            d.set_item("builds", builds)?;
+            d.set_item("points", points)?;
+        }
         Event::AlgorithmStarted {
             algorithm,
             builds,

@@ -7,17 +7,6 @@ use crate::results::{self, PointResult};
 use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
 
-/// The store key of a dataset argument: a name as given, or a file's stem.
-fn dataset_key(dataset: &str) -> String {
-    let path = Path::new(dataset);
-    if dataset.ends_with(".hdf5") || dataset.ends_with(".h5") || dataset.contains('/') {
-        path.file_stem()
-            .map_or_else(|| dataset.to_owned(), |s| s.to_string_lossy().into_owned())
-    } else {
-        dataset.to_owned()
-    }
-}
-
 fn load(
     dataset: &str,
     count: usize,
@@ -25,7 +14,12 @@ fn load(
     data_dir: Option<PathBuf>,
 ) -> crate::Result<Vec<PointResult>> {
     let data_dir = data_dir.unwrap_or_else(crate::dataset::default_data_dir);
-    results::load_points(results_dir, &dataset_key(dataset), count, &data_dir)
+    results::load_points(
+        results_dir,
+        &results::dataset_key(dataset),
+        count,
+        &data_dir,
+    )
 }
 
 fn records(table: &render::Table) -> crate::Result<String> {
@@ -173,7 +167,7 @@ pub fn report_html(
             return Err(crate::Error::Results(format!(
                 "no results for dataset '{}' with k={count} in {}: run a sweep first \
                  (annbench.run), or pass results= (and count=) of the runs to report",
-                dataset_key(&dataset),
+                results::dataset_key(&dataset),
                 results.display()
             )));
         }
@@ -198,7 +192,7 @@ pub fn report_html(
 
 #[cfg(test)]
 mod tests {
-    use super::dataset_key;
+    use crate::results::dataset_key;
 
     #[test]
     fn dataset_key_is_name_or_file_stem() {

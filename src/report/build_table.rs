@@ -2,10 +2,11 @@
 //! build seconds (isecs, the index build alone), the server's CPU seconds during the build
 //! (local servers), index and table sizes and load seconds.
 
-use super::names::{algorithm_name, build_name};
+use super::export::param_cell;
+use super::names::{build_name, param_name};
 use super::render::{Cell, Column, Style, Table};
 use super::series::{Distinct, cmp_params};
-use super::table::megabytes;
+use super::table::mebibytes;
 use crate::params::Params;
 use crate::results::PointResult;
 
@@ -15,7 +16,7 @@ pub struct BuildRow {
     pub algorithm: String,
     pub label: Option<String>,
     pub build_args: Params,
-    /// e.g. `PGVector(m=16, ef_cons=64)`.
+    /// e.g. `PGVector(m=16, ef_construction=64)`.
     pub name: String,
     /// The `M` build argument (any case), if set.
     pub m: Option<i64>,
@@ -80,40 +81,65 @@ fn int_arg(args: &Params, name: &str) -> Option<i64> {
         .and_then(|(_, v)| v.as_i64())
 }
 
-/// The build rows as a [`Table`] (sizes in MB = 10^6 bytes); Markdown shows the label column
-/// only when `distinct.labels`.
+/// The build rows as a [`Table`]: `algorithm` (the registry id), `label`, `build_name`
+/// (`MariaDB(m=16)`: not a point's `name`), one
+/// `param_<name>` column per build parameter (Markdown titles them `m`, `ef_construction`),
+/// `build_seconds, build_cpu_seconds, index_mib, table_mib` (MiB = 2^20 bytes),
+/// `load_seconds, points`. Markdown shows the label column only when `distinct.labels`.
 pub fn build_rows_table(rows: &[BuildRow], distinct: Distinct) -> Table {
     let mut label = Column::new("label", "label", Style::Plain);
     label.in_markdown = distinct.labels;
-    let columns = vec![
+    // Parameter columns in first-seen order (config order: `m` before `ef_construction`).
+    let mut params: Vec<String> = Vec::new();
+    for r in rows {
+        for k in r.build_args.keys() {
+            let name = param_name(k);
+            if !params.contains(&name) {
+                params.push(name);
+            }
+        }
+    }
+    let mut columns = vec![
         Column::new("algorithm", "algorithm", Style::Plain),
         label,
-        Column::new("name", "build", Style::Plain),
-        Column::new("m", "M", Style::Plain),
-        Column::new("ef_construction", "ef_cons", Style::Plain),
+        Column::new("build_name", "build", Style::Plain),
+    ];
+    columns.extend(
+        params
+            .iter()
+            .map(|n| Column::new(&format!("param_{n}"), n, Style::Plain)),
+    );
+    columns.extend([
         Column::new("build_seconds", "isecs", Style::Fixed(1)),
         Column::new("build_cpu_seconds", "server CPU s", Style::Fixed(1)),
-        Column::new("index_mb", "index MB", Style::Fixed(1)),
-        Column::new("table_mb", "table MB", Style::Fixed(1)),
+        Column::new("index_mib", "index MiB", Style::Fixed(1)),
+        Column::new("table_mib", "table MiB", Style::Fixed(1)),
         Column::new("load_seconds", "load s", Style::Fixed(1)),
         Column::new("points", "points", Style::Plain),
-    ];
+    ]);
     let rows = rows
         .iter()
         .map(|r| {
-            vec![
-                Cell::Text(algorithm_name(&r.algorithm)),
+            let mut cells = vec![
+                Cell::Text(r.algorithm.clone()),
                 Cell::from(r.label.as_deref()),
                 Cell::Text(r.name.clone()),
-                r.m.map_or(Cell::Null, Cell::Int),
-                r.ef_construction.map_or(Cell::Null, Cell::Int),
+            ];
+            cells.extend(params.iter().map(|n| {
+                r.build_args
+                    .iter()
+                    .find(|(k, _)| param_name(k) == *n)
+                    .map_or(Cell::Null, |(_, v)| param_cell(v))
+            }));
+            cells.extend([
                 Cell::Float(r.build_seconds),
                 Cell::from(r.build_cpu_seconds),
-                Cell::from(r.index_size_bytes.map(megabytes)),
-                Cell::from(r.table_size_bytes.map(megabytes)),
+                Cell::from(r.index_size_bytes.map(mebibytes)),
+                Cell::from(r.table_size_bytes.map(mebibytes)),
                 Cell::from(r.load_seconds),
                 Cell::Int(r.points as i64),
-            ]
+            ]);
+            cells
         })
         .collect();
     Table { columns, rows }
@@ -170,6 +196,6 @@ mod tests {
                 (Some(16), Some(64), 10.0, 2)
             ]
         );
-        assert_eq!(rows[0].name, "PGVector(m=8, ef_cons=64)");
+        assert_eq!(rows[0].name, "PGVector(m=8, ef_construction=64)");
     }
 }

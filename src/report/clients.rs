@@ -1,7 +1,7 @@
 //! QPS vs clients at fixed parameters: the classic "clients | QPS" table, one group per
 //! (algorithm, label, build args, query args) that was run with more than one client count.
 
-use super::names::{algorithm_name, point_name};
+use super::names::point_name;
 use super::render::{Cell, Column, Style, Table};
 use super::series::{cmp_points, params_identity};
 use crate::results::PointResult;
@@ -110,7 +110,7 @@ fn cpu_per_connection(p: &PointResult) -> Option<f64> {
     Some(cpu / (median.wall_seconds * p.clients.max(1) as f64))
 }
 
-/// The groups as one [`Table`]; latencies in seconds (Markdown shows milliseconds).
+/// The groups as one [`Table`]; `algorithm` is the registry id, latencies in ms.
 pub fn clients_rows_table(groups: &[ClientsGroup], show_label: bool) -> Table {
     let mut label = Column::new("label", "label", Style::Plain);
     label.in_markdown = show_label;
@@ -122,8 +122,8 @@ pub fn clients_rows_table(groups: &[ClientsGroup], show_label: bool) -> Table {
         Column::new("qps", "QPS", Style::Fixed(1)),
         Column::new("qps_ci_low", "low", Style::Fixed(1)).machine_only(),
         Column::new("qps_ci_high", "high", Style::Fixed(1)).machine_only(),
-        Column::new("latency_p50", "p50 ms", Style::Millis),
-        Column::new("latency_p99", "p99 ms", Style::Millis),
+        Column::new("latency_p50_ms", "p50 ms", Style::Fixed(3)),
+        Column::new("latency_p99_ms", "p99 ms", Style::Fixed(3)),
         Column::new("recall", "recall", Style::Recall),
         Column::new("scaling", "scaling", Style::Ratio),
         Column::new(
@@ -136,15 +136,15 @@ pub fn clients_rows_table(groups: &[ClientsGroup], show_label: bool) -> Table {
     for g in groups {
         for r in &g.rows {
             rows.push(vec![
-                Cell::Text(algorithm_name(&g.algorithm)),
+                Cell::Text(g.algorithm.clone()),
                 Cell::from(g.label.as_deref()),
                 Cell::Text(g.name.clone()),
                 Cell::Int(r.clients as i64),
                 Cell::Float(r.qps),
                 Cell::from(r.qps_interval.map(|i| i.low)),
                 Cell::from(r.qps_interval.map(|i| i.high)),
-                Cell::Float(r.latency_p50),
-                Cell::Float(r.latency_p99),
+                Cell::Float(r.latency_p50 * 1e3),
+                Cell::Float(r.latency_p99 * 1e3),
                 Cell::Float(r.recall),
                 Cell::Float(r.scaling),
                 Cell::from(r.client_cpu_per_connection),

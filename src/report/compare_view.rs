@@ -2,7 +2,6 @@
 //! Markdown a table per match kind, the summary statistics and the notes.
 
 use super::compare::{Comparison, MatchKind, Matched, RatioSummary, Side, Verdict};
-use super::names::algorithm_name;
 use super::render::{
     Cell, Column, Format, Style, Table, json_pretty, to_csv, to_json_records, to_markdown,
 };
@@ -51,8 +50,8 @@ impl Comparison {
         let any_cpu = self.rows.iter().any(|r| r.cpu.is_some());
         let cpu_md = |c: Column| if any_cpu { c } else { c.machine_only() };
         columns.extend([
-            Column::new("base_server_cpu", "base CPU s/q", Style::Plain).machine_only(),
-            Column::new("me_server_cpu", "me CPU s/q", Style::Plain).machine_only(),
+            Column::new("base_server_cpu_ms", "base CPU ms/q", Style::Plain).machine_only(),
+            Column::new("me_server_cpu_ms", "me CPU ms/q", Style::Plain).machine_only(),
             cpu_md(
                 Column::new(
                     "server_cpu_text",
@@ -230,7 +229,7 @@ impl Comparison {
         };
         let mut cells = vec![
             Cell::Text(r.kind.as_str().into()),
-            Cell::Text(algorithm_name(&r.algorithm)),
+            Cell::Text(r.algorithm.clone()),
             Cell::Int(r.clients as i64),
             Cell::from(r.threshold),
             name(&r.base),
@@ -264,8 +263,8 @@ impl Comparison {
         let c = r.cpu.as_ref();
         let ci = c.and_then(|c| c.ratio_interval);
         cells.extend([
-            Cell::from(c.map(|c| c.base.value)),
-            Cell::from(c.map(|c| c.me.value)),
+            Cell::from(c.map(|c| c.base.value * 1e3)),
+            Cell::from(c.map(|c| c.me.value * 1e3)),
             Cell::from(
                 c.map(|c| format!("{:.3} / {:.3}", c.me.value * 1e3, c.base.value * 1e3))
                     .as_deref(),

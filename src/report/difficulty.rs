@@ -142,9 +142,9 @@ pub fn split_table(
         ("queries", Style::Plain),
         ("recall", Style::Recall),
         ("epsilon_recall", Style::Recall),
-        ("latency_mean", Style::Millis),
-        ("latency_p50", Style::Millis),
-        ("latency_p99", Style::Millis),
+        ("latency_mean_ms", Style::Fixed(3)),
+        ("latency_p50_ms", Style::Fixed(3)),
+        ("latency_p99_ms", Style::Fixed(3)),
     ];
     let mut columns: Vec<Column> = fixed.iter().map(|(n, s)| Column::new(n, n, *s)).collect();
     columns.extend(params.iter().map(|n| Column::new(n, n, Style::Plain)));
@@ -174,9 +174,9 @@ pub fn split_table(
                 Cell::Int(ids.len() as i64),
                 Cell::Float(pick(&recall)),
                 Cell::Float(pick(&eps)),
-                Cell::Float(mean(&lat)),
-                Cell::Float(percentile_sorted(&lat, 50.0)),
-                Cell::Float(percentile_sorted(&lat, 99.0)),
+                Cell::Float(mean(&lat) * 1e3),
+                Cell::Float(percentile_sorted(&lat, 50.0) * 1e3),
+                Cell::Float(percentile_sorted(&lat, 99.0) * 1e3),
             ];
             row.extend(params.iter().map(|name| {
                 mine.iter()

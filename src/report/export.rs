@@ -1,5 +1,6 @@
 //! Every point with every metric as one flat table: the export the Python DataFrame is built
-//! from. Column names are a stable interface; latencies and timings are in seconds.
+//! from. Column names are a stable interface and say their unit (docs/vocabulary.md):
+//! `*_ms` milliseconds (per-query times), `*_seconds` seconds (loads, builds), `*_mib` MiB.
 
 use super::names::point_name;
 use super::render::{Cell, Column, Style, Table};
@@ -36,28 +37,28 @@ pub const EXPORT_COLUMNS: [&str; 50] = [
     "short_results",
     "mean_rows",
     "plan",
-    "latency_mean",
-    "latency_p50",
-    "latency_p95",
-    "latency_p99",
-    "latency_p999",
+    "latency_mean_ms",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_p99_ms",
+    "latency_p999_ms",
     "build_seconds",
     "load_seconds",
-    "index_size_bytes",
-    "table_size_bytes",
-    "server_cpu_per_query",
-    "server_cpu_user_per_query",
-    "server_cpu_system_per_query",
+    "index_mib",
+    "table_mib",
+    "server_cpu_ms",
+    "server_cpu_user_ms",
+    "server_cpu_system_ms",
     "server_cpu_cv",
-    "server_voluntary_switches_per_query",
-    "server_involuntary_switches_per_query",
-    "server_exec_per_query",
-    "client_network_per_query",
-    "server_buffer_hits_per_query",
-    "server_buffer_reads_per_query",
+    "server_voluntary_switches",
+    "server_involuntary_switches",
+    "server_exec_ms",
+    "client_network_ms",
+    "server_buffer_hits",
+    "server_buffer_reads",
     "build_cpu_seconds",
-    "server_memory_after_build_bytes",
-    "server_memory_after_passes_bytes",
+    "server_memory_after_build_mib",
+    "server_memory_after_passes_mib",
     "server_cpu_source",
     "server_statements_source",
 ];
@@ -75,12 +76,13 @@ pub const EXPORT_COLUMNS: [&str; 50] = [
 /// CPU). `filter`: the filter kind of filtered points (`range`, `label`; the `selectivity`
 /// query arg is `param_selectivity`), empty for unfiltered points. `short_results`: queries
 /// answered with fewer than k ids (filtered points: fewer than min(k, matching rows)); `mean_rows`: ids returned per query; `plan`: the plan EXPLAIN
-/// showed, in a few words (`vector index`, `B-tree + exact sort`). The `server_*` columns are
-/// the database server's cost per query (docs/server-cost.md): CPU seconds (user + system)
-/// and context switches of local servers, execution time and buffer hits and reads from the
-/// server's statistics, `client_network_per_query` = mean latency - server execution time,
-/// the build's server CPU next to `build_seconds`, the server's resident memory, and the
-/// sources; empty where not measured.
+/// showed, in a few words (`vector index`, `B-tree + exact sort`). Latencies are of the
+/// median pass, in ms. The `server_*` columns are the database server's cost per query
+/// (docs/server-cost.md): CPU ms (user + system) and context switches of local servers,
+/// execution ms and buffer hits and reads from the server's statistics, `client_network_ms`
+/// = mean latency - server execution time, the build's server CPU seconds next to
+/// `build_seconds`, the server's resident memory in MiB, and the sources; empty where not
+/// measured. Sizes are in MiB (2^20 bytes).
 pub fn export_table(points: &[PointResult]) -> Table {
     let mut sorted: Vec<&PointResult> = points.iter().collect();
     sorted.sort_by(|a, b| cmp_points(a, b));
@@ -91,7 +93,7 @@ pub fn export_table(points: &[PointResult]) -> Table {
         .collect();
     let mut columns: Vec<Column> = EXPORT_COLUMNS
         .iter()
-        .map(|n| Column::new(n, n, Style::Plain))
+        .map(|n| Column::new(n, n, column_style(n)))
         .collect();
     columns.extend(params.iter().map(|n| Column::new(n, n, Style::Plain)));
     let rows = sorted
@@ -108,6 +110,15 @@ pub fn export_table(points: &[PointResult]) -> Table {
         })
         .collect();
     Table { columns, rows }
+}
+
+/// Recalls are truncated in CSV and Markdown (never rounded up to a threshold).
+fn column_style(name: &str) -> Style {
+    if name.ends_with("recall") {
+        Style::Recall
+    } else {
+        Style::Plain
+    }
 }
 
 fn fixed_cells(p: &PointResult) -> Vec<Cell> {
@@ -157,15 +168,15 @@ fn fixed_cells(p: &PointResult) -> Vec<Cell> {
         Cell::Int(m.short_results as i64),
         Cell::from(m.mean_rows),
         Cell::from(m.plan.as_deref().map(super::filtered::plan_short)),
-        Cell::Float(m.latency_mean),
-        Cell::Float(m.latency_p50),
-        Cell::Float(m.latency_p95),
-        Cell::Float(m.latency_p99),
-        Cell::Float(m.latency_p999),
+        Cell::Float(m.latency_mean * 1e3),
+        Cell::Float(m.latency_p50 * 1e3),
+        Cell::Float(m.latency_p95 * 1e3),
+        Cell::Float(m.latency_p99 * 1e3),
+        Cell::Float(m.latency_p999 * 1e3),
         Cell::Float(p.build_seconds),
         Cell::from(p.load_seconds),
-        bytes(p.index_size_bytes),
-        bytes(p.table_size_bytes),
+        mib(p.index_size_bytes),
+        mib(p.table_size_bytes),
     ];
     cells.extend(server_cells(m.server.as_ref()));
     cells
@@ -174,19 +185,22 @@ fn fixed_cells(p: &PointResult) -> Vec<Cell> {
 /// The `server_*` columns (empty without a measured server cost).
 fn server_cells(s: Option<&crate::results::ServerCost>) -> Vec<Cell> {
     let f = |g: fn(&crate::results::ServerCost) -> Option<f64>| Cell::from(s.and_then(g));
-    let b = |g: fn(&crate::results::ServerCost) -> Option<u64>| bytes(s.and_then(g));
+    let ms = |g: fn(&crate::results::ServerCost) -> Option<f64>| {
+        Cell::from(s.and_then(g).map(|x| x * 1e3))
+    };
+    let b = |g: fn(&crate::results::ServerCost) -> Option<u64>| mib(s.and_then(g));
     let t = |g: fn(&crate::results::ServerCost) -> Option<&String>| {
         Cell::from(s.and_then(g).map(String::as_str))
     };
     vec![
-        f(|s| s.cpu_per_query),
-        f(|s| s.cpu_user_per_query),
-        f(|s| s.cpu_system_per_query),
+        ms(|s| s.cpu_per_query),
+        ms(|s| s.cpu_user_per_query),
+        ms(|s| s.cpu_system_per_query),
         f(|s| s.cpu_cv),
         f(|s| s.voluntary_switches_per_query),
         f(|s| s.involuntary_switches_per_query),
-        f(|s| s.exec_per_query),
-        f(|s| s.client_network_per_query),
+        ms(|s| s.exec_per_query),
+        ms(|s| s.client_network_per_query),
         f(|s| s.buffer_hits_per_query),
         f(|s| s.buffer_reads_per_query),
         f(|s| s.build_cpu_seconds),
@@ -232,7 +246,6 @@ pub(crate) fn param_cell(v: &Value) -> Cell {
     }
 }
 
-fn bytes(b: Option<u64>) -> Cell {
-    b.and_then(|b| i64::try_from(b).ok())
-        .map_or(Cell::Null, Cell::Int)
+fn mib(b: Option<u64>) -> Cell {
+    Cell::from(b.map(super::table::mebibytes))
 }

@@ -5,6 +5,7 @@
 //! plain data; `to_table()` turns that data into a [`render::Table`], which [`render`] writes
 //! as Markdown, CSV or JSON.
 
+pub mod blocks;
 pub mod build_table;
 pub mod clients;
 pub mod compare;

@@ -1,5 +1,6 @@
-//! Display names of algorithms and points, as published tables write them:
-//! `MariaDB(m=12, ef_search=10)`, `PGVector(m=16, ef_cons=96, ef_search=20)`.
+//! Display names of algorithms and points, the one place they are made (docs/vocabulary.md):
+//! `MariaDB(m=12, ef_search=10)`, `PGVector(m=16, ef_construction=96, ef_search=20)`.
+//! Machine-readable columns carry the registry id (`mariadb`) instead.
 
 use crate::params::Params;
 use crate::results::PointResult;
@@ -13,14 +14,10 @@ pub fn algorithm_name(algorithm: &str) -> String {
         .map_or_else(|| algorithm.to_string(), |a| a.display.to_string())
 }
 
-/// The short, lower-case name of a parameter in display names: `ef_construction` becomes
-/// `ef_cons` (the published tables' abbreviation); every other name is lower-cased.
-pub fn param_short_name(name: &str) -> String {
-    let lower = name.to_lowercase();
-    match lower.as_str() {
-        "ef_construction" | "efconstruction" => "ef_cons".to_string(),
-        _ => lower,
-    }
+/// The name of a parameter in every output: lower-cased, as `annbench algorithms` lists it
+/// and `run` prints it (`M` -> `m`; `ef_construction` stays whole).
+pub fn param_name(name: &str) -> String {
+    name.to_lowercase()
 }
 
 /// A parameter value as written in names: strings without quotes, everything else as JSON.
@@ -31,17 +28,17 @@ pub fn value_text(value: &Value) -> String {
     }
 }
 
-/// `m=16, ef_cons=96` for the given parameter maps, in order (build args first).
+/// `m=16, ef_construction=96` for the given parameter maps, in order (build args first).
 pub fn params_text<'a>(maps: impl IntoIterator<Item = &'a Params>) -> String {
     maps.into_iter()
         .flat_map(|m| m.iter())
-        .map(|(k, v)| format!("{}={}", param_short_name(k), value_text(v)))
+        .map(|(k, v)| format!("{}={}", param_name(k), value_text(v)))
         .collect::<Vec<_>>()
         .join(", ")
 }
 
 /// The display name of a point: algorithm name and its build then query parameters,
-/// e.g. `PGVector_halfvec(m=16, ef_cons=96, ef_search=20)`.
+/// e.g. `PGVector_halfvec(m=16, ef_construction=96, ef_search=20)`.
 pub fn point_name(point: &PointResult) -> String {
     format!(
         "{}({})",
@@ -75,7 +72,7 @@ mod tests {
         let q = params(json!({"ef_search": 20}));
         assert_eq!(
             format!("{}({})", algorithm_name("pgvector"), params_text([&b, &q])),
-            "PGVector(m=16, ef_cons=96, ef_search=20)"
+            "PGVector(m=16, ef_construction=96, ef_search=20)"
         );
         assert_eq!(
             build_name("mariadb", &params(json!({"M": 12, "engine": "InnoDB"}))),

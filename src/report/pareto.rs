@@ -1,7 +1,7 @@
 //! Pareto frontier of QPS vs recall per series: the points no other point of the series beats
 //! on both (recall at least as high and QPS at least as high, one of them strictly).
 
-use super::names::{algorithm_name, point_name};
+use super::names::point_name;
 use super::render::{Cell, Column, Style, Table};
 use super::series::{Distinct, SeriesKey};
 use crate::results::PointResult;
@@ -92,7 +92,7 @@ pub fn frontier_table(frontiers: &[Frontier], distinct: Distinct) -> Table {
         .flat_map(|f| {
             f.points.iter().map(move |p| {
                 vec![
-                    Cell::Text(algorithm_name(&f.series.algorithm)),
+                    Cell::Text(f.series.algorithm.clone()),
                     Cell::from(f.series.label.as_deref()),
                     Cell::Int(f.series.clients as i64),
                     Cell::Text(p.name.clone()),

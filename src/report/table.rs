@@ -11,6 +11,7 @@
 //! *tie* when the two points' confidence intervals overlap: the winner then won by noise, as
 //! far as the measurement can tell.
 
+use super::export::{flat_params, param_cell};
 use super::names::{algorithm_name, point_name};
 use super::render::{Cell, Column, Style, Table, truncate4};
 use super::series::{Distinct, SeriesKey, check_one_dataset};
@@ -41,6 +42,8 @@ pub struct Best {
     pub server: Option<ServerCost>,
     /// The series' next point at this threshold, if any.
     pub runner_up: Option<RunnerUp>,
+    /// `(param_<name>, value)` of the build then query parameters.
+    pub params: Vec<(String, serde_json::Value)>,
     /// The winner's and the runner-up's intervals overlap.
     pub tie: bool,
 }
@@ -73,7 +76,7 @@ pub struct RecallRow {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecallTable {
     pub rows: Vec<RecallRow>,
-    /// The base algorithm of `vs_base`, if any.
+    /// The base of `vs_base` (an algorithm or a run label), if any.
     pub base: Option<String>,
     /// Whether labels / client counts vary (Markdown shows those columns only then).
     pub distinct: Distinct,
@@ -96,9 +99,8 @@ pub const SERVER_COLUMNS: [(&str, &str, Style); 6] = [
 
 /// Build the best-QPS-at-recall table of `points` (one dataset and count).
 ///
-/// With `base = Some(algorithm)`, each row's QPS is divided by the QPS of that algorithm's
-/// row at the same threshold, taken from the base series with the same client count and
-/// label, or else the only base series with that client count (none if ambiguous).
+/// With `base = Some(algorithm or label)`, each row's QPS is divided by the QPS of the base's
+/// row at the same threshold ([`base_qps`]).
 pub fn best_at_recall(
     points: &[PointResult],
     thresholds: &[f64],
@@ -120,15 +122,7 @@ pub fn best_at_recall_of(
     check_one_dataset(points.iter().copied(), "recall table")?;
     check_thresholds(thresholds)?;
     if let Some(b) = base {
-        if !points.iter().any(|p| p.algorithm == b) {
-            let algos: std::collections::BTreeSet<&str> =
-                points.iter().map(|p| p.algorithm.as_str()).collect();
-            let algos: Vec<&str> = algos.into_iter().collect();
-            return Err(crate::Error::Config(format!(
-                "--base {b}: no results for that algorithm; the results have {}",
-                algos.join(", ")
-            )));
-        }
+        check_base(points, b)?;
     }
     // Names once per point; members of each series once.
     let names: Vec<String> = points.iter().map(|p| point_name(p)).collect();
@@ -159,6 +153,32 @@ pub fn best_at_recall_of(
         distinct: Distinct::of(points.iter().copied()),
         server_cost: false,
     })
+}
+
+/// `base` names an algorithm or a run label of `points`; else an error listing both.
+pub fn check_base(points: &[&PointResult], base: &str) -> crate::Result<()> {
+    if points
+        .iter()
+        .any(|p| p.algorithm == base || p.label.as_deref() == Some(base))
+    {
+        return Ok(());
+    }
+    let algos: std::collections::BTreeSet<&str> =
+        points.iter().map(|p| p.algorithm.as_str()).collect();
+    let labels: std::collections::BTreeSet<&str> =
+        points.iter().filter_map(|p| p.label.as_deref()).collect();
+    let algos: Vec<&str> = algos.into_iter().collect();
+    let labels: Vec<&str> = labels.into_iter().collect();
+    let labels = if labels.is_empty() {
+        "no labels".to_string()
+    } else {
+        format!("labels {}", labels.join(", "))
+    };
+    Err(crate::Error::Config(format!(
+        "--base {base}: no results for that algorithm or label; the results have algorithms \
+         {} and {labels}",
+        algos.join(", ")
+    )))
 }
 
 fn check_thresholds(thresholds: &[f64]) -> crate::Result<()> {
@@ -221,6 +241,7 @@ fn row_for(
             flags: points[i].metrics.flags.clone(),
             server: points[i].metrics.server.clone(),
             runner_up: runner_up.clone(),
+            params: flat_params(points[i]),
             tie,
         }
     });
@@ -254,36 +275,61 @@ fn rank_order(a: Rank<'_>, b: Rank<'_>) -> Ordering {
 }
 
 fn set_ratios(block: &mut [RecallRow], base: &str) {
-    let base_qps: Vec<(SeriesKey, Option<f64>)> = block
+    let ratios: Vec<Option<f64>> = block
         .iter()
-        .filter(|r| r.series.algorithm == base)
-        .map(|r| (r.series.clone(), r.best.as_ref().map(|b| b.qps)))
+        .map(
+            |row| match (base_qps(block, &row.series, base), &row.best) {
+                (Some(bq), Some(b)) if bq > 0.0 => Some(b.qps / bq),
+                _ => None,
+            },
+        )
         .collect();
-    for row in block.iter_mut() {
-        let same_clients: Vec<&(SeriesKey, Option<f64>)> = base_qps
-            .iter()
-            .filter(|(k, _)| k.clients == row.series.clients)
-            .collect();
-        let chosen = same_clients
-            .iter()
-            .find(|(k, _)| k.label == row.series.label)
-            .or(if same_clients.len() == 1 {
-                same_clients.first()
-            } else {
-                None
-            });
-        row.vs_base = match (chosen.and_then(|(_, q)| *q), &row.best) {
-            (Some(bq), Some(b)) if bq > 0.0 => Some(b.qps / bq),
-            _ => None,
-        };
+    for (row, ratio) in block.iter_mut().zip(ratios) {
+        row.vs_base = ratio;
     }
 }
 
+/// The QPS `series` is compared with in one threshold's `block`: of the series whose
+/// algorithm or label is `base`, the one with the same client count and the same label (base
+/// an algorithm) or algorithm (base a label), or else the only one with that client count;
+/// `None` when there is none, it did not reach the threshold, or the choice is ambiguous.
+pub fn base_qps(block: &[RecallRow], series: &SeriesKey, base: &str) -> Option<f64> {
+    let by_algorithm = block.iter().any(|r| r.series.algorithm == base);
+    let same_clients: Vec<&RecallRow> = block
+        .iter()
+        .filter(|r| {
+            let k = &r.series;
+            k.clients == series.clients
+                && if by_algorithm {
+                    k.algorithm == base
+                } else {
+                    k.label.as_deref() == Some(base)
+                }
+        })
+        .collect();
+    let chosen = same_clients
+        .iter()
+        .find(|r| {
+            if by_algorithm {
+                r.series.label == series.label
+            } else {
+                r.series.algorithm == series.algorithm
+            }
+        })
+        .or(if same_clients.len() == 1 {
+            same_clients.first()
+        } else {
+            None
+        });
+    chosen.and_then(|r| r.best.as_ref()).map(|b| b.qps)
+}
+
 impl RecallTable {
-    /// As a [`Table`]: columns `recall_threshold, algorithm, label, clients, reached, name,
-    /// recall, qps, qps_ci_low, qps_ci_high, flags, build_seconds, index_mb` (MB = 10^6
-    /// bytes), `best_recall, tie, runner_up, runner_up_qps, runner_up_ci_low,
-    /// runner_up_ci_high`, and `vs_base` with a base. Markdown hides `reached` and
+    /// As a [`Table`]: columns `recall_threshold, algorithm` (the registry id), `label,
+    /// clients, reached, name, recall, qps, qps_ci_low, qps_ci_high, flags, build_seconds,
+    /// index_mib` (MiB = 2^20 bytes), `best_recall, tie, runner_up, runner_up_qps,
+    /// runner_up_ci_low, runner_up_ci_high`, `vs_base` with a base, the server columns with
+    /// `server_cost`, then the winner's `param_<name>` columns (machine formats only). Markdown hides `reached` and
     /// `best_recall` (a row that did not reach its threshold says so in the name column),
     /// shows QPS as `~figure [low, high]` (`~` when flagged), the runner-up of a tie, and label /
     /// clients only when they vary.
@@ -312,7 +358,7 @@ impl RecallTable {
             Column::new("flags", "flags", Style::Plain).machine_only(),
             Column::new("qps_text", "QPS [95% CI]", Style::Plain).markdown_only(),
             Column::new("build_seconds", "isecs", Style::Fixed(1)),
-            Column::new("index_mb", "index MB", Style::Fixed(1)),
+            Column::new("index_mib", "index MiB", Style::Fixed(1)),
             Column::new("best_recall", "best recall", Style::Recall).machine_only(),
             Column::new("tie", "tie", Style::Plain).machine_only(),
             Column::new("runner_up", "runner-up", Style::Plain).machine_only(),
@@ -332,14 +378,44 @@ impl RecallTable {
         if self.server_cost {
             columns.extend(SERVER_COLUMNS.iter().map(|(n, t, s)| Column::new(n, t, *s)));
         }
-        let rows = self.rows.iter().map(|r| self.cells(r)).collect();
+        let params = self.param_names();
+        columns.extend(
+            params
+                .iter()
+                .map(|n| Column::new(n, n, Style::Plain).machine_only()),
+        );
+        let rows = self
+            .rows
+            .iter()
+            .map(|r| {
+                let mut cells = self.cells(r);
+                let mine = r.best.as_ref().map(|b| b.params.as_slice()).unwrap_or(&[]);
+                cells.extend(params.iter().map(|name| {
+                    mine.iter()
+                        .find(|(k, _)| k == name)
+                        .map_or(Cell::Null, |(_, v)| param_cell(v))
+                }));
+                cells
+            })
+            .collect();
         Table { columns, rows }
+    }
+
+    /// The `param_<name>` columns of the winners, sorted by name.
+    fn param_names(&self) -> Vec<String> {
+        let names: std::collections::BTreeSet<String> = self
+            .rows
+            .iter()
+            .filter_map(|r| r.best.as_ref())
+            .flat_map(|b| b.params.iter().map(|(k, _)| k.clone()))
+            .collect();
+        names.into_iter().collect()
     }
 
     fn cells(&self, row: &RecallRow) -> Vec<Cell> {
         let mut cells = vec![
             Cell::Float(row.threshold),
-            Cell::Text(algorithm_name(&row.series.algorithm)),
+            Cell::Text(row.series.algorithm.clone()),
             Cell::from(row.series.label.as_deref()),
             Cell::Int(row.series.clients as i64),
             Cell::Bool(row.best.is_some()),
@@ -355,7 +431,7 @@ impl RecallTable {
                     Cell::Text(flags_text(&b.flags)),
                     Cell::Text(qps_text(b.qps, b.interval, !b.flags.is_empty())),
                     Cell::Float(b.build_seconds),
-                    Cell::from(b.index_size_bytes.map(megabytes)),
+                    Cell::from(b.index_size_bytes.map(mebibytes)),
                     Cell::from(row.max_recall),
                 ]);
                 let r = b.runner_up.as_ref();
@@ -444,7 +520,7 @@ pub fn interval_text(i: Interval, decimals: usize) -> String {
     format!("[{:.decimals$}, {:.decimals$}]{level}", i.low, i.high)
 }
 
-/// Bytes as MB (10^6 bytes).
-pub fn megabytes(bytes: u64) -> f64 {
-    bytes as f64 / 1e6
+/// Bytes as MiB (2^20 bytes), the unit of every size column (`*_mib`), plot and log line.
+pub fn mebibytes(bytes: u64) -> f64 {
+    bytes as f64 / (1u64 << 20) as f64
 }

@@ -25,6 +25,19 @@ use crate::dataset::GroundTruth;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
+/// The store key of a `--dataset` argument: a name as given, or a file's stem for a path
+/// (`run --dataset ./custom.hdf5` stores under `custom`, so `table --dataset ./custom.hdf5`
+/// finds it).
+pub fn dataset_key(dataset: &str) -> String {
+    let path = std::path::Path::new(dataset);
+    if dataset.ends_with(".hdf5") || dataset.ends_with(".h5") || dataset.contains('/') {
+        path.file_stem()
+            .map_or_else(|| dataset.to_owned(), |s| s.to_string_lossy().into_owned())
+    } else {
+        dataset.to_owned()
+    }
+}
+
 /// Every point stored for (`dataset`, `count`), annbench's and ann-benchmarks', sorted by
 /// algorithm then file name. ann-benchmarks files get their metrics from the dataset's ground
 /// truth, found in `data_dir`; their batch-mode files are skipped (not comparable).

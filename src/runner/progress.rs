@@ -20,6 +20,13 @@ pub enum Event<'a> {
         done: u64,
         total: u64,
     },
+    /// The sweep starts (after ground truth): every algorithm's builds and points of this
+    /// sweep (or shard), so progress knows the total up front; stored points are included.
+    SweepStarted {
+        algorithms: usize,
+        builds: usize,
+        points: usize,
+    },
     /// An algorithm's sweep starts: `builds` indexes, `points` measured points at most.
     AlgorithmStarted {
         algorithm: &'a str,

@@ -200,6 +200,16 @@ pub fn run(
         })
         .unwrap_or_default();
     let attributes = filters.map(Attributes::of);
+    progress.on_event(&Event::SweepStarted {
+        algorithms: grids.len(),
+        builds: grids.iter().map(|g| g.builds.len()).sum(),
+        points: grids
+            .iter()
+            .flat_map(|g| &g.builds)
+            .map(|b| b.query_args.len())
+            .sum::<usize>()
+            * opts.clients.len(),
+    });
     for grid in grids {
         let per_build: usize = grid.builds.iter().map(|b| b.query_args.len()).sum();
         progress.on_event(&Event::AlgorithmStarted {

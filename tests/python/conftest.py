@@ -35,9 +35,9 @@ def synthetic_results(seed: int = 7) -> pd.DataFrame:
                             "epsilon_recall": recall,
                             "qps": qps,
                             "build_seconds": build,
-                            "index_size_bytes": m * 1_000_000,
-                            "server_cpu_per_query": clients * ef * m * 1e-6,
-                            "param_M": m,
+                            "index_mib": m * 1.0,
+                            "server_cpu_ms": clients * ef * m * 1e-3,
+                            "param_m": m,
                             "param_ef_search": ef,
                         }
                     )
@@ -55,20 +55,20 @@ def compare_df() -> pd.DataFrame:
     return pd.DataFrame(
         {
             "match": ["params", "params", "params", "recall", "recall"],
-            "algorithm": ["MariaDB", "MariaDB", "PGVector", "MariaDB", "PGVector"],
+            "algorithm": ["mariadb", "mariadb", "pgvector", "mariadb", "pgvector"],
             "clients": [1, 1, 1, 1, 1],
             "recall_threshold": [None, None, None, 0.95, 0.99],
             "base_name": [
                 "MariaDB(m=8, ef_search=10)",
                 "MariaDB(m=16, ef_search=20)",
-                "PGVector(m=16, ef_cons=64, ef_search=40)",
+                "PGVector(m=16, ef_construction=64, ef_search=40)",
                 "x",
                 None,
             ],
             "me_name": [
                 "MariaDB(m=8, ef_search=10)",
                 "MariaDB(m=16, ef_search=20)",
-                "PGVector(m=16, ef_cons=64, ef_search=40)",
+                "PGVector(m=16, ef_construction=64, ef_search=40)",
                 "y",
                 "z",
             ],

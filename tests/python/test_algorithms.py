@@ -41,23 +41,23 @@ def test_ivfflat_and_binary_sweep_table_and_plot(tmp_path: Path):
     df = annbench.run(
         DATASET,
         ["pgvector_ivfflat", "pgvector_binary"],
-        build={"lists": ["auto"], "M": [8], "ef_construction": [32]},
+        build={"lists": ["auto"], "m": [8], "ef_construction": [32]},
         query={"probes": [1, 4], "candidates": [20, 80]},
         **kwargs,
     )
     assert sorted(df["name"]) == [
-        "PGVector_binary(m=8, ef_cons=32, candidates=20)",
-        "PGVector_binary(m=8, ef_cons=32, candidates=80)",
+        "PGVector_binary(m=8, ef_construction=32, candidates=20)",
+        "PGVector_binary(m=8, ef_construction=32, candidates=80)",
         "PGVector_ivfflat(lists=4, probes=1)",  # auto: 4500 train rows / 1000
         "PGVector_ivfflat(lists=4, probes=4)",
     ]
-    assert (df["index_size_bytes"] > 0).all() and (df["build_seconds"] > 0).all()
+    assert (df["index_mib"] > 0).all() and (df["build_seconds"] > 0).all()
     # Scanning every list is exact search through the index.
     assert df[df.name.str.contains("probes=4")]["recall"].iloc[0] >= 0.95
     table = annbench.table(
         DATASET, recall=[0.1], results=kwargs["results"], data_dir=kwargs["data_dir"]
     )
-    assert set(table["algorithm"]) == {"PGVector_ivfflat", "PGVector_binary"}
+    assert set(table["algorithm"]) == {"pgvector_ivfflat", "pgvector_binary"}
     builds = annbench.build_table(
         DATASET, results=kwargs["results"], data_dir=kwargs["data_dir"]
     )

@@ -51,7 +51,7 @@ def test_relative_qps_writes_png(compare_df, tmp_path):
     assert labels == [
         "MariaDB(m=8, ef_search=10)",
         "MariaDB(m=16, ef_search=20)",
-        "PGVector(m=16, ef_cons=64, ef_search=40)",
+        "PGVector(m=16, ef_construction=64, ef_search=40)",
         "MariaDB recall >= 0.95",
     ]
     assert [p.get_width() for p in ax.patches[:4]] == [1.2, 0.875, 1.1, 1.1]
@@ -74,10 +74,10 @@ def test_qps_axis_is_log_and_frontier_drawn(results_df):
     assert ax.get_yscale() == "log"
     labels = [line.get_label() for line in ax.get_lines()]
     assert labels == [
-        "mariadb, 1 client",
-        "mariadb, 4 clients",
-        "pgvector, 1 client",
-        "pgvector, 4 clients",
+        "MariaDB, 1 client",
+        "MariaDB, 4 clients",
+        "PGVector, 1 client",
+        "PGVector, 4 clients",
     ]
     # The frontier line has no more points than the series.
     assert all(len(line.get_xdata()) <= 8 for line in ax.get_lines())
@@ -107,9 +107,9 @@ def test_qps_clients_lines_follow_fixed_params(results_df):
     lines = ax.get_lines()
     assert len(lines) == 16  # 2 algorithms x 2 M x 4 ef_search
     assert all(list(line.get_xdata()) == [1, 4] for line in lines)
-    assert "mariadb(m=8, ef_search=10)" in [line.get_label() for line in lines]
+    assert "MariaDB(m=8, ef_search=10)" in [line.get_label() for line in lines]
     best = plot.qps_clients(results_df, recall=0.8).get_axes()[0].get_lines()
-    assert [line.get_label() for line in best] == ["mariadb", "pgvector"]
+    assert [line.get_label() for line in best] == ["MariaDB", "PGVector"]
     expected = results_df[(results_df.recall >= 0.8) & (results_df.algorithm == "mariadb")]
     assert list(best[0].get_ydata()) == list(expected.groupby("clients")["qps"].max())
 

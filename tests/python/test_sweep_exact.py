@@ -75,6 +75,11 @@ def test_progress_events_and_skip(store):
     )
     assert len(again) == 2
     assert [e["kind"] for e in events if e["kind"].startswith("point")] == ["point_skipped"] * 2
+    # The whole sweep's size comes first, before any algorithm starts.
+    kinds = [e["kind"] for e in events]
+    assert kinds.index("sweep_started") < kinds.index("algorithm_started")
+    started = next(e for e in events if e["kind"] == "sweep_started")
+    assert (started["algorithms"], started["builds"], started["points"]) == (1, 1, 2)
 
 
 def test_callback_exception_stops_the_sweep_and_is_raised(store):

@@ -4,7 +4,7 @@
 //! memory plan. Ctrl-C, SIGTERM and SIGHUP ask the sweep to stop cleanly (a second one kills
 //! the process).
 
-use crate::cli::out::errln;
+use crate::cli::out::{Verbosity, errln};
 use crate::params::describe;
 use crate::runner::{Event, PassKind, Progress};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -34,6 +34,37 @@ pub struct CliProgress {
     bar: Mutex<Option<ProgressBar>>,
     /// Set when the sweep has returned: the stop watchdog then has nothing to do.
     finished: Arc<AtomicBool>,
+    /// Points of the whole sweep, and how far it is (for `[n/total, eta]`).
+    overall: Mutex<Overall>,
+}
+
+/// The sweep's point count: total, done (measured or skipped as stored), and the time the
+/// measured ones took, from which the rest is estimated.
+#[derive(Default)]
+struct Overall {
+    total: usize,
+    done: usize,
+    measured: usize,
+    started: Option<std::time::Instant>,
+}
+
+impl Overall {
+    /// `[12/35 points, eta 4m10s]`: the remaining points at the average wall time of the
+    /// points measured so far (builds and loads included), none before the first.
+    fn text(&self) -> String {
+        if self.total == 0 {
+            return String::new();
+        }
+        let eta = match self.started {
+            Some(t) if self.measured > 0 && self.done < self.total => {
+                let per = t.elapsed().as_secs_f64() / self.measured as f64;
+                let left = (per * (self.total - self.done) as f64).round() as u64;
+                format!(", eta {}m{:02}s", left / 60, left % 60)
+            }
+            _ => String::new(),
+        };
+        format!("[{}/{} points{eta}] ", self.done, self.total)
+    }
 }
 
 impl Drop for CliProgress {
@@ -86,6 +117,7 @@ impl CliProgress {
         CliProgress {
             bar: Mutex::new(None),
             finished,
+            overall: Mutex::new(Overall::default()),
         }
     }
 
@@ -128,11 +160,13 @@ impl CliProgress {
         pb
     }
 
-    /// Print a line above the current bar.
+    /// Print a line above the current bar. A hidden bar (standard error is not a terminal: a
+    /// log file, CI) prints nothing of its own, so the line goes straight to standard error,
+    /// without escape codes.
     fn line(&self, text: String) {
         match self.bar.lock().ok().and_then(|b| b.clone()) {
-            Some(pb) => pb.println(text),
-            None => errln!("{text}"),
+            Some(pb) if !pb.is_hidden() => pb.println(text),
+            _ => errln!("{text}"),
         }
     }
 
@@ -144,6 +178,33 @@ impl CliProgress {
 
 impl Progress for CliProgress {
     fn on_event(&self, event: &Event<'_>) {
+        let verbosity = crate::cli::out::verbosity();
+        if verbosity == Verbosity::Quiet {
+            // -q: warnings only; the summary and errors are printed by the command.
+            if let Event::Warning(text) = event {
+                errln!("warning: {text}");
+            }
+            return;
+        }
+        if verbosity == Verbosity::Verbose {
+            if let Event::PassFinished {
+                algorithm,
+                query_args,
+                clients,
+                kind,
+                qps,
+                heavy,
+                ..
+            } = event
+            {
+                self.line(format!(
+                    "    {algorithm}({}) x{clients} {} pass: {qps:.1} QPS{}",
+                    describe(query_args),
+                    kind.as_str(),
+                    if *heavy { " (interference)" } else { "" }
+                ));
+            }
+        }
         match event {
             Event::GroundTruth { queries, k } => self.spinner(format!(
                 "computing exact ground truth ({queries} queries, k={k})"
@@ -277,7 +338,31 @@ impl Progress for CliProgress {
                     ));
                 }
             }
+            Event::SweepStarted {
+                algorithms,
+                builds,
+                points,
+            } => {
+                if let Ok(mut o) = self.overall.lock() {
+                    *o = Overall {
+                        total: *points,
+                        started: Some(std::time::Instant::now()),
+                        ..Overall::default()
+                    };
+                }
+                self.line(format!(
+                    "sweep: {algorithms} algorithm(s), {builds} build(s), {points} point(s)"
+                ));
+            }
             Event::PointFinished { point, .. } => {
+                let overall = match self.overall.lock() {
+                    Ok(mut o) => {
+                        o.done += 1;
+                        o.measured += 1;
+                        o.text()
+                    }
+                    Err(_) => String::new(),
+                };
                 let m = &point.metrics;
                 let ci = m
                     .qps_interval()
@@ -285,7 +370,7 @@ impl Progress for CliProgress {
                     .unwrap_or_default();
                 let flags: Vec<&str> = m.flags.iter().map(|f| f.as_str()).collect();
                 self.line(format!(
-                    "  {} x{}: recall {:.4}, {}{:.1} QPS{ci} ({} passes), p50 {:.3} ms, p99 {:.3} ms{}",
+                    "  {overall}{} x{}: recall {:.4}, {}{:.1} QPS{ci} ({} passes), p50 {:.3} ms, p99 {:.3} ms{}",
                     describe(&point.query_args),
                     point.clients,
                     m.recall,
@@ -301,7 +386,11 @@ impl Progress for CliProgress {
                     }
                 ));
             }
-            Event::PointSkipped { .. } => {}
+            Event::PointSkipped { .. } => {
+                if let Ok(mut o) = self.overall.lock() {
+                    o.done += 1;
+                }
+            }
             Event::Warning(text) => self.line(format!("warning: {text}")),
         }
     }

@@ -18,9 +18,9 @@ pub fn view(ctx: &Context<'_>, _tips: &mut Tips) -> crate::Result<Option<Section
     let (size, size_dropped) = recall_chart(
         ctx,
         "index-size",
-        Axis::log("Index size (MB = 10^6 bytes, log scale)"),
+        Axis::log("Index size (MiB, log scale)"),
         false,
-        |p| p.index_size_bytes.map(|b| b as f64 / 1e6),
+        |p| p.index_size_bytes.map(crate::report::table::mebibytes),
         |_| None,
     );
     let mut html = String::from(

@@ -31,15 +31,15 @@ const SHOWN: &[&str] = &[
     "steal_share",
     "load_average",
     "short_results",
-    "latency_mean",
-    "latency_p50",
-    "latency_p95",
-    "latency_p99",
-    "latency_p999",
+    "latency_mean_ms",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_p99_ms",
+    "latency_p999_ms",
     "build_seconds",
     "load_seconds",
-    "index_size_bytes",
-    "table_size_bytes",
+    "index_mib",
+    "table_mib",
 ];
 
 /// The tooltip lines of each point, in the order of `points` (which must be in report order,
@@ -108,17 +108,17 @@ pub fn point_tips(points: &[PointResult], table: &Table) -> Tips {
             }
             lines.push(format!(
                 "latency ms: mean {}, p50 {}, p95 {}, p99 {}, p99.9 {}",
-                ms(num("latency_mean")),
-                ms(num("latency_p50")),
-                ms(num("latency_p95")),
-                ms(num("latency_p99")),
-                ms(num("latency_p999"))
+                fixed(num("latency_mean_ms"), 3),
+                fixed(num("latency_p50_ms"), 3),
+                fixed(num("latency_p95_ms"), 3),
+                fixed(num("latency_p99_ms"), 3),
+                fixed(num("latency_p999_ms"), 3)
             ));
             lines.push(format!(
-                "index build {} s, index {} MB, table {} MB, load {} s",
+                "index build {} s, index {} MiB, table {} MiB, load {} s",
                 fixed(num("build_seconds"), 2),
-                fixed(num("index_size_bytes").map(|b| b / 1e6), 1),
-                fixed(num("table_size_bytes").map(|b| b / 1e6), 1),
+                fixed(num("index_mib"), 1),
+                fixed(num("table_mib"), 1),
                 fixed(num("load_seconds"), 2)
             ));
             let label = p
@@ -162,10 +162,6 @@ pub fn recall(x: Option<f64>) -> String {
 }
 
 /// Seconds as milliseconds with 3 decimals, or `n/a`.
-fn ms(x: Option<f64>) -> String {
-    fixed(x.map(|s| s * 1000.0), 3)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,7 +192,7 @@ mod tests {
         );
         assert_eq!(
             tip[5],
-            "index build 10.00 s, index 5.0 MB, table 8.0 MB, load 2.00 s"
+            "index build 10.00 s, index 4.8 MiB, table 7.6 MiB, load 2.00 s"
         );
         assert_eq!(tip[6], "label v2, 4 clients");
         assert_eq!(tip.len(), 7, "{tip:?}");

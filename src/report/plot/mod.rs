@@ -89,12 +89,9 @@ fn chart(ctx: &Context<'_>, o: &PlotOptions) -> crate::Result<(Chart, String, Le
             LegendAt::UpperLeft,
         ),
         PlotKind::IndexSizeRecall => (
-            recall(
-                "index-size",
-                Axis::log("Index size (MB = 10^6 bytes)"),
-                false,
-                |p| p.index_size_bytes.map(|b| b as f64 / 1e6),
-            ),
+            recall("index-size", Axis::log("Index size (MiB)"), false, |p| {
+                p.index_size_bytes.map(crate::report::table::mebibytes)
+            }),
             "Index size vs recall".into(),
             LegendAt::UpperLeft,
         ),

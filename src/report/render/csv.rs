@@ -1,7 +1,7 @@
-//! CSV rendering with the `csv` crate: a header of column names, full-precision numbers,
-//! empty fields for missing values.
+//! CSV rendering with the `csv` crate: a header of column names, numbers to 6 significant
+//! digits (recalls truncated, never rounded up), empty fields for missing values.
 
-use super::{Cell, Table};
+use super::{Cell, Style, Table};
 
 /// The table as CSV (RFC 4180 quoting), one header line of column names.
 pub fn to_csv(table: &Table) -> crate::Result<String> {
@@ -15,7 +15,7 @@ pub fn to_csv(table: &Table) -> crate::Result<String> {
         .map_err(fail)?;
     for row in &table.rows {
         writer
-            .write_record(kept.iter().map(|&i| field(&row[i])))
+            .write_record(kept.iter().map(|&i| field(&row[i], table.columns[i].style)))
             .map_err(fail)?;
     }
     let bytes = writer
@@ -24,13 +24,18 @@ pub fn to_csv(table: &Table) -> crate::Result<String> {
     String::from_utf8(bytes).map_err(|e| crate::Error::Results(format!("CSV is not UTF-8: {e}")))
 }
 
-/// One CSV field; floats use Rust's shortest round-trip form, so they parse back exactly.
-fn field(cell: &Cell) -> String {
+/// One CSV field; floats to 6 significant digits (no `0.9712000000000001`), recalls
+/// truncated to 6 decimals so a recall below a threshold never reads as reaching it. JSON
+/// keeps full precision.
+fn field(cell: &Cell, style: Style) -> String {
     match cell {
         Cell::Null | Cell::Missing(_) => String::new(),
         Cell::Bool(b) => b.to_string(),
         Cell::Int(i) => i.to_string(),
-        Cell::Float(x) => x.to_string(),
+        Cell::Float(x) if style == Style::Recall && x.is_finite() => {
+            super::shortest((x * 1e6 + 1e-7).floor() / 1e6)
+        }
+        Cell::Float(x) => super::round6(*x),
         Cell::Text(s) => s.clone(),
     }
 }
@@ -50,5 +55,32 @@ mod tests {
             rows: vec![vec![Cell::Text("a, \"b\"".into()), Cell::Null]],
         };
         assert_eq!(to_csv(&t).unwrap(), "name,x\n\"a, \"\"b\"\"\",\n");
+    }
+
+    #[test]
+    fn floats_to_six_digits_recalls_truncated() {
+        let t = Table {
+            columns: vec![
+                Column::new("recall", "recall", Style::Recall),
+                Column::new("qps", "qps", Style::Fixed(1)),
+                Column::new("ms", "ms", Style::Plain),
+            ],
+            rows: vec![
+                vec![
+                    Cell::Float(0.9712000000000001),
+                    Cell::Float(1234.5678),
+                    Cell::Float(0.000123456789),
+                ],
+                vec![
+                    Cell::Float(0.9999999),
+                    Cell::Float(98765432.1),
+                    Cell::Float(3.0),
+                ],
+            ],
+        };
+        assert_eq!(
+            to_csv(&t).unwrap(),
+            "recall,qps,ms\n0.9712,1234.57,0.000123457\n0.999999,98765400,3\n"
+        );
     }
 }

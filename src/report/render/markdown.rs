@@ -94,7 +94,7 @@ pub fn display_text(cell: &Cell, style: Style) -> String {
         Cell::Text(s) => s.clone(),
         Cell::Float(x) if !x.is_finite() => x.to_string(),
         Cell::Float(x) => match style {
-            Style::Plain => format!("{x:?}"),
+            Style::Plain => super::round6(*x),
             Style::Fixed(d) => format!("{x:.d$}"),
             Style::Recall => format!("{:.4}", truncate4(*x)),
             Style::Ratio => format!("{x:.2}x"),

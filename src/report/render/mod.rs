@@ -2,8 +2,9 @@
 //! (records orient) for tools. Reports turn their data into a [`Table`]; the writers here know
 //! nothing about reports.
 //!
-//! Machine formats carry full precision (shortest round-trip decimal) under the stable column
-//! `name`; Markdown shows each column's `title` with the rounding of its [`Style`].
+//! JSON carries full precision (shortest round-trip decimal) under the stable column `name`;
+//! CSV the same names with floats to 6 significant digits ([`round6`]); Markdown each
+//! column's `title` with the rounding of its [`Style`].
 
 mod csv;
 mod json;
@@ -133,6 +134,27 @@ impl fmt::Display for Format {
             Format::Csv => "csv",
             Format::Json => "json",
         })
+    }
+}
+
+/// `x` rounded to 6 significant digits, in the shortest decimal that reads back as that
+/// (`0.9712000000000001` -> `0.9712`, `1234.5678` -> `1234.57`, `3.0` -> `3`): as many digits
+/// as any measured figure here carries, without binary floating-point noise.
+pub fn round6(x: f64) -> String {
+    if !x.is_finite() || x == 0.0 {
+        return shortest(x);
+    }
+    let rounded: f64 = format!("{x:.5e}").parse().unwrap_or(x);
+    shortest(rounded)
+}
+
+/// The shortest decimal of `x` that parses back exactly, without a trailing `.0` and never
+/// in exponent form.
+fn shortest(x: f64) -> String {
+    let text = x.to_string();
+    match text.strip_suffix(".0") {
+        Some(int) => int.to_string(),
+        None => text,
     }
 }
 
