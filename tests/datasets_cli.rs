@@ -385,3 +385,63 @@ fn completions_man_and_quiet() {
     );
     assert!(help.contains("ANNBENCH_RESULTS"), "{help}");
 }
+
+#[test]
+fn filter_writes_both_kinds_and_refuses_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("emb.npy");
+    std::fs::write(
+        &npy,
+        npy_f32(300, 8, |i, j| ((i * 31 + j * 7) % 17) as f32 - 8.0),
+    )
+    .unwrap();
+    let create = [
+        "datasets",
+        "create",
+        npy.to_str().unwrap(),
+        "--metric",
+        "euclidean",
+        "--test",
+        "30",
+        "--k",
+        "10",
+    ];
+    ok(&annbench(&create, dir.path()));
+    let name = "emb-8-euclidean";
+    let filter = |extra: &[&str]| {
+        let mut args = vec!["datasets", "filter", name, "--selectivity"];
+        args.extend(extra);
+        annbench(&args, dir.path())
+    };
+    // 270 rows: 0.9 (243 rows) and 0.01 (3) share label1, 0.5 (135) gets label2.
+    let out = ok(&filter(&["0.01,0.5,0.9"]));
+    assert!(
+        out.contains("attribute columns attr, label1, label2"),
+        "{out}"
+    );
+    let info = ok(&annbench(&["datasets", "info", name], dir.path()));
+    for want in [
+        "attr < 3",
+        "label1 = 1",
+        "label1 = 2",
+        "label2 = 1",
+        "range and label",
+    ] {
+        assert!(info.contains(want), "{want}: {info}");
+    }
+    let out = ok(&filter(&["0.5", "--kind", "label"]));
+    assert!(out.contains("attribute columns label1 "), "{out}");
+    let err = fails(&filter(&["0.5", "--kind", "range,tags"]));
+    assert!(
+        err.contains("--kind") && err.contains("'tags' is not a filter kind"),
+        "{err}"
+    );
+    let err = fails(&filter(&["0.5,1.5"]));
+    assert!(err.contains("(0, 1]"), "{err}");
+    // The file written before the refusals is intact.
+    let info = ok(&annbench(&["datasets", "info", name], dir.path()));
+    assert!(
+        info.contains("label1 = 1") && !info.contains("attr <"),
+        "{info}"
+    );
+}

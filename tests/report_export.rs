@@ -88,6 +88,9 @@ fn expected(p: &PointResult, name: &str) -> Value {
         "flags" => Value::from(""),
         // No pass of the fixtures recorded interference.
         "other_cpu_share" | "steal_share" | "load_average" => Value::Null,
+        "filter" => {
+            annbench::report::filtered::filter_kind(p).map_or(Value::Null, |k| k.as_str().into())
+        }
         "short_results" => Value::from(m.short_results),
         "mean_rows" => m.mean_rows.map_or(Value::Null, f),
         "plan" => m.plan.clone().map_or(Value::Null, Value::from),

@@ -224,25 +224,32 @@ def selectivity(
 ) -> Figure:
     """Recall (top) and queries per second (bottom, log scale) against the filter's
     selectivity (log scale), for filtered points (the ``selectivity`` query arg, see
-    ``annbench datasets filter``): one line per algorithm, label, client count and fixed
-    parameters other than the selectivity, with each QPS's 95% interval as an error bar. A
-    marker is hollow where some queries came back with fewer rows than asked for
-    (``short_results`` > 0)."""
+    ``annbench datasets filter``): one line per algorithm, label, client count, filter kind
+    (the ``filter`` column: ``range`` or ``label``) and fixed parameters other than the
+    selectivity, with each QPS's 95% interval as an error bar. A marker is hollow where some
+    queries came back with fewer rows than asked for (``short_results`` > 0)."""
     _require(df, ["recall", "qps", "param_selectivity"], "selectivity")
     data = df.dropna(subset=["param_selectivity"])
+    # Results exported before label filters existed have no `filter` column: range filters.
+    kinds = data["filter"].fillna("range") if "filter" in data.columns else "range"
     data = data.assign(
         selectivity=pd.to_numeric(data["param_selectivity"]),
         recall=pd.to_numeric(data["recall"]),
         qps=pd.to_numeric(data["qps"]),
+        filter=kinds,
     )
-    fixed = [c for c in param_columns(data) if c != "param_selectivity"]
-    keys = [c for c in ("algorithm", "label", "clients") if c in data.columns] + fixed
+    fixed = [c for c in param_columns(data) if c not in ("param_selectivity", "param_filter")]
+    keys = [c for c in ("algorithm", "label", "clients") if c in data.columns]
+    keys += ["filter"] + fixed
+    both_kinds = data["filter"].nunique() > 1
     fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True)
     groups = data.groupby(keys, dropna=False, sort=True) if keys else [((), data)]
     for i, (key, rows) in enumerate(groups):
         values: dict[str, Any] = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
-        desc = ", ".join(f"{c[6:]}={values[c]}" for c in fixed if _present(values[c]))
+        shown = [f"filter={values['filter']}"] if both_kinds else []
+        shown += [f"{c[6:]}={values[c]}" for c in fixed if _present(values[c])]
+        desc = ", ".join(shown)
         name = f"{_line_name(values)}({desc})"
         rows = rows.sort_values("selectivity")
         colour = f"C{i % 10}"

@@ -127,26 +127,36 @@ pub fn resolve_auto(params: &[Param], point: &Params, rows: usize) -> Params {
 }
 
 impl Rule {
-    /// Whether `point` obeys the rule (a rule whose keys are not both set holds).
+    /// Whether `point` obeys the rule (an `AtLeast` rule whose keys are not both set holds).
     pub fn check(&self, point: &Params) -> Result<(), String> {
-        let Rule::AtLeast { key, factor, other } = *self;
         let get = |name: &str| {
             point
                 .iter()
                 .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                .and_then(|(_, v)| v.as_i64())
+                .map(|(_, v)| v)
         };
-        match (get(key), get(other)) {
-            (Some(a), Some(b)) if a < factor * b => Err(format!(
-                "{key} ({a}) must be at least {} ({})",
-                if factor == 1 {
-                    other.to_string()
-                } else {
-                    format!("{factor}*{other}")
-                },
-                factor * b
-            )),
-            _ => Ok(()),
+        match *self {
+            Rule::AtLeast { key, factor, other } => {
+                match (
+                    get(key).and_then(Value::as_i64),
+                    get(other).and_then(Value::as_i64),
+                ) {
+                    (Some(a), Some(b)) if a < factor * b => Err(format!(
+                        "{key} ({a}) must be at least {} ({})",
+                        if factor == 1 {
+                            other.to_string()
+                        } else {
+                            format!("{factor}*{other}")
+                        },
+                        factor * b
+                    )),
+                    _ => Ok(()),
+                }
+            }
+            Rule::Requires { key, other } => match (get(key), get(other)) {
+                (Some(v), None) => Err(format!("{key} ({v}) needs {other}: give {other} too")),
+                _ => Ok(()),
+            },
         }
     }
 }

@@ -1,32 +1,53 @@
-//! Filtered queries, for every SQL algorithm: the `selectivity` query arg (a point's filter,
-//! `WHERE attr < t`, see [`crate::dataset::filters`]), the `filter_index` build arg (a B-tree
-//! on the attribute, or none), and what a plan that serves a filtered query may look like.
+//! Filtered queries, for every SQL algorithm: the `selectivity` and `filter` query args (a
+//! point's filter, `WHERE attr < t` or `WHERE labelN = v`, see [`crate::dataset::filters`]),
+//! the `filter_index` build arg (a B-tree on each attribute column, or none), the columns and
+//! conditions a loaded table holds ([`Attributes`]), and what a plan that serves a filtered
+//! query may look like.
 //!
-//! A planner that answers a filtered query from the B-tree and sorts the matching rows by
-//! exact distance gives a correct, exact answer: a legitimate plan, recorded per point as
+//! A planner that answers a filtered query from a B-tree and sorts the matching rows by exact
+//! distance gives a correct, exact answer: a legitimate plan, recorded per point as
 //! [`Plan::BtreeSort`]. A plan with no index at all (a scan of the whole table) is refused,
 //! filtered or not.
 
 use super::args::Args;
-use super::spec::{Kind, Need, Param};
+use super::spec::{Kind, Need, Param, Rule};
+use crate::dataset::filters::{Column, FilterKind, Filters};
+use crate::params::Params;
 use crate::{Error, Result};
+use std::collections::BTreeMap;
 
 /// The query arg that filters a point.
 pub const SELECTIVITY: Param = Param {
     name: "selectivity",
     kind: Kind::Selectivity,
     need: Need::Optional("no filter"),
-    help: "share of rows the filter attr < t keeps (WHERE ... ORDER BY distance LIMIT k); the \
-           dataset needs `annbench datasets filter` first",
+    help: "share of rows the filter keeps (WHERE ... ORDER BY distance LIMIT k), of the kind \
+           `filter` names; the dataset needs `annbench datasets filter` first",
     auto: None,
     setting: None,
 };
 
-/// The build arg choosing whether the attribute has a B-tree.
+/// The query arg choosing the filter of a selectivity.
+pub const FILTER: Param = Param::choice(
+    "filter",
+    &["range", "label"],
+    "the filter of a selectivity: range (attr < t on a permutation column) or label \
+     (labelN = v on a category column); needs selectivity",
+)
+.optional("range when a selectivity is given");
+
+/// `filter` means nothing without a selectivity.
+pub const FILTER_RULE: Rule = Rule::Requires {
+    key: "filter",
+    other: "selectivity",
+};
+
+/// The build arg choosing whether the attribute columns have B-trees.
 pub const FILTER_INDEX: Param = Param::choice(
     "filter_index",
     &["btree", "none"],
-    "a B-tree on the filter attribute, built before the vector index (filtered sweeps only)",
+    "a B-tree on each filter attribute column, built before the vector index (filtered \
+     sweeps only)",
 )
 .optional("btree when the sweep has filtered points");
 
@@ -36,7 +57,7 @@ pub enum Plan {
     /// The vector index returns rows in distance order (the filter, if any, is applied to
     /// what it returns).
     VectorIndex,
-    /// The attribute's B-tree finds the matching rows; they are sorted by exact distance.
+    /// An attribute's B-tree finds the matching rows; they are sorted by exact distance.
     BtreeSort,
 }
 
@@ -50,37 +71,157 @@ impl Plan {
     }
 }
 
-/// The point's selectivity (validated canonical text), if it is filtered.
-pub fn selectivity(args: &Args) -> Option<f64> {
-    args.text(SELECTIVITY.name).and_then(|t| t.parse().ok())
+/// The filter (kind, canonical selectivity) of a point whose query args read `get`.
+fn key_from<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Option<(FilterKind, &'a str)> {
+    let selectivity = get(SELECTIVITY.name)?;
+    let kind = get(FILTER.name)
+        .and_then(|k| FilterKind::parse(k).ok())
+        .unwrap_or(FilterKind::Range);
+    Some((kind, selectivity))
 }
 
-/// ` WHERE attr < t` for a filtered point on a table of `rows` rows, else empty.
-pub fn where_clause(args: &Args, rows: usize) -> String {
-    match selectivity(args) {
-        Some(s) => format!(
-            " WHERE {} < {}",
-            crate::dataset::filters::COLUMN,
-            crate::dataset::filters::threshold(s, rows)
-        ),
-        None => String::new(),
+/// The filter of a point's (validated) query args, `None` when it is not filtered.
+pub fn filter_of(query_args: &Params) -> Option<(FilterKind, &str)> {
+    key_from(|name| query_args.get(name).and_then(|v| v.as_str()))
+}
+
+/// `query_args` in canonical form: `filter=range` (the default) is dropped, so a point stores
+/// and resumes the same whether the grid spelled it or not.
+pub fn canonical(mut query_args: Params) -> Params {
+    let range = query_args
+        .get(FILTER.name)
+        .and_then(|v| v.as_str())
+        .is_some_and(|k| k == FilterKind::Range.as_str());
+    if range {
+        query_args.remove(FILTER.name);
+    }
+    query_args
+}
+
+/// What a loaded table holds for filters: its attribute columns and the SQL condition of
+/// every (kind, selectivity) of the workload.
+#[derive(Debug, Clone, Default)]
+pub struct Attributes {
+    pub columns: Vec<Column>,
+    pub conditions: BTreeMap<(FilterKind, String), String>,
+}
+
+impl Attributes {
+    /// The columns and conditions of `f`.
+    pub fn of(f: &Filters) -> Self {
+        Attributes {
+            columns: f.columns.clone(),
+            conditions: f
+                .levels
+                .iter()
+                .map(|l| ((l.kind, l.selectivity.clone()), l.condition()))
+                .collect(),
+        }
+    }
+
+    /// The column names, `attr` and `label1`, `label2`, ...
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.columns.iter().map(|c| c.name.as_str())
+    }
+
+    /// The condition of the point with `args`, if it is filtered and the workload has it.
+    fn condition(&self, args: &Args) -> Option<&str> {
+        let (kind, s) = key_from(|n| args.text(n))?;
+        self.conditions
+            .get(&(kind, s.to_string()))
+            .map(String::as_str)
     }
 }
 
-/// Whether a build point wants the B-tree (the default).
+/// ` WHERE attr < t` or ` WHERE label2 = 3` for a filtered point, else empty. Call
+/// [`check_attributes`] first: it refuses a filter the table has no condition for.
+pub fn where_clause(args: &Args, attrs: Option<&Attributes>) -> String {
+    attrs
+        .and_then(|a| a.condition(args))
+        .map_or_else(String::new, |c| format!(" WHERE {c}"))
+}
+
+/// Whether a build point wants the B-trees (the default).
 pub fn wants_btree(args: &Args) -> bool {
     args.text(FILTER_INDEX.name) != Some("none")
 }
 
-/// Refuse `filter_index` or `selectivity` when the table has no attribute column.
-pub fn check_attributes(algorithm: &str, args: &Args, loaded: bool, what: &str) -> Result<()> {
+/// Refuse `filter_index` or a filter when the table has no attribute columns, and a filter
+/// whose condition the loaded workload lacks.
+pub fn check_attributes(
+    algorithm: &str,
+    args: &Args,
+    attrs: Option<&Attributes>,
+    what: &str,
+) -> Result<()> {
     let asks = args.text(FILTER_INDEX.name).is_some() || args.text(SELECTIVITY.name).is_some();
-    if asks && !loaded {
-        return Err(Error::Config(format!(
-            "{algorithm} {what} args {args:?}: a filter needs the dataset's attributes, which \
-             were not loaded; create them with `annbench datasets filter NAME --selectivity \
-             ...` and sweep a selectivity query arg"
-        )));
+    let Some(a) = attrs else {
+        if asks {
+            return Err(Error::Config(format!(
+                "{algorithm} {what} args {args:?}: a filter needs the dataset's attributes, \
+                 which were not loaded; create them with `annbench datasets filter NAME \
+                 --selectivity ...` and sweep a selectivity query arg"
+            )));
+        }
+        return Ok(());
+    };
+    match key_from(|n| args.text(n)) {
+        Some((kind, s)) if a.condition(args).is_none() => Err(Error::Config(format!(
+            "{algorithm} {what} args {args:?}: the loaded attributes have no {kind} filter at \
+             selectivity {s}; add it with `annbench datasets filter NAME --selectivity ... \
+             --kind ...` and load them again"
+        ))),
+        _ => Ok(()),
     }
-    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn params(v: serde_json::Value) -> Params {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn filters_resolve_to_their_conditions() {
+        let mut a = Attributes::default();
+        a.conditions
+            .insert((FilterKind::Range, "0.01".into()), "attr < 11".into());
+        a.conditions
+            .insert((FilterKind::Label, "0.01".into()), "label2 = 3".into());
+        let args = |v| {
+            crate::backend::mariadb::ALGORITHM
+                .query_args(&params(v))
+                .unwrap()
+        };
+        let range = args(json!({"selectivity": 0.01}));
+        let label = args(json!({"selectivity": "1%", "filter": "Label"}));
+        assert_eq!(where_clause(&range, Some(&a)), " WHERE attr < 11");
+        assert_eq!(where_clause(&label, Some(&a)), " WHERE label2 = 3");
+        assert_eq!(where_clause(&args(json!({})), Some(&a)), "");
+        check_attributes("m", &label, Some(&a), "query").unwrap();
+        let other = args(json!({"selectivity": 0.5, "filter": "label"}));
+        let e = check_attributes("m", &other, Some(&a), "query").unwrap_err();
+        assert!(e.to_string().contains("no label filter"), "{e}");
+        assert!(check_attributes("m", &label, None, "query").is_err());
+        let e = crate::backend::mariadb::ALGORITHM
+            .query_args(&params(json!({"filter": "label"})))
+            .unwrap_err();
+        assert!(e.to_string().contains("needs selectivity"), "{e}");
+    }
+
+    #[test]
+    fn the_default_filter_is_not_stored() {
+        let p = params(json!({"selectivity": "0.1", "filter": "range"}));
+        assert_eq!(canonical(p), params(json!({"selectivity": "0.1"})));
+        let p = params(json!({"selectivity": "0.1", "filter": "label"}));
+        assert_eq!(canonical(p.clone()), p);
+        assert_eq!(filter_of(&p), Some((FilterKind::Label, "0.1")));
+        assert_eq!(
+            filter_of(&params(json!({"selectivity": "0.1"}))),
+            Some((FilterKind::Range, "0.1"))
+        );
+    }
 }

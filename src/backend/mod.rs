@@ -137,11 +137,12 @@ pub trait Backend: Send {
         Ok(None)
     }
 
-    /// Add the filter attribute (`attr[id]` for every row id, see [`crate::dataset::filters`])
-    /// to the loaded table, keeping a column that already holds these values. Returns the
-    /// seconds spent (0 when kept). Algorithms without filtered queries refuse.
-    fn load_attributes(&mut self, attr: &[i32]) -> Result<f64> {
-        let _ = attr;
+    /// Add the filter attribute columns (a value for every row id of each, see
+    /// [`crate::dataset::filters`]) to the loaded table, keeping columns that already hold
+    /// these values; queries then filter with `attrs`' conditions. Returns the seconds spent
+    /// (0 when all were kept). Algorithms without filtered queries refuse.
+    fn load_attributes(&mut self, attrs: &filter::Attributes) -> Result<f64> {
+        let _ = attrs;
         Err(crate::Error::Config(format!(
             "{} does not run filtered queries (no selectivity query arg)",
             self.name()

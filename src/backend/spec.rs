@@ -112,6 +112,11 @@ pub enum Rule {
         factor: i64,
         other: &'static str,
     },
+    /// `key` may only be set when `other` is.
+    Requires {
+        key: &'static str,
+        other: &'static str,
+    },
 }
 
 impl Param {
@@ -196,6 +201,7 @@ impl fmt::Display for Rule {
         match self {
             Rule::AtLeast { key, factor, other } if *factor == 1 => write!(f, "{key} >= {other}"),
             Rule::AtLeast { key, factor, other } => write!(f, "{key} >= {factor}*{other}"),
+            Rule::Requires { key, other } => write!(f, "{key} needs {other}"),
         }
     }
 }

@@ -80,16 +80,21 @@ pub enum DatasetsCommand {
         #[command(flatten)]
         dir: DataDir,
     },
-    /// Add a filter workload: an integer attribute per train row (a seeded permutation of
-    /// 0..n) and, per selectivity s, the exact ground truth of the queries filtered by
-    /// `attr < round(s * n)`, in a sidecar file `<name>.filters.h5` next to the dataset.
+    /// Add a filter workload: integer attribute columns on the train rows and, per kind and
+    /// selectivity s, the exact ground truth of the filtered queries, in a sidecar file
+    /// `<name>.filters.h5` next to the dataset. Range: `attr < round(s * n)`, attr a seeded
+    /// permutation of 0..n. Label: `labelN = v`, category v given to round(s * n) rows
+    /// (categories packed into as few columns as hold them).
     Filter {
         /// HDF5 file or dataset name.
         dataset: String,
         /// Shares of the rows the filters keep, in (0, 1], e.g. 0.001,0.01,0.1,0.5,0.9 (or 1%).
         #[arg(long, value_delimiter = ',', required = true)]
         selectivity: Vec<String>,
-        /// Seed of the attribute permutation.
+        /// Filter kinds: range, label or range,label (the default: both).
+        #[arg(long, value_delimiter = ',')]
+        kind: Vec<String>,
+        /// Seed of the attribute columns.
         #[arg(long, default_value_t = dataset::filters::DEFAULT_SEED)]
         seed: u64,
         #[command(flatten)]
@@ -212,9 +217,10 @@ pub fn run(cmd: DatasetsCommand) -> Result<()> {
         DatasetsCommand::Filter {
             dataset,
             selectivity,
+            kind,
             seed,
             dir,
-        } => filter(&dataset, &selectivity, seed, &dir.data_dir),
+        } => filter(&dataset, &selectivity, &kind, seed, &dir.data_dir),
         DatasetsCommand::Generate { name, dir } => {
             let entry = registry::lookup(&name)?;
             let (path, t) = dataset::synthetic::generate_to_timed(entry, &dir.data_dir)?;
@@ -399,17 +405,36 @@ fn info(dataset: &str, data_dir: &Path) -> Result<()> {
 }
 
 /// `annbench datasets filter`: generate and store the filter workload.
-fn filter(dataset: &str, selectivity: &[String], seed: u64, data_dir: &Path) -> Result<()> {
+fn filter(
+    dataset: &str,
+    selectivity: &[String],
+    kind: &[String],
+    seed: u64,
+    data_dir: &Path,
+) -> Result<()> {
+    use dataset::filters::FilterKind;
+    let mut kinds: Vec<FilterKind> = Vec::new();
+    for k in kind {
+        let k = FilterKind::parse(k).map_err(|e| Error::Config(format!("--kind: {e}")))?;
+        if !kinds.contains(&k) {
+            kinds.push(k);
+        }
+    }
+    if kinds.is_empty() {
+        kinds = FilterKind::ALL.to_vec();
+    }
     let path = dataset::resolve(dataset, data_dir)?;
     let ds = dataset::open(&path)?;
     let start = Instant::now();
-    let f = dataset::filters::generate(&ds, selectivity, seed)?;
+    let f = dataset::filters::generate(&ds, selectivity, &kinds, seed)?;
     let secs = start.elapsed().as_secs_f64();
     let out = dataset::filters::store::save(&f, &path)?;
+    let columns: Vec<&str> = f.columns.iter().map(|c| c.name.as_str()).collect();
     outln!(
-        "{}: attribute attr (seed {seed}) and exact filtered ground truth for {} \
-         selectivities in {secs:.2} s -> {}",
+        "{}: attribute columns {} (seed {seed}) and exact filtered ground truth for {} filters \
+         in {secs:.2} s -> {}",
         ds.name,
+        columns.join(", "),
         f.levels.len(),
         out.display()
     );
@@ -424,24 +449,35 @@ fn print_filters(path: &Path, dataset: &str) -> Result<()> {
         );
         return Ok(());
     };
+    let n = f.rows();
+    let columns: Vec<&str> = f.columns.iter().map(|c| c.name.as_str()).collect();
     outln!(
-        "filters:      attr < t, attr a seeded permutation of 0..{} (seed {}), in {}",
-        f.attr.len(),
+        "filters:      {} on columns {} of {n} rows (seed {}), in {}",
+        f.kinds()
+            .iter()
+            .map(|k| k.as_str())
+            .collect::<Vec<_>>()
+            .join(" and "),
+        columns.join(", "),
         f.seed,
         dataset::filters::store::sidecar_path(path).display()
     );
     outln!(
-        "  {:>11} {:>10} {:>9}  exact filtered ground truth",
+        "  {:<6} {:>11}  {:<16} {:>10} {:>9}  exact filtered ground truth",
+        "kind",
         "selectivity",
-        "t (rows)",
+        "filter",
+        "rows",
         "share"
     );
     for l in &f.levels {
         outln!(
-            "  {:>11} {:>10} {:>8.4}%  k={}",
+            "  {:<6} {:>11}  {:<16} {:>10} {:>8.4}%  k={}",
+            l.kind.as_str(),
             l.selectivity,
-            l.threshold,
-            100.0 * l.threshold as f64 / f.attr.len().max(1) as f64,
+            l.condition(),
+            l.count,
+            100.0 * l.count as f64 / n.max(1) as f64,
             l.truth.neighbors.ncols()
         );
     }

@@ -167,7 +167,13 @@ pub fn parse_grid(
         let mut query = axes(group.query, algo.query, &at("query"))?;
         apply(&mut build, &build_over);
         apply(&mut query, &query_over);
-        let query_points = valid_points(algo, product(&query), &mut invalid);
+        let mut query_points: Vec<Params> = Vec::new();
+        for q in valid_points(algo, product(&query), &mut invalid) {
+            let q = crate::backend::filter::canonical(q);
+            if !query_points.contains(&q) {
+                query_points.push(q);
+            }
+        }
         if query_points.is_empty() {
             continue;
         }

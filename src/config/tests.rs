@@ -297,3 +297,31 @@ fn a_byte_order_mark_is_allowed() {
     assert_eq!(g.builds.len(), 1);
     assert_eq!(config_algorithm(text, "bom.yml").unwrap(), "mariadb");
 }
+
+#[test]
+fn filter_kinds_expand_and_the_default_kind_is_not_stored() {
+    let text = "algorithm: mariadb\ngroups:\n  - build: {M: 8}\n    query: {selectivity: [0.01, 1%], filter: [range, Label]}\n";
+    let g = parse_grid(text, "t.yml", &Overrides::default(), None).unwrap();
+    let got: Vec<Value> = g.builds[0]
+        .query_args
+        .iter()
+        .map(|q| Value::Object(q.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            json!({"selectivity": "0.01"}),
+            json!({"selectivity": "0.01", "filter": "label"}),
+        ]
+    );
+    let alone = "algorithm: mariadb\ngroups:\n  - build: {M: 8}\n    query: {ef_search: 10, filter: label}\n";
+    let e = parse_grid(alone, "t.yml", &Overrides::default(), None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("filter (\"label\") needs selectivity"), "{e}");
+    let bad = "algorithm: mariadb\ngroups:\n  - build: {M: 8}\n    query: {selectivity: 0.1, filter: tag}\n";
+    let e = parse_grid(bad, "t.yml", &Overrides::default(), None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not one of range, label"), "{e}");
+}

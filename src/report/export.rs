@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 
 /// The fixed columns, in order; `param_<name>` columns follow, sorted by name.
-pub const EXPORT_COLUMNS: [&str; 49] = [
+pub const EXPORT_COLUMNS: [&str; 50] = [
     "dataset",
     "count",
     "algorithm",
@@ -33,6 +33,7 @@ pub const EXPORT_COLUMNS: [&str; 49] = [
     "other_cpu_share",
     "steal_share",
     "load_average",
+    "filter",
     "short_results",
     "mean_rows",
     "plan",
@@ -72,8 +73,9 @@ pub const EXPORT_COLUMNS: [&str; 49] = [
 /// the spread of the passes in use (`passes` of `passes_total`), `flags` the reasons for
 /// caution (`interference,spread,stalled`), and `other_cpu_share`, `steal_share` and
 /// `load_average` the worst interference among the passes in use (shares of the machine's
-/// CPU). `short_results`: queries answered with fewer than k ids (filtered points: fewer
-/// than min(k, matching rows)); `mean_rows`: ids returned per query; `plan`: the plan EXPLAIN
+/// CPU). `filter`: the filter kind of filtered points (`range`, `label`; the `selectivity`
+/// query arg is `param_selectivity`), empty for unfiltered points. `short_results`: queries
+/// answered with fewer than k ids (filtered points: fewer than min(k, matching rows)); `mean_rows`: ids returned per query; `plan`: the plan EXPLAIN
 /// showed, in a few words (`vector index`, `B-tree + exact sort`). Latencies are of the
 /// median pass, in ms. The `server_*` columns are the database server's cost per query
 /// (docs/server-cost.md): CPU ms (user + system) and context switches of local servers,
@@ -162,6 +164,7 @@ fn fixed_cells(p: &PointResult) -> Vec<Cell> {
         Cell::from(worst(&|i| i.other_share())),
         Cell::from(worst(&|i| Some(i.steal_share()))),
         Cell::from(worst(&|i| Some(i.load_average))),
+        Cell::from(super::filtered::filter_kind(p).map(|k| k.as_str())),
         Cell::Int(m.short_results as i64),
         Cell::from(m.mean_rows),
         Cell::from(m.plan.as_deref().map(super::filtered::plan_short)),

@@ -1,6 +1,7 @@
 //! A series is the points of one algorithm, label and client count: the unit that tables,
 //! Pareto frontiers and comparisons pick from.
 
+use crate::dataset::filters::FilterKind;
 use crate::results::PointResult;
 use std::collections::BTreeSet;
 use std::fmt;
@@ -16,6 +17,8 @@ pub struct SeriesKey {
     /// different selectivities answer different questions, so they never share a frontier,
     /// a best-at-recall row or a recall-matched comparison.
     pub selectivity: Option<String>,
+    /// The filter's kind (`filter` query arg, range by default): nor do points of two kinds.
+    pub filter: Option<crate::dataset::filters::FilterKind>,
 }
 
 impl SeriesKey {
@@ -26,6 +29,7 @@ impl SeriesKey {
             label: point.label.clone(),
             clients: point.clients,
             selectivity: super::filtered::selectivity(point).map(str::to_string),
+            filter: super::filtered::filter_kind(point),
         }
     }
 }
@@ -39,6 +43,9 @@ impl fmt::Display for SeriesKey {
         write!(f, " x{} clients", self.clients)?;
         if let Some(s) = &self.selectivity {
             write!(f, " at selectivity {s}")?;
+        }
+        if let Some(k) = self.filter.filter(|k| *k != FilterKind::Range) {
+            write!(f, " ({k} filter)")?;
         }
         Ok(())
     }

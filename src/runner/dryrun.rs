@@ -370,6 +370,7 @@ fn calibrate_on(
                     let mut query: Vec<Params> = b.query_args.iter().take(1).cloned().collect();
                     for q in &mut query {
                         q.remove(crate::backend::filter::SELECTIVITY.name);
+                        q.remove(crate::backend::filter::FILTER.name);
                     }
                     crate::config::BuildPoint {
                         build_args,

@@ -131,7 +131,7 @@ impl PointRun {
         // the k nearest of them, or all of them where fewer than k match.
         let (truth, k_eff, short) = match self.filter_level(env)? {
             Some(level) => {
-                check_filter(env, level, neighbors.view())?;
+                check_filter(env.algorithm, env.filters, level, neighbors.view())?;
                 let k_eff = k.min(level.truth.distances.ncols());
                 let short = neighbors
                     .rows()
@@ -187,17 +187,17 @@ impl PointRun {
         &self,
         env: &PassEnv<'e>,
     ) -> Result<Option<&'e crate::dataset::filters::Level>> {
-        let name = crate::backend::filter::SELECTIVITY.name;
-        let Some(sel) = self.query_args.get(name).and_then(|v| v.as_str()) else {
+        let Some((kind, sel)) = crate::backend::filter::filter_of(&self.query_args) else {
             return Ok(None);
         };
         let f = env.filters.ok_or_else(|| {
             Error::Config(format!(
-                "selectivity {sel}: the sweep has no filter attributes for '{}'",
+                "{kind} filter at selectivity {sel}: the sweep has no filter attributes for \
+                 '{}'",
                 env.data.name
             ))
         })?;
-        f.level(sel, &env.data.name).map(Some)
+        f.level(kind, sel, &env.data.name).map(Some)
     }
 
     /// One timed pass (query arguments already applied).
@@ -370,22 +370,75 @@ impl PointRun {
 
 /// Refuse an answer with a row that fails the filter: the server answered another query.
 fn check_filter(
-    env: &PassEnv<'_>,
+    algorithm: &str,
+    filters: Option<&Filters>,
     level: &crate::dataset::filters::Level,
     neighbors: ArrayView2<'_, i64>,
 ) -> Result<()> {
-    let attr = env.filters.map(|f| f.attr.as_slice()).unwrap_or_default();
+    let column = filters
+        .and_then(|f| f.column(&level.column))
+        .unwrap_or_default();
     for (q, ids) in neighbors.rows().into_iter().enumerate() {
         for &id in ids.iter().filter(|&&i| i >= 0) {
-            let a = attr.get(id as usize).copied().map_or(i64::MAX, i64::from);
-            if a >= level.threshold {
+            let value = usize::try_from(id)
+                .ok()
+                .and_then(|i| column.get(i))
+                .copied();
+            if !value.is_some_and(|v| level.matches(v)) {
+                let shown =
+                    value.map_or_else(|| "no value (no such row)".into(), |v| v.to_string());
                 return Err(Error::Backend(format!(
-                    "{}: query {q} at selectivity {} returned row {id}, whose attr {a} fails the \
-                     filter attr < {}",
-                    env.algorithm, level.selectivity, level.threshold
+                    "{}: query {q} with the {} filter at selectivity {} returned row {id}, whose \
+                     {} is {shown}: it fails the filter {}",
+                    algorithm,
+                    level.kind,
+                    level.selectivity,
+                    level.column,
+                    level.condition()
                 )));
             }
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::filters::{FilterKind, generate};
+
+    #[test]
+    fn a_row_outside_the_filter_stops_the_point() {
+        let ds = crate::dataset::filters::tests::random("t", 500, 2);
+        let f = generate(&ds, &["0.1".into()], &FilterKind::ALL, 3).unwrap();
+        let level = f.level(FilterKind::Label, "0.1", "t").unwrap();
+        let labels = f.column(&level.column).unwrap();
+        let inside: Vec<i64> = (0..500i64)
+            .filter(|&i| level.matches(labels[i as usize]))
+            .take(4)
+            .collect();
+        let outside = (0..500i64)
+            .find(|&i| !level.matches(labels[i as usize]))
+            .unwrap();
+        let ok = Array2::from_shape_vec((2, 2), inside.clone()).unwrap();
+        check_filter("x", Some(&f), level, ok.view()).unwrap();
+        let short = Array2::from_shape_vec((2, 2), vec![inside[0], -1, inside[1], -1]).unwrap();
+        check_filter("x", Some(&f), level, short.view()).unwrap();
+        let bad =
+            Array2::from_shape_vec((2, 2), vec![inside[0], inside[1], outside, 7000]).unwrap();
+        let e = check_filter("x", Some(&f), level, bad.view())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!(
+                "query 1 with the label filter at selectivity 0.1 returned row {outside}"
+            )) && e.contains(&level.condition()),
+            "{e}"
+        );
+        let gone = Array2::from_shape_vec((1, 2), vec![inside[0], 7000]).unwrap();
+        let e = check_filter("x", Some(&f), level, gone.view())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no such row"), "{e}");
+    }
 }

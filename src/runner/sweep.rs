@@ -2,11 +2,11 @@
 
 use super::progress::{Event, Progress};
 use super::{Failure, SweepOptions, SweepSummary, data};
-use crate::backend::filter::SELECTIVITY;
+use crate::backend::filter::{Attributes, SELECTIVITY, filter_of};
 use crate::backend::{Backend, LoadReport, ServerInfo, TableSpec};
 use crate::config::Grid;
 use crate::dataset::Dataset;
-use crate::dataset::filters::Filters;
+use crate::dataset::filters::{FilterKind, Filters};
 use crate::params::Params;
 use crate::results::env::Host;
 use crate::{Error, Result};
@@ -27,15 +27,15 @@ pub(super) struct Ctx<'a> {
     pub(super) fingerprint: String,
     /// The filter workload, when the sweep has filtered points.
     pub(super) filters: Option<&'a Filters>,
-    /// Fingerprint of each selectivity's points (the data's with the filter's).
-    pub(super) filter_prints: BTreeMap<String, String>,
+    /// Fingerprint of each filter's points (the data's with the filter's).
+    pub(super) filter_prints: BTreeMap<(FilterKind, String), String>,
 }
 
 impl Ctx<'_> {
     /// The fingerprint stored with a point of `query_args`.
     pub(super) fn fingerprint_for(&self, query_args: &Params) -> String {
-        let sel = query_args.get(SELECTIVITY.name).and_then(|v| v.as_str());
-        sel.and_then(|s| self.filter_prints.get(s))
+        filter_of(query_args)
+            .and_then(|(kind, s)| self.filter_prints.get(&(kind, s.to_string())))
             .cloned()
             .unwrap_or_else(|| self.fingerprint.clone())
     }
@@ -90,16 +90,16 @@ fn fail(
     Ok(())
 }
 
-/// The selectivities the grids' query points filter with, each once.
-pub fn selectivities(grids: &[Grid]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+/// The filters (kind, selectivity) the grids' query points use, each once.
+pub fn selectivities(grids: &[Grid]) -> Vec<(FilterKind, String)> {
+    let mut out: Vec<(FilterKind, String)> = Vec::new();
     let all = grids
         .iter()
         .flat_map(|g| &g.builds)
         .flat_map(|b| &b.query_args);
-    for s in all.filter_map(|q| q.get(SELECTIVITY.name).and_then(|v| v.as_str())) {
-        if !out.iter().any(|o| o == s) {
-            out.push(s.to_string());
+    for (kind, s) in all.filter_map(filter_of) {
+        if !out.iter().any(|(k, o)| *k == kind && o == s) {
+            out.push((kind, s.to_string()));
         }
     }
     out
@@ -117,17 +117,23 @@ pub fn check_filters<'f>(
         return Ok(None);
     }
     let f = filters.ok_or_else(|| {
+        let mut sels: Vec<&str> = Vec::new();
+        for (_, s) in &wanted {
+            if !sels.contains(&s.as_str()) {
+                sels.push(s);
+            }
+        }
         Error::Config(format!(
             "a filtered sweep (selectivity {}) needs the attributes of '{}', which it has none \
              of: create them with `annbench datasets filter {} --selectivity {}`",
-            wanted.join(", "),
+            sels.join(", "),
             data.name,
             data.name,
-            wanted.join(",")
+            sels.join(",")
         ))
     })?;
-    for s in &wanted {
-        f.level(s, &data.name)?;
+    for (kind, s) in &wanted {
+        f.level(*kind, s, &data.name)?;
     }
     f.check_for(data)?;
     Ok(Some(f))
@@ -182,17 +188,18 @@ pub fn run(
     }
     let queries = data.test.as_standard_layout();
     let fingerprint = crate::dataset::fingerprint(&data, opts.count);
-    let filter_prints: BTreeMap<String, String> = filters
+    let filter_prints: BTreeMap<(FilterKind, String), String> = filters
         .map(|f| {
             f.levels
                 .iter()
                 .map(|l| {
                     let print = crate::dataset::filters::fingerprint(&fingerprint, f, l);
-                    (l.selectivity.clone(), print)
+                    ((l.kind, l.selectivity.clone()), print)
                 })
                 .collect()
         })
         .unwrap_or_default();
+    let attributes = filters.map(Attributes::of);
     progress.on_event(&Event::SweepStarted {
         algorithms: grids.len(),
         builds: grids.iter().map(|g| g.builds.len()).sum(),
@@ -227,13 +234,13 @@ pub fn run(
                 .iter()
                 .flat_map(|b| &b.query_args)
                 .any(|q| q.contains_key(SELECTIVITY.name));
-            if let (Some(f), true) = (filters, filtered) {
-                let seconds = backend.load_attributes(&f.attr)?;
-                // Counted apart from the vectors' load: the attribute column is added after.
+            if let (Some(a), true) = (&attributes, filtered) {
+                let seconds = backend.load_attributes(a)?;
+                // Counted apart from the vectors' load: the attribute columns are added after.
                 load.method = if seconds > 0.0 {
-                    format!("{}; attribute column added in {seconds:.2} s", load.method)
+                    format!("{}; attribute columns added in {seconds:.2} s", load.method)
                 } else {
-                    format!("{}; attribute column kept", load.method)
+                    format!("{}; attribute columns kept", load.method)
                 };
             }
             progress.on_event(&Event::LoadFinished {

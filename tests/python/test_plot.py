@@ -148,3 +148,26 @@ def test_selectivity_plot_draws_recall_and_qps(tmp_path):
     _check_png(out, 800, 750)
     with pytest.raises(annbench.ConfigError):
         plot.selectivity(df.drop(columns=["param_selectivity"]))
+
+
+def test_selectivity_plot_draws_a_line_per_filter_kind():
+    sel = ["0.01", "0.1"]
+    df = pd.DataFrame(
+        {
+            "algorithm": ["pgvector"] * 4,
+            "label": [None] * 4,
+            "clients": [1] * 4,
+            "recall": [0.1, 0.5, 0.2, 0.6],
+            "qps": [900.0, 800.0, 850.0, 750.0],
+            "filter": ["range", "range", "label", "label"],
+            "short_results": [40, 3, 38, 2],
+            "param_ef_search": [40] * 4,
+            "param_filter": [None, None, "label", "label"],
+            "param_selectivity": sel + sel,
+        }
+    )
+    fig = plot.selectivity(df)
+    top, _ = fig.get_axes()
+    names = sorted(str(line.get_label()) for line in top.get_lines())
+    assert len(names) == 2, names
+    assert "filter=label" in names[0] and "filter=range" in names[1], names

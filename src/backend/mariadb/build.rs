@@ -74,13 +74,13 @@ pub(super) fn build(
         &format!("DROP INDEX IF EXISTS {INDEX_NAME} ON {qt}"),
         "dropping the previous vector index",
     )?;
-    filter::check_attributes(ALGORITHM.name, &args, l.attrs.is_some(), "build")?;
-    if let Some(attr) = &l.attrs {
+    filter::check_attributes(ALGORITHM.name, &args, l.attrs.as_deref(), "build")?;
+    if let Some(a) = &l.attrs {
         // The other engine's table gets the attributes too (kept once filled).
         if engine != Engine::InnoDb {
-            attrs::ensure(&mut b.conn, &t, attr)?;
+            attrs::ensure(&mut b.conn, &t, &a.columns)?;
         }
-        attrs::set_btree(&mut b.conn, &t, filter::wants_btree(&args))?;
+        attrs::set_btrees(&mut b.conn, &t, a.names(), filter::wants_btree(&args))?;
     }
     // Tagged, so that a later run can tell this build from a live one if this process dies.
     let sql = format!(
@@ -343,9 +343,9 @@ pub(super) fn verify_index_used(
     let t = b.table(l.engine, &l.spec.dataset)?;
     let qt = b.qualified(l.engine, &l.spec.dataset)?;
     let args = ALGORITHM.query_args(query_args)?;
-    filter::check_attributes(ALGORITHM.name, &args, l.attrs.is_some(), "query")?;
+    filter::check_attributes(ALGORITHM.name, &args, l.attrs.as_deref(), "query")?;
     b.conn.run(&settings_sql(&args), "setting query args")?;
-    let filter = filter::where_clause(&args, l.rows);
+    let filter = filter::where_clause(&args, l.attrs.as_deref());
     let sql = format!("EXPLAIN {}", query_sql(&qt, l.spec.metric, k, &filter));
     let rows: Vec<mysql::Row> = b
         .conn
@@ -353,7 +353,13 @@ pub(super) fn verify_index_used(
         .map_err(|e| sql_err(e, "running EXPLAIN"))?;
     let mut plan = Vec::new();
     let mut found = None;
-    let btree = crate::backend::sql::attrs::btree_name(&t)?;
+    let btrees = match &l.attrs {
+        Some(a) => a
+            .names()
+            .map(|n| attrs::btree_name(&t, n))
+            .collect::<Result<Vec<_>>>()?,
+        None => Vec::new(),
+    };
     for row in &rows {
         let col = |name: &str| -> String {
             row.get_opt::<Option<String>, _>(name)
@@ -364,7 +370,7 @@ pub(super) fn verify_index_used(
         let (ty, key, extra) = (col("type"), col("key"), col("Extra"));
         if key == INDEX_NAME && !extra.contains("filesort") {
             found = Some(Plan::VectorIndex);
-        } else if !filter.is_empty() && key == btree {
+        } else if !filter.is_empty() && btrees.contains(&key) {
             // The B-tree finds the matching rows, a filesort orders them by exact distance.
             found = found.or(Some(Plan::BtreeSort));
         }
@@ -378,7 +384,7 @@ pub(super) fn verify_index_used(
             if filter.is_empty() {
                 String::new()
             } else {
-                format!(" nor the attribute B-tree {btree}")
+                format!(" nor an attribute B-tree ({})", btrees.join(", "))
             },
             plan.join(" | ")
         ))),

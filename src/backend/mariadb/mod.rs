@@ -71,8 +71,9 @@ pub static ALGORITHM: Algorithm = Algorithm {
         .optional("the server's mhnsw_ef_search")
         .sets(search::EF_SEARCH_SETTING),
         super::filter::SELECTIVITY,
+        super::filter::FILTER,
     ],
-    rules: &[],
+    rules: &[super::filter::FILTER_RULE],
     // VECTOR(16383) is the type's limit, but with the INT id the row would pass the 65535
     // bytes MariaDB allows a row.
     max_dimension: 16382,
@@ -124,8 +125,8 @@ struct Loaded {
     fingerprint: String,
     /// Engine of the table the current index is (or will be) on.
     engine: Engine,
-    /// The filter attribute of every row, once [`Backend::load_attributes`] added it.
-    attrs: Option<std::sync::Arc<Vec<i32>>>,
+    /// The filter attribute columns, once [`Backend::load_attributes`] added them.
+    attrs: Option<std::sync::Arc<super::filter::Attributes>>,
 }
 
 /// Fills a freshly created table (qualified name given); returns (seconds, method).
@@ -332,19 +333,20 @@ impl Backend for MariaDb {
         Ok(report)
     }
 
-    fn load_attributes(&mut self, attr: &[i32]) -> Result<f64> {
+    fn load_attributes(&mut self, attrs: &super::filter::Attributes) -> Result<f64> {
         let rows = self.loaded()?.rows;
-        if attr.len() != rows {
+        if let Some(c) = attrs.columns.iter().find(|c| c.values.len() != rows) {
             return Err(Error::Config(format!(
-                "mariadb: {} attributes for a table of {rows} rows",
-                attr.len()
+                "mariadb: {} values in attribute column {} for a table of {rows} rows",
+                c.values.len(),
+                c.name
             )));
         }
         let dataset = self.loaded()?.spec.dataset.clone();
         let t = self.table(Engine::InnoDb, &dataset)?;
-        let seconds = super::sql::attrs::ensure(&mut self.conn, &t, attr)?;
+        let seconds = super::sql::attrs::ensure(&mut self.conn, &t, &attrs.columns)?;
         if let Some(l) = self.loaded.as_mut() {
-            l.attrs = Some(std::sync::Arc::new(attr.to_vec()));
+            l.attrs = Some(std::sync::Arc::new(attrs.clone()));
         }
         Ok(seconds)
     }
@@ -391,8 +393,7 @@ impl Backend for MariaDb {
             table: self.qualified(l.engine, &l.spec.dataset)?,
             metric: l.spec.metric,
             dimension: l.spec.dimension,
-            rows: l.rows,
-            attrs: l.attrs.is_some(),
+            attrs: l.attrs.clone(),
             filter: String::new(),
             stmt: PreparedFor::new(),
         }))

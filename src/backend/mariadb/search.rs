@@ -48,10 +48,8 @@ pub struct MariaSearcher {
     pub(super) table: String,
     pub(super) metric: Metric,
     pub(super) dimension: usize,
-    /// Rows of the table, for the filter's bound.
-    pub(super) rows: usize,
-    /// Whether the table has the filter attribute.
-    pub(super) attrs: bool,
+    /// The table's filter attribute columns, if loaded.
+    pub(super) attrs: Option<std::sync::Arc<crate::backend::filter::Attributes>>,
     /// The filter of the query args set last (empty: none).
     pub(super) filter: String,
     pub(super) stmt: PreparedFor<Statement>,
@@ -60,11 +58,12 @@ pub struct MariaSearcher {
 impl Searcher for MariaSearcher {
     fn set_query_args(&mut self, query_args: &Params) -> Result<()> {
         let args = ALGORITHM.query_args(query_args)?;
-        crate::backend::filter::check_attributes(ALGORITHM.name, &args, self.attrs, "query")?;
+        let attrs = self.attrs.as_deref();
+        crate::backend::filter::check_attributes(ALGORITHM.name, &args, attrs, "query")?;
         self.conn
             .query_drop(settings_sql(&args))
             .map_err(|e| sql_err(e, "setting query args"))?;
-        let filter = crate::backend::filter::where_clause(&args, self.rows);
+        let filter = crate::backend::filter::where_clause(&args, attrs);
         if filter != self.filter {
             self.filter = filter;
             self.stmt = PreparedFor::new();

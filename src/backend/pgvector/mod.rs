@@ -9,7 +9,7 @@ use super::postgres::index::{
 };
 use super::postgres::{DATABASE, MAINTENANCE_WORK_MEM, PgBackend};
 use super::spec::{Algorithm, Contract, Param, Rule};
-use super::filter::{FILTER_INDEX, SELECTIVITY};
+use super::filter::{FILTER, FILTER_INDEX, FILTER_RULE, SELECTIVITY};
 use super::{Backend, BackendOptions};
 use crate::Result;
 use crate::backend::args::Args;
@@ -47,6 +47,7 @@ const QUERY: &[Param] = &[
     ITERATIVE_SCAN_PARAM,
     MAX_SCAN_TUPLES_PARAM,
     SELECTIVITY,
+    FILTER,
 ];
 const CONTRACT: Contract = Contract {
     build: "M=8, ef_construction=32",
@@ -72,7 +73,7 @@ const fn hnsw(
         min_version,
         build: BUILD,
         query: QUERY,
-        rules: &[EF_CONSTRUCTION_RULE],
+        rules: &[EF_CONSTRUCTION_RULE, FILTER_RULE],
         max_dimension,
         grid,
         create,
@@ -211,7 +212,7 @@ mod tests {
             metric,
             dimension: 3,
             pgvector: crate::backend::Version::parse("0.8.0").unwrap(),
-            rows: 1000,
+            attrs: None,
         }
     }
 
@@ -250,9 +251,17 @@ mod tests {
         );
         let q = VECTOR
             .query_args(&p("ef_search=40, iterative_scan=Relaxed_Order, max_scan_tuples=5000, \
-                            selectivity=1%"))
+                            selectivity=1%, filter=label"))
             .unwrap();
-        let t = target(Metric::Euclidean);
+        let mut attrs = crate::backend::filter::Attributes::default();
+        let label = crate::dataset::filters::FilterKind::Label;
+        attrs
+            .conditions
+            .insert((label, "0.01".into()), "label2 = 3".into());
+        let t = Target {
+            attrs: Some(std::sync::Arc::new(attrs)),
+            ..target(Metric::Euclidean)
+        };
         assert_eq!(
             Hnsw(Variant::Vector).settings(&t, &q).unwrap(),
             "SET hnsw.ef_search = 40; SET hnsw.iterative_scan = relaxed_order; SET \
@@ -260,7 +269,7 @@ mod tests {
         );
         assert_eq!(
             Hnsw(Variant::Vector).query(&t, 10, &q),
-            "SELECT id FROM annbench.t WHERE attr < 10 ORDER BY v <-> $1 LIMIT 10"
+            "SELECT id FROM annbench.t WHERE label2 = 3 ORDER BY v <-> $1 LIMIT 10"
         );
         let old = Target {
             pgvector: crate::backend::Version::parse("0.7.4").unwrap(),

@@ -4,7 +4,7 @@
 //! index, then re-ranks them by the exact distance in SQL and keeps the `k` nearest.
 
 use super::pgvector::{EF_CONSTRUCTION, EF_CONSTRUCTION_RULE, EF_SEARCH_SETTING, M};
-use super::filter::{FILTER_INDEX, SELECTIVITY};
+use super::filter::{FILTER, FILTER_INDEX, FILTER_RULE, SELECTIVITY};
 use super::postgres::index::{
     ITERATIVE_SCAN_PARAM, MAX_SCAN_TUPLES_PARAM, PgIndex, Target, distance_op,
     iterative_settings, set_or_reset,
@@ -40,9 +40,11 @@ pub static ALGORITHM: Algorithm = Algorithm {
         ITERATIVE_SCAN_PARAM,
         MAX_SCAN_TUPLES_PARAM,
         SELECTIVITY,
+        FILTER,
     ],
     rules: &[
         EF_CONSTRUCTION_RULE,
+        FILTER_RULE,
         // Without an iterative scan HNSW returns at most ef_search rows.
         Rule::AtLeast {
             key: "ef_search",
@@ -116,7 +118,7 @@ mod tests {
             metric: Metric::Euclidean,
             dimension: 4,
             pgvector: crate::backend::Version::parse("0.8.0").unwrap(),
-            rows: 1000,
+            attrs: None,
         };
         let q = ALGORITHM.query_args(&parse("candidates=40").unwrap()).unwrap();
         assert_eq!(

@@ -51,8 +51,9 @@ pub static ALGORITHM: Algorithm = Algorithm {
         .optional("off")
         .sets(ITERATIVE_SCAN),
         super::filter::SELECTIVITY,
+        super::filter::FILTER,
     ],
-    rules: &[],
+    rules: &[super::filter::FILTER_RULE],
     max_dimension: 2000,
     grid: include_str!("../../../algorithms/pgvector_ivfflat/config.yml"),
     create: |o| Ok(Box::new(PgBackend::connect(o, &IvfFlat)?)),
@@ -120,7 +121,7 @@ mod tests {
             metric: Metric::Angular,
             dimension: 3,
             pgvector: Version::parse(pgvector).unwrap(),
-            rows: 1000,
+            attrs: None,
         }
     }
 

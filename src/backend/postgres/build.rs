@@ -62,9 +62,9 @@ pub(super) fn build(
         &format!("DROP INDEX IF EXISTS {}.{}", b.schema, l.index),
         "dropping the previous index",
     )?;
-    filter::check_attributes(algo.name, &args, l.attrs, "build")?;
-    if l.attrs {
-        attrs::set_btree(c, &l.table, filter::wants_btree(&args))?;
+    filter::check_attributes(algo.name, &args, l.attrs.as_deref(), "build")?;
+    if let Some(a) = &l.attrs {
+        attrs::set_btrees(c, &l.table, a.names(), filter::wants_btree(&args))?;
     }
     match args.text("maintenance_work_mem") {
         Some(m) => c.run(
@@ -157,7 +157,7 @@ pub(super) fn verify_index_used(
     let l: Loaded = b.loaded()?.clone();
     let algo = b.index.algorithm();
     let args = algo.query_args(params)?;
-    filter::check_attributes(algo.name, &args, l.attrs, "query")?;
+    filter::check_attributes(algo.name, &args, l.attrs.as_deref(), "query")?;
     let target = b.target(&l);
     let set = b.index.settings(&target, &args)?;
     if !set.is_empty() {
@@ -170,7 +170,14 @@ pub(super) fn verify_index_used(
         .map_err(|e| pg_err(e, "running EXPLAIN"))?;
     let plan: Vec<String> = rows.iter().map(|r| r.get::<_, String>(0)).collect();
     let filtered = !target.filter(&args).is_empty();
-    let found = classify(&plan, &l.index, &attrs::btree_name(&l.table)?, filtered);
+    let btrees = match &l.attrs {
+        Some(a) => a
+            .names()
+            .map(|n| attrs::btree_name(&l.table, n))
+            .collect::<Result<Vec<_>>>()?,
+        None => Vec::new(),
+    };
+    let found = classify(&plan, &l.index, &btrees, filtered);
     let lines = plan
         .iter()
         .map(|s| s.trim())
@@ -192,19 +199,21 @@ pub(super) fn verify_index_used(
     }
 }
 
-/// What serves the query in an EXPLAIN: the vector index, else (filtered queries only) the
-/// attribute's B-tree, else nothing acceptable.
-fn classify(plan: &[String], index: &str, btree: &str, filtered: bool) -> Option<Plan> {
+/// What serves the query in an EXPLAIN: the vector index, else (filtered queries only) one of
+/// the attribute columns' B-trees, else nothing acceptable.
+fn classify(plan: &[String], index: &str, btrees: &[String], filtered: bool) -> Option<Plan> {
     let vector = format!("Index Scan using {index} ");
     if plan.iter().any(|line| line.contains(&vector)) {
         return Some(Plan::VectorIndex);
     }
-    let on_btree = |line: &&String| {
-        line.contains(&format!("Index Scan using {btree} "))
-            || line.contains(&format!("Bitmap Index Scan on {btree}"))
-            || line.contains(&format!("Index Only Scan using {btree} "))
+    let on_btree = |line: &String| {
+        btrees.iter().any(|b| {
+            line.contains(&format!("Index Scan using {b} "))
+                || line.contains(&format!("Bitmap Index Scan on {b}"))
+                || line.contains(&format!("Index Only Scan using {b} "))
+        })
     };
-    (filtered && plan.iter().any(|l| on_btree(&l))).then_some(Plan::BtreeSort)
+    (filtered && plan.iter().any(on_btree)).then_some(Plan::BtreeSort)
 }
 
 #[cfg(test)]
@@ -214,13 +223,14 @@ mod tests {
     #[test]
     fn plans_with_the_vector_index_or_a_filtered_btree_pass() {
         let lines = |t: &[&str]| t.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let aidx = lines(&["t_aidx", "t_l2idx"]);
         let hnsw = lines(&[
             "Limit",
             "  ->  Index Scan using t_vidx on t",
             "  Filter: (attr < 5)",
         ]);
         assert_eq!(
-            classify(&hnsw, "t_vidx", "t_aidx", true),
+            classify(&hnsw, "t_vidx", &aidx, true),
             Some(Plan::VectorIndex)
         );
         let btree = lines(&[
@@ -230,21 +240,17 @@ mod tests {
             "              ->  Bitmap Index Scan on t_aidx",
         ]);
         assert_eq!(
-            classify(&btree, "t_vidx", "t_aidx", true),
+            classify(&btree, "t_vidx", &aidx, true),
             Some(Plan::BtreeSort)
         );
-        assert_eq!(
-            classify(&btree, "t_vidx", "t_aidx", false),
-            None,
-            "unfiltered"
-        );
+        assert_eq!(classify(&btree, "t_vidx", &aidx, false), None, "unfiltered");
         let full = lines(&[
             "Limit",
             "  ->  Sort",
             "        ->  Index Scan using t_pkey on t",
         ]);
-        assert_eq!(classify(&full, "t_vidx", "t_aidx", true), None);
+        assert_eq!(classify(&full, "t_vidx", &aidx, true), None);
         let seq = lines(&["Limit", "  ->  Sort", "        ->  Seq Scan on t"]);
-        assert_eq!(classify(&seq, "t_vidx", "t_aidx", true), None);
+        assert_eq!(classify(&seq, "t_vidx", &aidx, true), None);
     }
 }

@@ -61,14 +61,14 @@ pub struct Target {
     pub dimension: usize,
     /// The server's pgvector, for settings that only newer releases have.
     pub pgvector: Version,
-    /// Rows of the table (the filter's bound depends on it).
-    pub rows: usize,
+    /// The filter attribute columns and conditions of the table, once loaded.
+    pub attrs: Option<std::sync::Arc<crate::backend::filter::Attributes>>,
 }
 
 impl Target {
-    /// ` WHERE attr < t` for a filtered point, else empty.
+    /// ` WHERE attr < t` or ` WHERE label2 = 3` for a filtered point, else empty.
     pub fn filter(&self, args: &Args) -> String {
-        crate::backend::filter::where_clause(args, self.rows)
+        crate::backend::filter::where_clause(args, self.attrs.as_deref())
     }
 }
 

@@ -20,6 +20,7 @@ pub mod watchdog;
 pub use index::{Column, PgIndex, Target};
 pub use load::LoadMethod;
 
+use super::filter::Attributes;
 use super::parallel::method_label;
 use super::prepared::PreparedFor;
 use super::server::{Database, Version};
@@ -69,8 +70,8 @@ struct Loaded {
     /// Index name (unqualified; it lives in the table's schema). One per table, whichever
     /// algorithm builds it, so a build replaces any index an earlier one left.
     index: String,
-    /// Whether [`Backend::load_attributes`] added the filter attribute.
-    attrs: bool,
+    /// The filter attribute columns [`Backend::load_attributes`] added, if any.
+    attrs: Option<Arc<Attributes>>,
 }
 
 /// Admin connection to PostgreSQL for one pgvector algorithm.
@@ -170,7 +171,7 @@ impl PgBackend {
             metric: l.spec.metric,
             dimension: l.spec.dimension,
             pgvector: self.pgvector.clone(),
-            rows: l.rows,
+            attrs: l.attrs.clone(),
         }
     }
 
@@ -268,7 +269,7 @@ impl Backend for PgBackend {
             rows,
             table,
             index,
-            attrs: false,
+            attrs: None,
         });
         Ok(LoadReport {
             seconds: outcome.meta.load_seconds,
@@ -279,20 +280,21 @@ impl Backend for PgBackend {
         })
     }
 
-    fn load_attributes(&mut self, attr: &[i32]) -> Result<f64> {
+    fn load_attributes(&mut self, attrs: &Attributes) -> Result<f64> {
         let l = self.loaded()?.clone();
-        if attr.len() != l.rows {
+        if let Some(c) = attrs.columns.iter().find(|c| c.values.len() != l.rows) {
             return Err(Error::Config(format!(
-                "{}: {} attributes for a table of {} rows",
+                "{}: {} values in attribute column {} for a table of {} rows",
                 self.name(),
-                attr.len(),
+                c.values.len(),
+                c.name,
                 l.rows
             )));
         }
-        let seconds = super::sql::attrs::ensure(&mut self.client, &l.table, attr)?;
+        let seconds = super::sql::attrs::ensure(&mut self.client, &l.table, &attrs.columns)?;
         self.drain_notices();
         if let Some(l) = self.loaded.as_mut() {
-            l.attrs = true;
+            l.attrs = Some(Arc::new(attrs.clone()));
         }
         Ok(seconds)
     }
@@ -341,7 +343,7 @@ impl Backend for PgBackend {
             conn,
             index: self.index,
             target: self.target(l),
-            attrs: l.attrs,
+            attrs: l.attrs.clone(),
             args: Default::default(),
             stmt: PreparedFor::new(),
         }))

@@ -53,8 +53,8 @@ pub struct PgSearcher {
     pub(super) conn: Option<watchdog::Conn>,
     pub(super) index: &'static dyn PgIndex,
     pub(super) target: Target,
-    /// Whether the table has the filter attribute.
-    pub(super) attrs: bool,
+    /// The table's filter attribute columns, if loaded.
+    pub(super) attrs: Option<std::sync::Arc<crate::backend::filter::Attributes>>,
     /// The query args set last (the query text may depend on them).
     pub(super) args: Args,
     pub(super) stmt: PreparedFor<Statement>,
@@ -64,7 +64,7 @@ impl Searcher for PgSearcher {
     fn set_query_args(&mut self, query_args: &Params) -> Result<()> {
         let algo = self.index.algorithm();
         let args = algo.query_args(query_args)?;
-        crate::backend::filter::check_attributes(algo.name, &args, self.attrs, "query")?;
+        crate::backend::filter::check_attributes(algo.name, &args, self.attrs.as_deref(), "query")?;
         let sql = self.index.settings(&self.target, &args)?;
         if !sql.is_empty() {
             self.client

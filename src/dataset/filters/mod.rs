@@ -1,25 +1,31 @@
-//! Filter workloads: an integer attribute per train row and, per selectivity, the exact
-//! ground truth of the filtered queries.
+//! Filter workloads: integer attribute columns on the train rows and, per filter kind and
+//! selectivity, the exact ground truth of the filtered queries.
 //!
-//! The attribute `attr` is a seeded random permutation of `0..n` (n train rows), independent
-//! of the vectors. The filter of selectivity `s` is the range `attr < t` with
-//! `t = max(1, round(s * n))` ([`threshold`]): exactly `t` rows match, so the selectivity is
-//! exact, not expected, and a B-tree on `attr` can serve every filter. Every test query uses
-//! the same filter at a given selectivity (VectorDBBench's `id >= x` filters work the same
-//! way). The matching rows are a uniform random sample of the table, uncorrelated with the
-//! query vectors: the case an HNSW graph handles worst, since the nearest matching rows are
-//! scattered over the whole graph.
+//! Two kinds ([`FilterKind`]), both independent of the vectors (the rows a filter keeps are a
+//! uniform random sample of the table, scattered over the whole graph of an HNSW index: the
+//! case a graph index handles worst):
 //!
-//! Stored in a sidecar file next to the dataset (see [`store`] for the layout); the sweep
-//! reads it when a point has a `selectivity` query arg.
+//! - **range**: the column `attr` is a seeded random permutation of `0..n`; selectivity `s`
+//!   is `attr < t` with `t = max(1, round(s * n))` ([`generate::threshold`]);
+//! - **label**: category columns `label1`, `label2`, ...; selectivity `s` is `labelN = v`, a
+//!   category given to exactly `max(1, round(s * n))` rows ([`labels`]).
+//!
+//! Either way exactly the stated number of rows match, so a selectivity is exact, not
+//! expected. Every test query uses the same filter at a given selectivity (VectorDBBench's
+//! filters work the same way). Stored in a sidecar file next to the dataset (see [`store`]
+//! for the layout); the sweep reads it when a point has a `selectivity` query arg.
 
+pub mod generate;
+pub mod labels;
 pub mod store;
 
-use super::{Dataset, GroundTruth, groundtruth};
-use crate::{Error, Result};
-use ndarray::{Array2, Axis};
+pub use generate::{attributes, generate, parse_selectivity, threshold, truth_over};
 
-/// Name of the attribute column in the sidecar and in the database tables.
+use super::{Dataset, GroundTruth};
+use crate::{Error, Result};
+use std::fmt;
+
+/// Name of the range filter's column in the sidecar and in the database tables.
 pub const COLUMN: &str = "attr";
 
 /// Default seed of `annbench datasets filter`.
@@ -28,58 +34,190 @@ pub const DEFAULT_SEED: u64 = 42;
 /// Ground-truth width per selectivity (fewer where fewer rows match), as ann-benchmarks files.
 pub const WIDTH: usize = 100;
 
+/// The two filters a workload holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FilterKind {
+    /// `attr < t` on a permutation column.
+    Range,
+    /// `labelN = v` on a category column.
+    Label,
+}
+
+impl FilterKind {
+    /// Both kinds, in the order tables list them.
+    pub const ALL: [FilterKind; 2] = [FilterKind::Range, FilterKind::Label];
+
+    /// As in query args, the sidecar and tables: `range`, `label`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FilterKind::Range => "range",
+            FilterKind::Label => "label",
+        }
+    }
+
+    /// `range` or `label` (ignoring case and spaces).
+    pub fn parse(text: &str) -> std::result::Result<Self, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "range" => Ok(FilterKind::Range),
+            "label" => Ok(FilterKind::Label),
+            _ => Err(format!(
+                "'{text}' is not a filter kind: give range (attr < t) or label (labelN = v)"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for FilterKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One integer attribute column: a value per train row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    /// `attr`, `label1`, `label2`, ... (identifiers, as in the database tables).
+    pub name: String,
+    pub values: Vec<i32>,
+}
+
 /// The filter workload of one dataset.
 #[derive(Debug, Clone)]
 pub struct Filters {
-    /// Seed of the permutation.
+    /// Seed of the columns.
     pub seed: u64,
     /// [`crate::dataset::fingerprint::vectors_digest`] of the dataset it was made for.
     pub vectors: String,
-    /// The attribute of each train row (a permutation of `0..n`).
-    pub attr: Vec<i32>,
-    /// One entry per selectivity, ascending.
+    /// The attribute columns: `attr` (range filters), then `label1`, `label2`, ...
+    pub columns: Vec<Column>,
+    /// One entry per kind and selectivity: range levels first, each kind by ascending
+    /// selectivity.
     pub levels: Vec<Level>,
 }
 
-/// One selectivity: its filter and exact filtered ground truth.
+/// One filter: its condition and exact filtered ground truth.
 #[derive(Debug, Clone)]
 pub struct Level {
+    pub kind: FilterKind,
     /// Canonical text, e.g. `0.01` (as in query args and file names).
     pub selectivity: String,
-    /// The filter is `attr < threshold`; exactly `threshold` rows match.
-    pub threshold: i64,
+    /// The column the condition reads.
+    pub column: String,
+    /// Range: the bound `t` of `column < t`; label: the category `v` of `column = v`.
+    pub value: i64,
+    /// How many rows match (exactly).
+    pub count: i64,
     /// Exact nearest matching rows per test query (train ids), nearest first;
-    /// `min(WIDTH, threshold)` wide.
+    /// `min(WIDTH, count)` wide.
     pub truth: GroundTruth,
 }
 
+impl Level {
+    /// Whether a row whose column holds `x` satisfies the filter.
+    pub fn matches(&self, x: i32) -> bool {
+        match self.kind {
+            FilterKind::Range => i64::from(x) < self.value,
+            FilterKind::Label => i64::from(x) == self.value,
+        }
+    }
+
+    /// The SQL condition, e.g. `attr < 11` or `label2 = 3` (column names are identifiers).
+    pub fn condition(&self) -> String {
+        let op = match self.kind {
+            FilterKind::Range => "<",
+            FilterKind::Label => "=",
+        };
+        format!("{} {op} {}", self.column, self.value)
+    }
+}
+
 impl Filters {
-    /// The level of `selectivity` (canonical text), or an error naming the command that adds it.
-    pub fn level(&self, selectivity: &str, dataset: &str) -> Result<&Level> {
+    /// Train rows the columns describe.
+    pub fn rows(&self) -> usize {
+        self.columns.first().map_or(0, |c| c.values.len())
+    }
+
+    /// The values of column `name`.
+    pub fn column(&self, name: &str) -> Option<&[i32]> {
+        self.columns
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| c.values.as_slice())
+    }
+
+    /// The kinds this workload holds levels of.
+    pub fn kinds(&self) -> Vec<FilterKind> {
+        FilterKind::ALL
+            .into_iter()
+            .filter(|k| self.levels.iter().any(|l| l.kind == *k))
+            .collect()
+    }
+
+    /// The stored selectivities of `kind`, ascending.
+    pub fn selectivities(&self, kind: FilterKind) -> Vec<String> {
         self.levels
             .iter()
-            .find(|l| l.selectivity == selectivity)
-            .ok_or_else(|| {
-                Error::Config(format!(
-                    "'{dataset}' has no filtered ground truth for selectivity {selectivity} (it \
-                     has {}); add it with `annbench datasets filter {dataset} --selectivity \
-                     {}`, listing every selectivity you want",
-                    self.selectivities().join(", "),
-                    self.selectivities()
-                        .into_iter()
-                        .chain([selectivity.to_string()])
-                        .collect::<Vec<_>>()
-                        .join(",")
-                ))
-            })
+            .filter(|l| l.kind == kind)
+            .map(|l| l.selectivity.clone())
+            .collect()
     }
 
-    /// The stored selectivities, ascending.
-    pub fn selectivities(&self) -> Vec<String> {
-        self.levels.iter().map(|l| l.selectivity.clone()).collect()
+    /// The level of `kind` at `selectivity` (canonical text), or an error naming the command
+    /// that adds it (every stored selectivity and kind, and the missing ones).
+    pub fn level(&self, kind: FilterKind, selectivity: &str, dataset: &str) -> Result<&Level> {
+        if let Some(l) = self
+            .levels
+            .iter()
+            .find(|l| l.kind == kind && l.selectivity == selectivity)
+        {
+            return Ok(l);
+        }
+        let mut all: Vec<String> = Vec::new();
+        for s in self
+            .levels
+            .iter()
+            .map(|l| l.selectivity.as_str())
+            .chain([selectivity])
+        {
+            if !all.iter().any(|a| a == s) {
+                all.push(s.to_string());
+            }
+        }
+        let mut kinds = self.kinds();
+        if !kinds.contains(&kind) {
+            kinds.push(kind);
+        }
+        kinds.sort();
+        let kind_arg = if kinds.len() == FilterKind::ALL.len() {
+            String::new()
+        } else {
+            format!(" --kind {}", kinds[0])
+        };
+        let have = self.selectivities(kind);
+        let what = if have.is_empty() {
+            format!(
+                "no {kind} filters (its filter file holds {} filters only)",
+                self.kinds()
+                    .iter()
+                    .map(|k| k.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            )
+        } else {
+            format!(
+                "no {kind} filter ground truth for selectivity {selectivity} (it has {})",
+                have.join(", ")
+            )
+        };
+        Err(Error::Config(format!(
+            "'{dataset}' has {what}; add it with `annbench datasets filter {dataset} \
+             --selectivity {}{kind_arg}`, listing every selectivity you want",
+            all.join(",")
+        )))
     }
 
-    /// Checks that these filters belong to `ds` (same vectors, one attribute per row).
+    /// Checks that these filters belong to `ds` (same vectors, one value per row in every
+    /// column).
     pub fn check_for(&self, ds: &Dataset) -> Result<()> {
         let n = ds.train.nrows();
         let fresh = || {
@@ -88,11 +226,13 @@ impl Filters {
                 ds.name
             )
         };
-        if self.attr.len() != n {
+        if let Some(c) = self.columns.iter().find(|c| c.values.len() != n) {
             return Err(Error::Dataset(format!(
-                "the filters of '{}' have {} attributes but the train set has {n} rows; {}",
+                "the filters of '{}' have {} values in column {} but the train set has {n} \
+                 rows; {}",
                 ds.name,
-                self.attr.len(),
+                c.values.len(),
+                c.name,
                 fresh()
             )));
         }
@@ -108,15 +248,24 @@ impl Filters {
 }
 
 /// 32 hex digits naming `base` (the dataset's fingerprint) with the filter of `level`: its
-/// seed, bound, every attribute and the filtered ground truth. Stored with each filtered
-/// point, so a point is reused only with the same filter workload.
+/// kind, seed, column, condition, every value of its column and the filtered ground truth.
+/// Stored with each filtered point, so a point is reused only with the same filter.
 pub fn fingerprint(base: &str, f: &Filters, level: &Level) -> String {
     let mut h = twox_hash::XxHash3_128::new();
-    h.write(b"annbench filter fingerprint v1\0");
+    // Range levels hash as before label filters existed, so their points stay reusable.
+    match level.kind {
+        FilterKind::Range => h.write(b"annbench filter fingerprint v1\0"),
+        FilterKind::Label => {
+            h.write(b"annbench label filter fingerprint v1\0");
+            h.write(level.column.as_bytes());
+            h.write(b"\0");
+            h.write(&level.count.to_le_bytes());
+        }
+    }
     h.write(base.as_bytes());
     h.write(&f.seed.to_le_bytes());
-    h.write(&level.threshold.to_le_bytes());
-    for a in &f.attr {
+    h.write(&level.value.to_le_bytes());
+    for a in f.column(&level.column).unwrap_or_default() {
         h.write(&a.to_le_bytes());
     }
     for (i, d) in level.truth.neighbors.iter().zip(&level.truth.distances) {
@@ -126,117 +275,11 @@ pub fn fingerprint(base: &str, f: &Filters, level: &Level) -> String {
     format!("{:032x}", h.finish_128())
 }
 
-/// `s` as a selectivity in (0, 1]: a number, or text like `0.01` or `1%`. Returns the value
-/// and its canonical text (shortest decimal, e.g. `0.001`, `0.5`, `1`).
-pub fn parse_selectivity(value: &serde_json::Value) -> std::result::Result<(f64, String), String> {
-    let bad = || {
-        format!("{value} is not a selectivity: give a share of the rows in (0, 1], e.g. 0.01 or 1%")
-    };
-    let s = match value {
-        serde_json::Value::Number(n) => n.as_f64().ok_or_else(bad)?,
-        serde_json::Value::String(t) => {
-            let t = t.trim();
-            match t.strip_suffix('%') {
-                Some(p) => p.trim().parse::<f64>().map_err(|_| bad())? / 100.0,
-                None => t.parse::<f64>().map_err(|_| bad())?,
-            }
-        }
-        _ => return Err(bad()),
-    };
-    if !(s > 0.0 && s <= 1.0) {
-        return Err(format!(
-            "selectivity {value} is outside (0, 1]: give the share of rows the filter keeps, \
-             e.g. 0.01 for 1%"
-        ));
-    }
-    // Six decimals name every selectivity down to one in a million; trailing zeros dropped.
-    let text = format!("{s:.6}");
-    let text = text.trim_end_matches('0').trim_end_matches('.').to_string();
-    if text == "0" {
-        return Err(format!(
-            "selectivity {value} is below 0.000001, the finest annbench names"
-        ));
-    }
-    Ok((s, text))
-}
-
-/// The filter's bound for selectivity `s` on `rows` rows: `attr < threshold` keeps exactly
-/// `threshold` rows, at least one.
-pub fn threshold(s: f64, rows: usize) -> i64 {
-    ((s * rows as f64).round() as i64).clamp(1, rows.max(1) as i64)
-}
-
-/// A seeded permutation of `0..n`.
-pub fn attributes(n: usize, seed: u64) -> Vec<i32> {
-    let mut v: Vec<i32> = (0..n as i32).collect();
-    super::rng::Rng::new(seed).shuffle(&mut v);
-    v
-}
-
-/// The filter workload of `ds` at `selectivities` (any text [`parse_selectivity`] takes):
-/// attributes from `seed`, exact filtered ground truth per selectivity.
-pub fn generate(ds: &Dataset, selectivities: &[String], seed: u64) -> Result<Filters> {
-    let n = ds.train.nrows();
-    if n > i32::MAX as usize {
-        return Err(Error::Dataset(format!(
-            "'{}': {n} train rows do not fit int32 attributes",
-            ds.name
-        )));
-    }
-    if selectivities.is_empty() {
-        return Err(Error::Config(
-            "--selectivity: give at least one share of rows in (0, 1], e.g. 0.001,0.01,0.1".into(),
-        ));
-    }
-    let mut parsed: Vec<(f64, String)> = Vec::new();
-    for s in selectivities {
-        let p = parse_selectivity(&serde_json::Value::String(s.clone()))
-            .map_err(|e| Error::Config(format!("--selectivity: {e}")))?;
-        if !parsed.iter().any(|(_, t)| *t == p.1) {
-            parsed.push(p);
-        }
-    }
-    parsed.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let attr = attributes(n, seed);
-    let levels = parsed
-        .into_iter()
-        .map(|(s, text)| {
-            let t = threshold(s, n);
-            Ok(Level {
-                selectivity: text,
-                threshold: t,
-                truth: filtered_truth(ds, &attr, t)?,
-            })
-        })
-        .collect::<Result<_>>()?;
-    Ok(Filters {
-        seed,
-        vectors: super::fingerprint::vectors_digest(ds),
-        attr,
-        levels,
-    })
-}
-
-/// Exact ground truth over the rows with `attr < t`, ids mapped back to train rows.
-pub fn filtered_truth(ds: &Dataset, attr: &[i32], t: i64) -> Result<GroundTruth> {
-    let ids: Vec<usize> = (0..attr.len())
-        .filter(|&i| i64::from(attr[i]) < t)
-        .collect();
-    let sub = ds.train.select(Axis(0), &ids);
-    let width = WIDTH.min(ids.len());
-    let gt = groundtruth::try_compute(sub.view(), ds.test.view(), ds.metric, width)?;
-    let neighbors: Array2<i32> = gt.neighbors.mapv(|j| ids[j as usize] as i32);
-    Ok(GroundTruth {
-        neighbors,
-        distances: gt.distances,
-    })
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::Metric;
-    use serde_json::json;
+    use ndarray::Array2;
 
     /// `n` train and `q` test rows of normal 8-d vectors.
     pub(crate) fn random(name: &str, n: usize, q: usize) -> Dataset {
@@ -252,52 +295,46 @@ mod tests {
     }
 
     #[test]
-    fn selectivities_parse_canonically_and_refuse_out_of_range() {
-        let p = |v| parse_selectivity(&v).map(|(_, t)| t);
-        assert_eq!(p(json!(0.01)).unwrap(), "0.01");
-        assert_eq!(p(json!("1%")).unwrap(), "0.01");
-        assert_eq!(p(json!("0.100")).unwrap(), "0.1");
-        assert_eq!(p(json!(1)).unwrap(), "1");
-        for bad in [json!(0), json!(1.5), json!(-0.1), json!("x"), json!("0")] {
-            let e = p(bad.clone()).unwrap_err();
-            assert!(
-                e.contains("(0, 1]") || e.contains("not a selectivity"),
-                "{bad}: {e}"
-            );
-        }
-    }
-
-    #[test]
-    fn thresholds_keep_exact_row_counts() {
-        assert_eq!(threshold(0.001, 4500), 5);
-        assert_eq!(threshold(0.5, 4500), 2250);
-        assert_eq!(threshold(1.0, 4500), 4500);
-        assert_eq!(threshold(0.000001, 10), 1, "at least one row");
-        let a = attributes(1000, 7);
-        assert_eq!(a, attributes(1000, 7), "seeded");
-        assert_ne!(a, attributes(1000, 8));
-        let mut sorted = a.clone();
-        sorted.sort_unstable();
-        assert_eq!(sorted, (0..1000).collect::<Vec<i32>>(), "a permutation");
-    }
-
-    #[test]
-    fn filtered_truth_only_holds_matching_rows() {
-        let ds = random("t", 600, 20);
-        let f = generate(&ds, &["0.5".into(), "0.01".into(), "1%".into()], 5).unwrap();
-        assert_eq!(f.selectivities(), ["0.01", "0.5"]);
-        let low = f.level("0.01", "t").unwrap();
-        assert_eq!(low.threshold, 6);
-        assert_eq!(
-            low.truth.neighbors.ncols(),
-            6,
-            "as wide as the matching rows"
+    fn kinds_parse_and_missing_levels_name_the_command() {
+        assert_eq!(FilterKind::parse(" Label"), Ok(FilterKind::Label));
+        assert!(FilterKind::parse("ranges").unwrap_err().contains("range"));
+        let ds = random("t", 400, 5);
+        let f = generate(&ds, &["0.1".into()], &[FilterKind::Range], 1).unwrap();
+        let e = f
+            .level(FilterKind::Label, "0.1", "t")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("no label filters") && e.contains("--selectivity 0.1`"),
+            "{e}"
         );
-        for &id in &f.level("0.5", "t").unwrap().truth.neighbors {
-            assert!(f.attr[id as usize] < 300);
-        }
-        let e = f.level("0.2", "t").unwrap_err().to_string();
-        assert!(e.contains("--selectivity 0.01,0.5,0.2"), "{e}");
-        f.check_for(&ds).unwrap();
+        let e = f
+            .level(FilterKind::Range, "0.2", "t")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--selectivity 0.1,0.2 --kind range`"), "{e}");
+        let both = generate(&ds, &["0.1".into()], &FilterKind::ALL, 1).unwrap();
+        let e = both
+            .level(FilterKind::Label, "0.5", "t")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--selectivity 0.1,0.5`"), "{e}");
+    }
+
+    #[test]
+    fn fingerprints_cover_the_level() {
+        let ds = random("t", 300, 4);
+        let f = generate(&ds, &["0.1".into(), "0.5".into()], &FilterKind::ALL, 2).unwrap();
+        let prints: std::collections::BTreeSet<String> = f
+            .levels
+            .iter()
+            .map(|l| fingerprint("base", &f, l))
+            .collect();
+        assert_eq!(prints.len(), 4, "one per kind and selectivity");
+        let again = generate(&ds, &["0.1".into(), "0.5".into()], &FilterKind::ALL, 2).unwrap();
+        assert_eq!(
+            fingerprint("base", &f, &f.levels[3]),
+            fingerprint("base", &again, &again.levels[3])
+        );
     }
 }

@@ -1,23 +1,26 @@
 //! The filter sidecar: `<dataset>.filters.h5` next to `<dataset>.hdf5` (a name `datasets list`
-//! does not take for a dataset). Layout, HDF5:
+//! does not take for a dataset). Layout (format 2), HDF5:
 //!
-//! - file attributes `annbench_filters` (format, 1), `kind` (`range`), `column` (`attr`),
-//!   `seed`, `vectors` (digest of the metric, train and test vectors it was made for);
-//! - `attr`: int32, one per train row, a permutation of `0..n`;
-//! - `selectivity/<s>` per selectivity `s` (canonical text, e.g. `0.01`), a group with
-//!   attributes `threshold` (the filter is `attr < threshold`; that many rows match) and
-//!   datasets `neighbors` (int32 train ids) and `distances` (float32), test rows x
-//!   `min(100, threshold)`, nearest first: the exact filtered ground truth.
+//! - file attributes `annbench_filters` (format, 2), `kinds` (`range,label`, the kinds it
+//!   holds), `seed`, `vectors` (digest of the metric, train and test vectors it was made for);
+//! - `columns/<name>`: int32, one per train row, for `attr` (range filters, a permutation of
+//!   `0..n`) and `label1`, `label2`, ... (label filters, categories, 0 for none);
+//! - `<kind>/<s>` per kind (`range`, `label`) and selectivity `s` (canonical text, e.g.
+//!   `0.01`), a group with attributes `column`, `value` (the filter is `column < value` for
+//!   range, `column = value` for label) and `count` (how many rows match), and datasets
+//!   `neighbors` (int32 train ids) and `distances` (float32), test rows x `min(100, count)`,
+//!   nearest first: the exact filtered ground truth.
 //!
-//! Written atomically (a temporary file renamed over the old one).
+//! Format 1 (range filters only: `attr` at the top, `selectivity/<s>` groups with attribute
+//! `threshold`) is still read. Written atomically (a temporary file renamed over the old one).
 
-use super::{Filters, Level};
+use super::{COLUMN, Column, FilterKind, Filters, Level};
 use crate::dataset::GroundTruth;
 use crate::{Error, Result};
 use hdf5::types::VarLenUnicode;
 use std::path::{Path, PathBuf};
 
-const FORMAT: i64 = 1;
+const FORMAT: i64 = 2;
 
 /// The sidecar of the dataset file at `dataset`.
 pub fn sidecar_path(dataset: &Path) -> PathBuf {
@@ -49,50 +52,57 @@ pub fn save(f: &Filters, dataset: &Path) -> Result<PathBuf> {
     written.map(|()| path)
 }
 
+fn text_attr(loc: &hdf5::Location, name: &str, value: &str, tmp: &Path) -> Result<()> {
+    let v: VarLenUnicode = value
+        .parse()
+        .map_err(|e| err(tmp, format!("attribute {name}: {e:?}")))?;
+    loc.new_attr::<VarLenUnicode>()
+        .shape(())
+        .create(name)
+        .and_then(|a| a.write_scalar(&v))
+        .map_err(|e| err(tmp, format!("cannot write HDF5 ({e})")))
+}
+
+fn int_attr(loc: &hdf5::Location, name: &str, value: i64, tmp: &Path) -> Result<()> {
+    loc.new_attr::<i64>()
+        .shape(())
+        .create(name)
+        .and_then(|a| a.write_scalar(&value))
+        .map_err(|e| err(tmp, format!("cannot write HDF5 ({e})")))
+}
+
 fn write(f: &Filters, tmp: &Path) -> Result<()> {
     let h5 = |e: hdf5::Error| err(tmp, format!("cannot write HDF5 ({e})"));
     let file = hdf5::File::create(tmp).map_err(h5)?;
-    for (name, value) in [
-        ("kind", "range"),
-        ("column", super::COLUMN),
-        ("vectors", &f.vectors),
-    ] {
-        let v: VarLenUnicode = value
-            .parse()
-            .map_err(|e| err(tmp, format!("attribute {name}: {e:?}")))?;
-        file.new_attr::<VarLenUnicode>()
-            .shape(())
-            .create(name)
-            .and_then(|a| a.write_scalar(&v))
+    let kinds: Vec<&str> = f.kinds().iter().map(|k| k.as_str()).collect();
+    text_attr(&file, "kinds", &kinds.join(","), tmp)?;
+    text_attr(&file, "vectors", &f.vectors, tmp)?;
+    int_attr(&file, "annbench_filters", FORMAT, tmp)?;
+    int_attr(&file, "seed", f.seed as i64, tmp)?;
+    let columns = file.create_group("columns").map_err(h5)?;
+    for c in &f.columns {
+        columns
+            .new_dataset_builder()
+            .with_data(&c.values)
+            .create(c.name.as_str())
             .map_err(h5)?;
     }
-    for (name, value) in [("annbench_filters", FORMAT), ("seed", f.seed as i64)] {
-        file.new_attr::<i64>()
-            .shape(())
-            .create(name)
-            .and_then(|a| a.write_scalar(&value))
-            .map_err(h5)?;
-    }
-    file.new_dataset_builder()
-        .with_data(&f.attr)
-        .create("attr")
-        .map_err(h5)?;
-    let levels = file.create_group("selectivity").map_err(h5)?;
-    for l in &f.levels {
-        let g = levels.create_group(&l.selectivity).map_err(h5)?;
-        g.new_attr::<i64>()
-            .shape(())
-            .create("threshold")
-            .and_then(|a| a.write_scalar(&l.threshold))
-            .map_err(h5)?;
-        g.new_dataset_builder()
-            .with_data(&l.truth.neighbors)
-            .create("neighbors")
-            .map_err(h5)?;
-        g.new_dataset_builder()
-            .with_data(&l.truth.distances)
-            .create("distances")
-            .map_err(h5)?;
+    for kind in f.kinds() {
+        let group = file.create_group(kind.as_str()).map_err(h5)?;
+        for l in f.levels.iter().filter(|l| l.kind == kind) {
+            let g = group.create_group(&l.selectivity).map_err(h5)?;
+            text_attr(&g, "column", &l.column, tmp)?;
+            int_attr(&g, "value", l.value, tmp)?;
+            int_attr(&g, "count", l.count, tmp)?;
+            g.new_dataset_builder()
+                .with_data(&l.truth.neighbors)
+                .create("neighbors")
+                .map_err(h5)?;
+            g.new_dataset_builder()
+                .with_data(&l.truth.distances)
+                .create("distances")
+                .map_err(h5)?;
+        }
     }
     file.close().map_err(h5)
 }
@@ -112,30 +122,17 @@ pub fn load(dataset: &Path) -> Result<Option<Filters>> {
         )
     };
     let file = hdf5::File::open(&path).map_err(bad)?;
-    let int =
-        |name: &str| -> Result<i64> { file.attr(name).and_then(|a| a.read_scalar()).map_err(bad) };
-    if int("annbench_filters")? != FORMAT {
-        return Err(err(&path, "a filter file of another format; recreate it"));
-    }
-    let vectors = file
-        .attr("vectors")
-        .and_then(|a| a.read_scalar::<VarLenUnicode>())
-        .map_err(bad)?
-        .as_str()
-        .to_string();
-    let attr: Vec<i32> = file
-        .dataset("attr")
-        .and_then(|d| d.read_raw())
-        .map_err(bad)?;
-    let group = file.group("selectivity").map_err(bad)?;
-    let mut levels = Vec::new();
-    for name in group.member_names().map_err(bad)? {
-        let g = group.group(&name).map_err(bad)?;
-        let threshold: i64 = g
-            .attr("threshold")
-            .and_then(|a| a.read_scalar())
-            .map_err(bad)?;
-        let truth = GroundTruth {
+    let int = |loc: &hdf5::Location, name: &str| -> Result<i64> {
+        loc.attr(name).and_then(|a| a.read_scalar()).map_err(bad)
+    };
+    let text = |loc: &hdf5::Location, name: &str| -> Result<String> {
+        loc.attr(name)
+            .and_then(|a| a.read_scalar::<VarLenUnicode>())
+            .map(|v| v.as_str().to_string())
+            .map_err(bad)
+    };
+    let truth = |g: &hdf5::Group| -> Result<GroundTruth> {
+        Ok(GroundTruth {
             neighbors: g
                 .dataset("neighbors")
                 .and_then(|d| d.read_2d())
@@ -144,36 +141,141 @@ pub fn load(dataset: &Path) -> Result<Option<Filters>> {
                 .dataset("distances")
                 .and_then(|d| d.read_2d())
                 .map_err(bad)?,
-        };
-        let n = attr.len();
-        let ids_ok = truth
-            .neighbors
-            .iter()
-            .all(|&i| i >= 0 && (i as usize) < n && i64::from(attr[i as usize]) < threshold);
-        if !ids_ok || truth.neighbors.shape() != truth.distances.shape() {
+        })
+    };
+    let format = int(&file, "annbench_filters")?;
+    let mut columns = Vec::new();
+    let mut levels = Vec::new();
+    match format {
+        1 => {
+            let values: Vec<i32> = file
+                .dataset(COLUMN)
+                .and_then(|d| d.read_raw())
+                .map_err(bad)?;
+            columns.push(Column {
+                name: COLUMN.into(),
+                values,
+            });
+            let group = file.group("selectivity").map_err(bad)?;
+            for name in group.member_names().map_err(bad)? {
+                let g = group.group(&name).map_err(bad)?;
+                let t = int(&g, "threshold")?;
+                levels.push(Level {
+                    kind: FilterKind::Range,
+                    selectivity: name,
+                    column: COLUMN.into(),
+                    value: t,
+                    count: t,
+                    truth: truth(&g)?,
+                });
+            }
+        }
+        FORMAT => {
+            let group = file.group("columns").map_err(bad)?;
+            for name in group.member_names().map_err(bad)? {
+                let values: Vec<i32> = group
+                    .dataset(&name)
+                    .and_then(|d| d.read_raw())
+                    .map_err(bad)?;
+                columns.push(Column { name, values });
+            }
+            // `attr` first, then label1, label2, ... in number order (HDF5 lists names
+            // alphabetically: label10 before label2).
+            columns.sort_by_key(|c| {
+                let number = c.name.strip_prefix("label").and_then(|n| n.parse().ok());
+                (c.name != COLUMN, number.unwrap_or(0usize), c.name.clone())
+            });
+            for kind in FilterKind::ALL {
+                let Ok(group) = file.group(kind.as_str()) else {
+                    continue;
+                };
+                for name in group.member_names().map_err(bad)? {
+                    let g = group.group(&name).map_err(bad)?;
+                    levels.push(Level {
+                        kind,
+                        selectivity: name,
+                        column: text(&g, "column")?,
+                        value: int(&g, "value")?,
+                        count: int(&g, "count")?,
+                        truth: truth(&g)?,
+                    });
+                }
+            }
+        }
+        other => {
             return Err(err(
                 &path,
                 format!(
-                    "selectivity {name}: the ground truth names rows outside the filter; recreate the file"
+                    "a filter file of format {other}, which this annbench does not read; \
+                     recreate it with `annbench datasets filter`"
                 ),
             ));
         }
-        levels.push(Level {
-            selectivity: name,
-            threshold,
-            truth,
-        });
     }
-    levels.sort_by(|a, b| {
-        let v = |l: &Level| l.selectivity.parse::<f64>().unwrap_or(0.0);
-        v(a).total_cmp(&v(b))
-    });
-    Ok(Some(Filters {
-        seed: int("seed")? as u64,
-        vectors,
-        attr,
+    let mut f = Filters {
+        seed: int(&file, "seed")? as u64,
+        vectors: text(&file, "vectors")?,
+        columns,
         levels,
-    }))
+    };
+    check(&f, &path)?;
+    f.levels.sort_by(|a, b| {
+        let v = |l: &Level| l.selectivity.parse::<f64>().unwrap_or(0.0);
+        a.kind.cmp(&b.kind).then(v(a).total_cmp(&v(b)))
+    });
+    Ok(Some(f))
+}
+
+/// Refuse a file whose columns differ in length, whose levels name a missing column or
+/// state a wrong count, or whose ground truth names rows outside the filter.
+fn check(f: &Filters, path: &Path) -> Result<()> {
+    let n = f.rows();
+    let recreate = "; recreate the file with `annbench datasets filter`";
+    if let Some(c) = f.columns.iter().find(|c| c.values.len() != n) {
+        return Err(err(
+            path,
+            format!(
+                "column {} has {} values, not {n}{recreate}",
+                c.name,
+                c.values.len()
+            ),
+        ));
+    }
+    for l in &f.levels {
+        let at = format!("{} filter at selectivity {}", l.kind, l.selectivity);
+        let Some(column) = f.column(&l.column) else {
+            return Err(err(
+                path,
+                format!(
+                    "the {at} reads column {}, which the file lacks{recreate}",
+                    l.column
+                ),
+            ));
+        };
+        let count = column.iter().filter(|&&x| l.matches(x)).count();
+        if count as i64 != l.count {
+            return Err(err(
+                path,
+                format!(
+                    "the {at} ({}) matches {count} rows, not the {} stated{recreate}",
+                    l.condition(),
+                    l.count
+                ),
+            ));
+        }
+        let ids_ok = l
+            .truth
+            .neighbors
+            .iter()
+            .all(|&i| i >= 0 && (i as usize) < n && l.matches(column[i as usize]));
+        if !ids_ok || l.truth.neighbors.shape() != l.truth.distances.shape() {
+            return Err(err(
+                path,
+                format!("the {at}: the ground truth names rows outside the filter{recreate}"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -181,23 +283,71 @@ mod tests {
     use super::*;
 
     #[test]
-    fn round_trip() {
+    fn round_trip_with_both_kinds() {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("t-8-euclidean.hdf5");
         let ds = super::super::tests::random("t-8-euclidean", 300, 5);
-        let f = super::super::generate(&ds, &["0.1".into(), "0.02".into()], 3).unwrap();
+        let sels = ["0.1".into(), "0.02".into(), "0.95".into()];
+        let f = super::super::generate(&ds, &sels, &FilterKind::ALL, 3).unwrap();
         assert!(load(&data).unwrap().is_none());
         let path = save(&f, &data).unwrap();
         assert_eq!(path, dir.path().join("t-8-euclidean.filters.h5"));
         let back = load(&data).unwrap().unwrap();
-        assert_eq!(back.attr, f.attr);
+        assert_eq!(back.columns, f.columns);
+        let names: Vec<&str> = back.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["attr", "label1", "label2"]);
         assert_eq!(back.seed, 3);
-        assert_eq!(back.selectivities(), ["0.02", "0.1"]);
-        let (a, b) = (&back.levels[1], &f.levels[1]);
         assert_eq!(
-            (a.threshold, &a.truth.neighbors),
-            (b.threshold, &b.truth.neighbors)
+            back.selectivities(FilterKind::Label),
+            ["0.02", "0.1", "0.95"]
         );
+        assert_eq!(back.levels.len(), 6);
+        for (a, b) in back.levels.iter().zip(&f.levels) {
+            assert_eq!(
+                (a.kind, &a.selectivity, &a.column, a.value, a.count),
+                (b.kind, &b.selectivity, &b.column, b.value, b.count)
+            );
+            assert_eq!(a.truth.neighbors, b.truth.neighbors);
+        }
         back.check_for(&ds).unwrap();
+    }
+
+    #[test]
+    fn format_1_files_read_as_range_filters() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("old.hdf5");
+        let ds = super::super::tests::random("old", 200, 3);
+        let f = super::super::generate(&ds, &["0.1".into()], &[FilterKind::Range], 4).unwrap();
+        let l = &f.levels[0];
+        let file = hdf5::File::create(sidecar_path(&data)).unwrap();
+        let p = Path::new("old");
+        int_attr(&file, "annbench_filters", 1, p).unwrap();
+        int_attr(&file, "seed", 4, p).unwrap();
+        text_attr(&file, "vectors", &f.vectors, p).unwrap();
+        file.new_dataset_builder()
+            .with_data(&f.columns[0].values)
+            .create("attr")
+            .unwrap();
+        let g = file
+            .create_group("selectivity")
+            .and_then(|s| s.create_group("0.1"))
+            .unwrap();
+        int_attr(&g, "threshold", l.value, p).unwrap();
+        g.new_dataset_builder()
+            .with_data(&l.truth.neighbors)
+            .create("neighbors")
+            .unwrap();
+        g.new_dataset_builder()
+            .with_data(&l.truth.distances)
+            .create("distances")
+            .unwrap();
+        file.close().unwrap();
+        let back = load(&data).unwrap().unwrap();
+        assert_eq!(back.kinds(), [FilterKind::Range]);
+        assert_eq!(back.levels[0].condition(), l.condition());
+        assert_eq!(
+            super::super::fingerprint("b", &back, &back.levels[0]),
+            super::super::fingerprint("b", &f, l)
+        );
     }
 }

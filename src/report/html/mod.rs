@@ -192,5 +192,11 @@ pub fn series_name(key: &SeriesKey, distinct: Distinct) -> String {
     if let Some(s) = &key.selectivity {
         name.push_str(&format!(" @ selectivity {s}"));
     }
+    if let Some(k) = key
+        .filter
+        .filter(|k| *k != crate::dataset::filters::FilterKind::Range)
+    {
+        name.push_str(&format!(" ({k} filter)"));
+    }
     name
 }
