@@ -96,6 +96,10 @@ print(f"  verdicts: {c['faster']} faster, {c['slower']} slower, {c['within noise
       f"{c['disturbed']} disturbed")
 print(f"  judged by intervals alone (--judge-disturbed): {j['faster']} faster, {j['slower']} "
       f"slower, {j['within noise']} within noise")
+speeds = sorted(p["speed_change"] for p in pairs if p.get("speed_change") is not None)
+if speeds:
+    print(f"  CPU speed probe, me against base: {100 * speeds[0]:+.1f}% to {100 * speeds[-1]:+.1f}% "
+          f"(median {100 * speeds[len(speeds) // 2]:+.1f}%; beyond +-noise a pair is disturbed)")
 g, lo, hi = s["geomean"], s["geomean_ci_low"], s["geomean_ci_high"]
 print(f"  geometric mean {g:.3f}x [{lo:.3f}, {hi:.3f}], median {s['median']:.3f}x, "
       f"min {s['min']:.3f}x, max {s['max']:.3f}x")
