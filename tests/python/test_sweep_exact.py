@@ -104,12 +104,12 @@ def test_interruption_says_what_was_stored(store):
     def stop_in_second_point(event):
         if event["kind"] == "point_finished":
             finished.append(event)
-        elif event["kind"] == "pass_finished" and finished:
+        elif event["kind"] == "point_started" and finished:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt) as raised:
         annbench.run(
-            DATASET, "exact", clients=(1, 2), label="half",
+            DATASET, "exact", clients=(1, 2), label="half", order="points",
             **{**common, "progress": stop_in_second_point},
         )
     message = str(raised.value)
