@@ -2,7 +2,10 @@
 //! `datasets groundtruth` recomputes it, names that would write outside `--data-dir`, a
 //! directory given as a dataset, grid files with a byte-order mark and repeated values.
 
+mod serial;
+
 use annbench::dataset::{self, Dataset};
+use serial::serial;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -49,6 +52,7 @@ fn spoiled(dir: &Path, name: &str, spoil: impl Fn(&mut Dataset)) -> std::path::P
 
 #[test]
 fn wrong_ground_truth_is_refused_until_recomputed() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let reversed = spoiled(d, "reversed", |ds| {
@@ -99,6 +103,7 @@ fn wrong_ground_truth_is_refused_until_recomputed() {
 
 #[test]
 fn dataset_names_stay_inside_the_data_dir() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let npy = d.join("v.npy");
@@ -143,6 +148,7 @@ fn dataset_names_stay_inside_the_data_dir() {
 
 #[test]
 fn a_directory_is_named_as_a_directory() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::create_dir_all(d.join("vectors")).unwrap();
@@ -158,6 +164,7 @@ fn a_directory_is_named_as_a_directory() {
 
 #[test]
 fn grid_files_with_a_bom_and_repeated_values_work() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let grid = d.join("grid.yml");

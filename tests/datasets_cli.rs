@@ -1,6 +1,9 @@
 //! `annbench datasets ...` end to end through the binary.
 
+mod serial;
+
 use annbench::dataset;
+use serial::serial;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -52,6 +55,7 @@ fn npy_f32(rows: usize, cols: usize, f: impl Fn(usize, usize) -> f32) -> Vec<u8>
 
 #[test]
 fn list_shows_names_and_local_presence() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = ok(&annbench(&["datasets", "list"], dir.path()));
     assert!(out.contains("dbpedia-openai-1000k-angular") && out.contains("random-s-100-angular"));
@@ -70,6 +74,7 @@ fn list_shows_names_and_local_presence() {
 
 #[test]
 fn create_from_npy_then_info() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let npy = dir.path().join("emb.npy");
     std::fs::write(
@@ -104,6 +109,7 @@ fn create_from_npy_then_info() {
 
 #[test]
 fn create_rejects_nan_and_bad_raw_sizes() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let npy = dir.path().join("nan.npy");
     std::fs::write(
@@ -162,6 +168,7 @@ fn create_rejects_nan_and_bad_raw_sizes() {
 
 #[test]
 fn subset_recomputes_ground_truth() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = ok(&annbench(
         &[
@@ -201,6 +208,7 @@ fn subset_recomputes_ground_truth() {
 
 #[test]
 fn groundtruth_command_stores_it() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let path = dataset::resolve("sift-5k-128-euclidean", dir.path()).unwrap();
     let mut ds = dataset::open(&path).unwrap();
@@ -225,6 +233,7 @@ fn groundtruth_command_stores_it() {
 
 #[test]
 fn generate_random_xs() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     ok(&annbench(
         &["datasets", "generate", "random-xs-20-euclidean"],
@@ -244,6 +253,7 @@ fn generate_random_xs() {
 
 #[test]
 fn info_errors_are_clear() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let err = fails(&annbench(
         &["datasets", "info", "/no/such.hdf5"],
@@ -262,6 +272,7 @@ fn info_errors_are_clear() {
 
 #[test]
 fn info_shows_per_query_difficulty() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = ok(&annbench(
         &["datasets", "info", "sift-5k-128-euclidean"],
@@ -287,6 +298,7 @@ fn info_shows_per_query_difficulty() {
 
 #[test]
 fn created_files_are_listed_kept_and_named_truthfully() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let npy = dir.path().join("emb.npy");
     std::fs::write(
@@ -337,6 +349,7 @@ fn created_files_are_listed_kept_and_named_truthfully() {
 
 #[test]
 fn info_of_a_bundled_set_says_where_it_writes() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = annbench(&["datasets", "info", "sift-5k-128-euclidean"], dir.path());
     ok(&out);
@@ -356,6 +369,7 @@ fn info_of_a_bundled_set_says_where_it_writes() {
 
 #[test]
 fn completions_man_and_quiet() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let bash = ok(&annbench(&["completions", "bash"], dir.path()));
     assert!(
@@ -388,6 +402,7 @@ fn completions_man_and_quiet() {
 
 #[test]
 fn filter_writes_both_kinds_and_refuses_bad_input() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let npy = dir.path().join("emb.npy");
     std::fs::write(
