@@ -63,7 +63,8 @@ class Style:
     frame (build it from the whole frame, so that every line of a plot agrees)."""
 
     def __init__(self, df: pd.DataFrame) -> None:
-        known = _registry()
+        # Registry order, the brute-force baseline `exact` last: the indexes get the first hues.
+        known = tuple(a for a in _registry() if a != "exact") + ("exact",)
         others = sorted({str(a) for a in _values(df, "algorithm")} - set(known))
         self._colour = {a: COLOURS[i % len(COLOURS)] for i, a in enumerate(known + tuple(others))}
         labels = {label_key(v) for v in _values(df, "label")}
