@@ -40,6 +40,8 @@ log "Python package (pip install .) and tests"
 "$ANNBENCH_VENV/bin/python" -m pip install --quiet --disable-pip-version-check '.[test]'
 "$ANNBENCH_VENV/bin/python" -m mypy.stubtest annbench._annbench
 "$ANNBENCH_VENV/bin/python" -m mypy python/annbench
-# Screenshots of the report's views (the browser test) land in artifacts/screenshots/.
+# Screenshots of the report's views (the browser test) land in artifacts/screenshots/; the
+# example notebook, executed headless with its plots (test_notebook.py), in artifacts/annbench.ipynb.
 "$ANNBENCH_VENV/bin/python" -m pytest -q tests/python
 log "report screenshots: $repo/artifacts/screenshots/"
+log "executed example notebook: $repo/artifacts/annbench.ipynb"

@@ -17,15 +17,21 @@ from ._annbench import cli_main
 PLOT_HELP = (
     "  'annbench plot' here draws with matplotlib (annbench.plot); see 'annbench plot --help'"
 )
+#: The flags every subcommand takes (clap's global args in src/cli/mod.rs); none takes a value.
+GLOBAL_FLAGS = ("-q", "--quiet", "-v", "--verbose")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs ``annbench`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] == "plot":
+    # Global flags (-q, -v) may stand before the subcommand: `annbench -q plot ...`.
+    flags = 0
+    while flags < len(args) and args[flags] in GLOBAL_FLAGS:
+        flags += 1
+    if flags < len(args) and args[flags] == "plot":
         from .plot_cli import plot_main
 
-        return plot_main(args[1:])
+        return plot_main(args[:flags] + args[flags + 1 :])
     _restore_default_signals()
     sys.stdout.flush()
     status = cli_main(["annbench", *args])

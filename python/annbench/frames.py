@@ -118,13 +118,17 @@ def frontier(
     y: str = "qps",
     *,
     lower_is_better: bool = False,
+    x_lower_is_better: bool = False,
 ) -> pd.DataFrame:
-    """The Pareto frontier of one series: walking from the highest ``x`` down, keep each
-    point whose ``y`` beats every point with a higher ``x``. ``y`` is "better" when larger,
-    or smaller with ``lower_is_better`` (build time, index size). Rows with a missing ``x``
-    or ``y`` are ignored. Returned sorted by ``x`` ascending."""
+    """The Pareto frontier of one series: walking from the best ``x`` (the highest, or the
+    lowest with ``x_lower_is_better``) to the worst, keep each point whose ``y`` beats every
+    point with a better ``x``. ``y`` is "better" when larger, or smaller with
+    ``lower_is_better`` (build time, index size, latency). Rows with a missing ``x`` or ``y``
+    are ignored. Returned sorted by ``x`` ascending."""
     rows = df.dropna(subset=[x, y])
-    rows = rows.sort_values([x, y], ascending=[False, lower_is_better], kind="mergesort")
+    rows = rows.sort_values(
+        [x, y], ascending=[x_lower_is_better, lower_is_better], kind="mergesort"
+    )
     keep: list[Any] = []
     best: float | None = None
     for index, value in zip(rows.index, rows[y]):

@@ -136,7 +136,8 @@ def compare(
     the ratios per match kind (n, counts of each verdict,
     geometric mean, median, min, max, each with a bootstrap interval) is in
     ``df.attrs["summary"]``; what to keep in mind (build variance, flagged points) in
-    ``df.attrs["notes"]``."""
+    ``df.attrs["notes"]``; the labels and source in ``df.attrs["base"]``, ``["me"]``,
+    ``["dataset"]`` and ``["count"]``."""
     text = _annbench.compare_json(
         base,
         me,
@@ -153,6 +154,8 @@ def compare(
     frame = pd.DataFrame.from_records(parsed["pairs"])
     frame.attrs["summary"] = pd.DataFrame.from_records(parsed["summary"])
     frame.attrs["notes"] = list(parsed["notes"])
+    # The two labels and the source, for plot titles (annbench.plot.relative_qps).
+    frame.attrs.update(base=base, me=me, dataset=os.fspath(dataset), count=count)
     return frame
 
 

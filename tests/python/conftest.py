@@ -37,6 +37,7 @@ def synthetic_results(seed: int = 7) -> pd.DataFrame:
                             "build_seconds": build,
                             "index_mib": m * 1.0,
                             "server_cpu_ms": clients * ef * m * 1e-3,
+                            "latency_p99_ms": 1.5e3 * clients / qps,
                             "param_m": m,
                             "param_ef_search": ef,
                         }

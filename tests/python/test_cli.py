@@ -64,3 +64,16 @@ def test_plot_usage_errors_are_argparse_errors():
     assert "--dataset" in done.stderr and "--output" in done.stderr
     done = run("plot", "no-such-kind", "--dataset", "x", "--output", "x.png")
     assert done.returncode == 2 and "invalid choice" in done.stderr
+
+
+def test_global_flags_before_plot_reach_the_python_plot():
+    # argparse's usage (lower-case "usage:", the Python-only selectivity kind), not clap's.
+    for flags in (["-q"], ["--quiet"], ["-v"], []):
+        done = run(*flags, "plot", "--help")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("usage: annbench plot"), done.stdout[:200]
+        assert "selectivity" in done.stdout
+    done = run("-q", "plot", "qps-recall", "--dataset", "x", "--output", "x.gif")
+    assert done.returncode == 1 and "use a .png or .svg" in done.stderr
+    done = run("plot", "-q", "qps-recall", "--dataset", "x", "--output", "x.gif")
+    assert done.returncode == 1 and "use a .png or .svg" in done.stderr

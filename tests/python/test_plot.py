@@ -31,8 +31,13 @@ def _check_png(path: Path, width: int, height: int) -> None:
         lambda df, p: plot.server_cpu_recall(df, p),
         lambda df, p: plot.qps_clients(df, p),
         lambda df, p: plot.qps_clients(df, p, recall=0.8),
+        lambda df, p: plot.metric(df, "recall", "latency_p99_ms", p, x_scale="logit"),
+        lambda df, p: plot.metric(df, "epsilon_recall", "qps", p, raw=True),
     ],
-    ids=["qps", "qps-raw", "build", "size", "server-cpu", "clients", "clients-recall"],
+    ids=[
+        "qps", "qps-raw", "build", "size", "server-cpu", "clients", "clients-recall",
+        "p99-logit", "epsilon",
+    ],
 )
 def test_result_plots_write_png_of_expected_size(draw, results_df, tmp_path):
     out = tmp_path / "plot.png"
@@ -102,12 +107,13 @@ def test_qps_clients_needs_two_client_counts(results_df):
         plot.qps_clients(one_client)
 
 
-def test_qps_clients_lines_follow_fixed_params(results_df):
-    ax = plot.qps_clients(results_df).get_axes()[0]
+def test_qps_clients_every_set_and_best_at_recall(results_df):
+    ax = plot.qps_clients(results_df, sets=None).get_axes()[0]
     lines = ax.get_lines()
     assert len(lines) == 16  # 2 algorithms x 2 M x 4 ef_search
     assert all(list(line.get_xdata()) == [1, 4] for line in lines)
-    assert "MariaDB(m=8, ef_search=10)" in [line.get_label() for line in lines]
+    names = [str(line.get_label()) for line in lines]
+    assert any(n.startswith("MariaDB(m=8, ef_search=10), recall") for n in names), names
     best = plot.qps_clients(results_df, recall=0.8).get_axes()[0].get_lines()
     assert [line.get_label() for line in best] == ["MariaDB", "PGVector"]
     expected = results_df[(results_df.recall >= 0.8) & (results_df.algorithm == "mariadb")]
