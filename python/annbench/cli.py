@@ -8,6 +8,7 @@ standalone binary's.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -23,8 +24,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Runs ``annbench`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] == "plot":
-        from .plot_cli import plot_main
+        from .plot_cli import parser, plot_main
 
+        if os.environ.get("ANNBENCH_PARSE_ONLY", "") not in ("", "0"):
+            # As the Rust CLI: parse (argparse exits 2 on a usage error), then stop.
+            parser().parse_args(args[1:])
+            return 0
         return plot_main(args[1:])
     _restore_default_signals()
     sys.stdout.flush()
