@@ -199,18 +199,27 @@ def invocations(unit: Unit) -> list[list[str]]:
 SHELL_OPERATORS = {">", ">>", "<", "|", "2>", "2>&1", "&"}
 
 
+def _command_position(tokens: list[str], i: int) -> bool:
+    """`tokens[i]` is where a command starts: first, after `VAR=value` assignments, after a
+    wrapper's `--` or `/usr/bin/time -v` (not a flag's value such as `--annbench PATH`)."""
+    before = tokens[:i]
+    while before and re.match(r"^\w+=", before[0]):
+        before = before[1:]
+    return not before or before[-1] == "--" or before in (["/usr/bin/time", "-v"], ["time"])
+
+
 def _scan(tokens: list[str]) -> list[list[str]]:
     found: list[list[str]] = []
     i = 0
     while i < len(tokens):
         token = tokens[i]
         prefix = ["run"] if token.endswith("annbench-array.sbatch") else None
-        if Path(token).name == "annbench" or prefix:
+        if prefix or (Path(token).name == "annbench" and _command_position(tokens, i)):
             end = i + 1
             while end < len(tokens) and tokens[end] not in SHELL_OPERATORS:
                 end += 1
             found.append([*(prefix or []), *tokens[i + 1 : end]])
-            i = end
+            i = end + 2  # past the operator and its target
             continue
         if " " in token:
             try:
