@@ -15,7 +15,10 @@ fn annbench(args: &[&str], dir: &Path, parse_only: Option<&str>) -> Output {
         .env_remove("ANNBENCH_SHARD")
         // No server anywhere: a line that tried to connect would fail.
         .env("ANNBENCH_MARIADB_URL", "mysql://u:pw@127.0.0.1:1/annbench")
-        .env("ANNBENCH_POSTGRES_URL", "postgres://u:pw@127.0.0.1:1/annbench")
+        .env(
+            "ANNBENCH_POSTGRES_URL",
+            "postgres://u:pw@127.0.0.1:1/annbench",
+        )
         .env("ANNBENCH_CACHE_DIR", dir.join("no-cache"));
     match parse_only {
         Some(v) => cmd.env("ANNBENCH_PARSE_ONLY", v),
@@ -60,7 +63,14 @@ fn valid_lines_exit_0_and_do_nothing() {
         &["datasets", "get", "fashion-mnist-784-euclidean"],
         &["datasets", "info", "sift-5k-128-euclidean"],
         &["table", "--dataset", "nosuch", "--format", "blocks"],
-        &["merge", "results-1", "results-2", "--results", "out", "--complete"],
+        &[
+            "merge",
+            "results-1",
+            "results-2",
+            "--results",
+            "out",
+            "--complete",
+        ],
         &["servers", "check", "--format", "json"],
     ];
     for args in lines {
@@ -71,7 +81,10 @@ fn valid_lines_exit_0_and_do_nothing() {
             "{args:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{args:?} printed something");
+        assert!(
+            out.stdout.is_empty() && out.stderr.is_empty(),
+            "{args:?} printed something"
+        );
     }
     // Nothing written: no data/ (bundled sets written out), no results, no merge output.
     assert!(entries(d).is_empty(), "files written: {:?}", entries(d));
@@ -82,8 +95,14 @@ fn invalid_lines_exit_2_with_the_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     for (args, says) in [
-        (&["run", "--dataset", "x", "--no-such-flag"][..], "--no-such-flag"),
-        (&["run", "--dataset", "x", "--algorithm", "nosuch"][..], "nosuch"),
+        (
+            &["run", "--dataset", "x", "--no-such-flag"][..],
+            "--no-such-flag",
+        ),
+        (
+            &["run", "--dataset", "x", "--algorithm", "nosuch"][..],
+            "nosuch",
+        ),
         (&["run", "--dataset", "x", "--min-time", "5d"][..], "5d"),
         (&["run", "--dataset", "x", "--shard", "4/3"][..], "4/3"),
         (&["table", "--dataset", "x", "--format", "yaml"][..], "yaml"),
