@@ -7,6 +7,8 @@
 #                   (inconclusive when other processes disturbed the runs);
 #   A/A under load  the same while a CPU hog runs on one core (labels load-1, load-2): the
 #                   affected points are flagged, and no difference is called;
+#   table           the best-QPS-at-recall table of aa-1 recomputed from its points: no
+#                   winner contradicted by its intervals, ties marked exactly where they are;
 #   A/B             pgvector with PostgreSQL's shared_buffers at 16 MB against 1 GB on a
 #                   generated set whose index is several times larger than 16 MB (labels
 #                   buffers-16MB, buffers-1GB): the difference is called. (MariaDB's
@@ -94,6 +96,10 @@ print(f"  verdicts: {c['faster']} faster, {c['slower']} slower, {c['within noise
       f"{c['disturbed']} disturbed")
 print(f"  judged by intervals alone (--judge-disturbed): {j['faster']} faster, {j['slower']} "
       f"slower, {j['within noise']} within noise")
+speeds = sorted(p["speed_change"] for p in pairs if p.get("speed_change") is not None)
+if speeds:
+    print(f"  CPU speed probe, me against base: {100 * speeds[0]:+.1f}% to {100 * speeds[-1]:+.1f}% "
+          f"(median {100 * speeds[len(speeds) // 2]:+.1f}%; beyond +-noise a pair is disturbed)")
 g, lo, hi = s["geomean"], s["geomean_ci_low"], s["geomean_ci_high"]
 print(f"  geometric mean {g:.3f}x [{lo:.3f}, {hi:.3f}], median {s['median']:.3f}x, "
       f"min {s['min']:.3f}x, max {s['max']:.3f}x")
@@ -116,6 +122,53 @@ else:
     note = f" ({c['disturbed']} pairs disturbed by default)" if c["disturbed"] else ""
     print(f"  A/B check (most points called by their intervals, geometric mean's interval "
           f"beyond +-5%): {'PASS' if ok else 'FAIL'}{note}")
+EOF
+}
+
+# table_check DATASET LABEL: the best-QPS-at-recall table of one run against every stored
+# point of that run, recomputed here: each winner has the highest median QPS among the
+# series' points that reach the threshold, no point's interval lies wholly above the winner's,
+# and a row is a tie exactly when the winner's interval overlaps the runner-up's.
+table_check() {
+    local dataset=$1 label=$2 out="$work/table-$2"
+    local args=(--dataset "$dataset" --data-dir "$data" --results "$results" --label "$label")
+    "$annbench" table "${args[@]}" >"$out.md"
+    "$annbench" table "${args[@]}" --format json >"$out.json"
+    "$annbench" export "${args[@]}" --format json >"$out-points.json"
+    "$python" - "$out.json" "$out-points.json" <<'EOF'
+import json
+import sys
+
+rows = json.load(open(sys.argv[1]))
+points = json.load(open(sys.argv[2]))
+key = ("algorithm", "label", "clients")
+problems, ties = [], 0
+for row in rows:
+    if not row["reached"]:
+        continue
+    series = [p for p in points if all(p[k] == row[k] for k in key)
+              and p["recall"] >= row["recall_threshold"]]
+    series.sort(key=lambda p: -p["qps"])
+    winner, rest = series[0], series[1:]
+    where = f"{row['algorithm']} recall >= {row['recall_threshold']}"
+    if abs(winner["qps"] - row["qps"]) > 1e-9 * row["qps"]:
+        problems.append(f"{where}: the table says {row['qps']:.1f} QPS, the highest median "
+                        f"is {winner['qps']:.1f}")
+    above = [p["name"] for p in rest if p["qps_ci_low"] > row["qps_ci_high"]]
+    if above:
+        problems.append(f"{where}: intervals wholly above the winner's: {above}")
+    if rest:
+        r = rest[0]
+        overlap = r["qps_ci_high"] >= row["qps_ci_low"] and r["qps_ci_low"] <= row["qps_ci_high"]
+        if bool(row["tie"]) != overlap:
+            problems.append(f"{where}: tie={row['tie']} but the intervals "
+                            f"{'overlap' if overlap else 'are apart'}")
+    ties += bool(row["tie"])
+reached = sum(1 for r in rows if r["reached"])
+print(f"  {reached} winners ({ties} marked as ties) checked against {len(points)} points")
+for p in problems:
+    print(f"  {p}")
+print(f"  table check (no winner contradicted by its intervals): {'FAIL' if problems else 'PASS'}")
 EOF
 }
 
@@ -162,6 +215,8 @@ scripts/databases.sh restart >/dev/null
 "$annbench" table --builds --dataset "$ab" --data-dir "$data" --results "$results"
 
 step "verdicts"
+echo "Best-QPS table of aa-1 against its own intervals:"
+table_check "$glove" aa-1
 echo "A/A (quiet):"
 compare "$glove" aa-1 aa-2 aa
 echo "A/A under a CPU hog on one core ($flagged points flagged):"

@@ -86,7 +86,7 @@ fn create_from_npy_then_info() {
             "angular",
             "--test",
             "30",
-            "--k",
+            "--count",
             "10",
         ],
         dir.path(),
@@ -301,7 +301,7 @@ fn created_files_are_listed_kept_and_named_truthfully() {
             npy.to_str().unwrap(),
             "--metric",
             "angular",
-            "--k",
+            "--k", // the old name of --count, still accepted
             "10",
         ];
         args.extend(extra);
@@ -403,7 +403,7 @@ fn filter_writes_both_kinds_and_refuses_bad_input() {
         "euclidean",
         "--test",
         "30",
-        "--k",
+        "--count",
         "10",
     ];
     ok(&annbench(&create, dir.path()));

@@ -305,6 +305,68 @@ fn load_that_changes_between_runs_is_disturbed_not_a_difference() {
     assert_eq!(verdicts(&c), (0, 40, 0));
 }
 
+/// `p` with every pass's CPU speed probe at `us` microseconds.
+fn with_probe(mut p: PointResult, us: f64) -> PointResult {
+    for pass in &mut p.passes {
+        let mut i = pass.interference.unwrap_or_default();
+        i.cpu_probe_us = Some(us);
+        pass.interference = Some(i);
+    }
+    p
+}
+
+#[test]
+fn a_slower_cpu_in_one_run_is_disturbed_not_a_difference() {
+    // The A/A failure this rule answers: run B ran while the virtual machine's cores were
+    // 30% slower (no steal, no other process), so every B point is 1/1.3 as fast and its speed
+    // probe takes 1.3x the CPU time. Judged by the intervals that is "slower" everywhere.
+    let runs = synthetic_runs(6, 0.03, 0.0, 1.0 / 1.3);
+    let probe = |p: PointResult| {
+        let us = if p.label.as_deref() == Some("B") {
+            260.0
+        } else {
+            200.0
+        };
+        with_probe(p, us)
+    };
+    let pts: Vec<PointResult> = runs.into_iter().map(probe).collect();
+    let c = compare(&pts, "A", "B", &[0.99]).unwrap();
+    let s = c.params_summary.as_ref().unwrap();
+    assert_eq!(
+        (s.above, s.below, s.within_noise, s.disturbed),
+        (0, 0, 0, 40)
+    );
+    let note = c
+        .notes
+        .iter()
+        .find(|n| n.contains("another speed"))
+        .unwrap();
+    assert!(note.contains("took +30% more CPU time in 'B'"), "{note}");
+    let judged = CompareOptions {
+        thresholds: vec![0.99],
+        judge_disturbed: true,
+        ..CompareOptions::default()
+    };
+    assert_eq!(
+        verdicts(&compare_with(&pts, "A", "B", &judged).unwrap()),
+        (0, 40, 0)
+    );
+    // Probes within the noise threshold (here 3%) leave the verdicts to the intervals.
+    let close: Vec<PointResult> = synthetic_runs(6, 0.03, 0.0, 1.0 / 1.3)
+        .into_iter()
+        .map(|p| {
+            let us = if p.label.as_deref() == Some("B") {
+                206.0
+            } else {
+                200.0
+            };
+            with_probe(p, us)
+        })
+        .collect();
+    let c = compare(&close, "A", "B", &[0.99]).unwrap();
+    assert_eq!(verdicts(&c), (0, 40, 0));
+}
+
 #[test]
 fn a_b_with_a_real_difference_is_called_significant() {
     // B is 30% faster everywhere, with 3% noise: every pair faster, the geometric mean's

@@ -87,7 +87,7 @@ fn expected(p: &PointResult, name: &str) -> Value {
         "passes_total" => Value::from(m.qps_passes.len()),
         "flags" => Value::from(""),
         // No pass of the fixtures recorded interference.
-        "other_cpu_share" | "steal_share" | "load_average" => Value::Null,
+        "other_cpu_share" | "steal_share" | "load_average" | "cpu_probe_us" => Value::Null,
         "filter" => {
             annbench::report::filtered::filter_kind(p).map_or(Value::Null, |k| k.as_str().into())
         }

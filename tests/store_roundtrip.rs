@@ -59,6 +59,7 @@ fn sample_point() -> PointResult {
                     other_cpu_seconds: Some(0.01),
                     steal_seconds: 0.0,
                     load_average: 3.2,
+                    cpu_probe_us: Some(181.5),
                     heavy: true,
                 }),
                 used: false,

@@ -175,6 +175,7 @@ fn algorithms_are_ids_and_units_are_in_the_names() {
                 assert!(
                     c.ends_with("_ms")
                         || c.ends_with("_seconds")
+                        || c.ends_with("_us")
                         || c.ends_with("_cv")
                         || c.ends_with("_share")
                         || c.ends_with("_source")

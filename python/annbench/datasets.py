@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
@@ -31,6 +32,19 @@ __all__ = [
 
 def _dir(data_dir: PathLike | None) -> str | None:
     return None if data_dir is None else os.fspath(data_dir)
+
+
+def _count(count: int, k: int | None) -> int:
+    """``count`` (neighbours per query, the name ``run`` and the reports use), or the
+    deprecated ``k=`` when given."""
+    if k is None:
+        return count
+    warnings.warn(
+        "k= is now count= (the name run(), results() and the CLI's --count use)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return k
 
 
 def _f32(name: str, array: npt.ArrayLike) -> np.ndarray[Any, np.dtype[np.float32]]:
@@ -68,21 +82,24 @@ def create_dataset(
     test: npt.ArrayLike | PathLike | None = None,
     test_size: int | None = None,
     seed: int = 1,
-    k: int = 100,
+    count: int = 100,
     dim: int | None = None,
+    k: int | None = None,
 ) -> Dataset:
     """Builds a dataset with exact ground truth from your vectors.
 
     ``vectors`` is a 2-D array, or a ``.npy`` / ``.fvecs`` / raw float32 file (raw needs
     ``dim``). Queries are ``test`` (array or file), or else ``test_size`` rows (default 10%,
     at most 10,000) split off ``vectors`` with a seeded shuffle. ``metric`` is ``euclidean``
-    or ``angular``. Save it with ``Dataset.save(path)``."""
+    or ``angular``. ``count``: ground-truth neighbours per query (``k=`` is its old name).
+    Save it with ``Dataset.save(path)``."""
+    count = _count(count, k)
     if isinstance(vectors, (str, os.PathLike)):
         if test is not None and not isinstance(test, (str, os.PathLike)):
             raise _annbench.ConfigError("with vectors from a file, give test as a file too")
         query_file = None if test is None else os.fspath(test)
         return _annbench.create_from_file(
-            os.fspath(vectors), metric, name, query_file, test_size, dim, seed, k
+            os.fspath(vectors), metric, name, query_file, test_size, dim, seed, count
         )
     if name is None:
         raise _annbench.ConfigError("create_dataset from arrays needs name=...")
@@ -90,7 +107,7 @@ def create_dataset(
         raise _annbench.ConfigError("with vectors as an array, give test as an array too")
     queries = None if test is None else _f32("test", test)
     return _annbench.create_from_arrays(
-        name, _f32("vectors", vectors), metric, queries, test_size, seed, k
+        name, _f32("vectors", vectors), metric, queries, test_size, seed, count
     )
 
 
@@ -99,23 +116,33 @@ def subset(
     train: int,
     test: int | None = None,
     *,
-    k: int = 100,
+    count: int = 100,
     name: str | None = None,
     data_dir: PathLike | None = None,
+    k: int | None = None,
 ) -> Dataset:
     """The first ``train`` train and ``test`` test rows of ``source`` (name or path), with
-    ground truth recomputed over the kept train rows. Default name: ``glove-25-100k-angular``
-    style. Save it with ``Dataset.save(path)``."""
-    return _annbench.subset(os.fspath(source), train, test, k, name, _dir(data_dir))
+    ground truth (``count`` neighbours per query; ``k=`` is its old name) recomputed over
+    the kept train rows. Default name: ``glove-25-100k-angular`` style. Save it with
+    ``Dataset.save(path)``."""
+    count = _count(count, k)
+    return _annbench.subset(os.fspath(source), train, test, count, name, _dir(data_dir))
 
 
 def compute_groundtruth(
-    train: npt.ArrayLike, test: npt.ArrayLike, metric: str, k: int = 100
+    train: npt.ArrayLike,
+    test: npt.ArrayLike,
+    metric: str,
+    count: int = 100,
+    *,
+    k: int | None = None,
 ) -> tuple[np.ndarray[Any, np.dtype[np.int32]], np.ndarray[Any, np.dtype[np.float32]]]:
-    """Exact ``k`` nearest neighbours of each ``test`` row among the ``train`` rows:
-    ``(neighbors int32, distances float32)``, each ``len(test) x k``, nearest first.
-    float32 C-ordered arrays are read in place; other inputs are converted once."""
-    return _annbench.compute_groundtruth(_f32("train", train), _f32("test", test), metric, k)
+    """Exact ``count`` nearest neighbours of each ``test`` row among the ``train`` rows:
+    ``(neighbors int32, distances float32)``, each ``len(test) x count``, nearest first
+    (``k=`` is the old name of ``count``). float32 C-ordered arrays are read in place; other
+    inputs are converted once."""
+    count = _count(count, k)
+    return _annbench.compute_groundtruth(_f32("train", train), _f32("test", test), metric, count)
 
 
 def list_datasets(data_dir: PathLike | None = None) -> pd.DataFrame:

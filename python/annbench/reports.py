@@ -42,6 +42,23 @@ def results_dir(results: PathLike | None) -> str:
     return os.environ.get("ANNBENCH_RESULTS") or "results"
 
 
+def existing_store(results: PathLike | None) -> str:
+    """:func:`results_dir` for reading: a directory that does not exist is an error (a typo
+    would otherwise read as a store without points)."""
+    path = results_dir(results)
+    if os.path.isdir(path):
+        return path
+    if results is not None:
+        given = f"results={os.fspath(results)!r}"
+    else:
+        given = f"the default store {path!r} ($ANNBENCH_RESULTS, else ./results)"
+    what = "is not a directory" if os.path.exists(path) else "does not exist"
+    raise _annbench.ResultsError(
+        f"{given} {what} ({os.path.abspath(path)}): pass the results= directory that "
+        "annbench.run(...) wrote, or set ANNBENCH_RESULTS"
+    )
+
+
 def results(
     dataset: PathLike,
     count: int = 10,
@@ -53,13 +70,15 @@ def results(
     median pass) with its 95% interval qps_ci_low/qps_ci_high (coverage qps_ci_level),
     qps_best (the best pass), qps_min/qps_max/qps_cv over the passes in use, passes (in use)
     and passes_total, flags (``interference``, ``spread``, ``stalled``), the worst
-    other_cpu_share/steal_share/load_average of those passes, short_results, latency mean and
+    other_cpu_share/steal_share/load_average of those passes, cpu_probe_us (the CPU speed
+    probe, docs/methodology.md), short_results, latency mean and
     percentiles of the median pass (``latency_*_ms``, milliseconds), build_seconds (index
     build alone), load_seconds, index_mib and table_mib (MiB = 2^20 bytes), the server cost
     per query (``server_cpu_ms``, ...), then one ``param_<name>`` column per build or query
     parameter (integers as ``Int64``). Names and units: docs/vocabulary.md. ann-benchmarks
     result files in the same directory are included."""
-    text = _annbench.export_json(os.fspath(dataset), count, results_dir(results), _dir(data_dir))
+    store = existing_store(results)
+    text = _annbench.export_json(os.fspath(dataset), count, store, _dir(data_dir))
     return rows_to_frame(json.loads(text))
 
 
@@ -86,7 +105,7 @@ def table(
         count,
         list(recall),
         base,
-        results_dir(results),
+        existing_store(results),
         _dir(data_dir),
         stat=stat,
     )
@@ -124,7 +143,7 @@ def compare(
         os.fspath(dataset),
         count,
         list(recall),
-        results_dir(results),
+        existing_store(results),
         _dir(data_dir),
         noise=noise,
         stat=stat,
@@ -147,7 +166,8 @@ def build_table(
     build parameter (``param_m``, ``param_ef_construction``; integers as ``Int64``),
     build_seconds, build_cpu_seconds, index_mib, table_mib (MiB = 2^20 bytes),
     load_seconds, points."""
-    text = _annbench.build_json(os.fspath(dataset), count, results_dir(results), _dir(data_dir))
+    store = existing_store(results)
+    text = _annbench.build_json(os.fspath(dataset), count, store, _dir(data_dir))
     return records_to_frame(json.loads(text))
 
 
@@ -160,7 +180,8 @@ def clients_table(
     """QPS vs concurrent clients at fixed parameters (the classic "clients | QPS" table):
     algorithm, label, name, clients, qps, latency_p50_ms, latency_p99_ms, recall, scaling,
     ..."""
-    text = _annbench.clients_json(os.fspath(dataset), count, results_dir(results), _dir(data_dir))
+    store = existing_store(results)
+    text = _annbench.clients_json(os.fspath(dataset), count, store, _dir(data_dir))
     return pd.DataFrame.from_records(json.loads(text))
 
 
@@ -192,7 +213,7 @@ def report(
         label,
         clients,
         title,
-        results_dir(results),
+        existing_store(results),
         _dir(data_dir),
     )
     return Path(output)

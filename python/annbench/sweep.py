@@ -138,10 +138,11 @@ def _overrides(grid: Grid, what: str) -> list[str]:
             seq = values if isinstance(values, (list, tuple, range)) else [values]
             out.append(f"{key}={','.join(_value(v) for v in seq)}")
         return out
-    if all(isinstance(item, str) for item in grid):
+    if isinstance(grid, Sequence) and all(isinstance(item, str) for item in grid):
         return list(grid)
     raise _annbench.ConfigError(
-        f"{what}= must be a dict like {{'M': [8, 16]}} or strings like 'M=8,16'"
+        f"{what}={grid!r}: give a dict of parameter values like {{'M': [8, 16]}} "
+        f"or strings like 'M=8,16' (parameters: annbench.algorithms())"
     )
 
 

@@ -50,8 +50,8 @@ pub enum DatasetsCommand {
         /// Test vectors to keep (default: all).
         #[arg(long)]
         test: Option<usize>,
-        /// Ground-truth neighbours per query.
-        #[arg(long, default_value_t = 100)]
+        /// Ground-truth neighbours per query (`--k` is its old name).
+        #[arg(long = "count", alias = "k", default_value_t = 100)]
         k: usize,
         /// Output file (default: `{data-dir}/{name}.hdf5`).
         #[arg(short, long)]
@@ -71,8 +71,8 @@ pub enum DatasetsCommand {
     Groundtruth {
         /// HDF5 file or dataset name.
         dataset: String,
-        /// Neighbours per query.
-        #[arg(long, default_value_t = 100)]
+        /// Neighbours per query (`--k` is its old name).
+        #[arg(long = "count", alias = "k", default_value_t = 100)]
         k: usize,
         /// Only time the computation; do not write the file.
         #[arg(long)]
@@ -100,9 +100,10 @@ pub enum DatasetsCommand {
         #[command(flatten)]
         dir: DataDir,
     },
-    /// Generate a synthetic random-* set (seeded) into the data dir.
+    /// Generate a seeded synthetic set with exact ground truth into the data dir.
     Generate {
-        /// random-xs-20-euclidean, random-xs-20-angular, random-s-100-euclidean or random-s-100-angular.
+        /// A name whose source is `generate` in `annbench datasets list`: random-xs-20-euclidean,
+        /// random-s-100-angular, ..., clustered-1536-{10k,100k,250k,500k,1000k}-angular.
         name: String,
         #[command(flatten)]
         dir: DataDir,
@@ -128,8 +129,8 @@ pub struct CreateArgs {
     /// Seed of the train/test split.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Ground-truth neighbours per query.
-    #[arg(long, default_value_t = 100)]
+    /// Ground-truth neighbours per query (`--k` is its old name).
+    #[arg(long = "count", alias = "k", default_value_t = 100)]
     k: usize,
     /// Dataset name (default: `{input stem}-{dim}-{metric}`).
     #[arg(long)]
@@ -542,7 +543,7 @@ fn groundtruth(dataset: &str, k: usize, dry_run: bool, data_dir: &Path) -> Resul
     // The file's own ground truth is not needed, and may be what failed its checks.
     let ds = dataset::open_vectors(&path)?;
     if k == 0 {
-        return Err(Error::Config("--k must be at least 1".into()));
+        return Err(Error::Config("--count must be at least 1".into()));
     }
     let start = Instant::now();
     let (gt, stats) = dataset::bars::ground_truth(ds.train.view(), ds.test.view(), ds.metric, k)?;

@@ -103,6 +103,25 @@ impl PyDataset {
     }
 }
 
+/// A `UserWarning` when loading `name` writes a file (a bundled set unpacked, a synthetic
+/// set generated into the data dir), as `annbench datasets info` says on stderr: a load
+/// should not leave files behind unannounced.
+fn warn_before_writing(py: Python<'_>, name: &str, data_dir: &std::path::Path) -> PyResult<()> {
+    let Some((source, path)) = dataset::datadir::would_write(name, data_dir) else {
+        return Ok(());
+    };
+    let what = match source {
+        crate::dataset::registry::Source::Synthetic => "generating",
+        _ => "writing the bundled set",
+    };
+    let message = format!(
+        "{name}: {what} to {} (pass data_dir= or set ANNBENCH_DATA_DIR to put it elsewhere)",
+        path.display()
+    );
+    let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
+    PyErr::warn(py, &category, &std::ffi::CString::new(message)?, 1)
+}
+
 fn data_dir_or_default(data_dir: Option<PathBuf>) -> PathBuf {
     data_dir.unwrap_or_else(dataset::default_data_dir)
 }
@@ -120,6 +139,7 @@ pub fn load_dataset(
     data_dir: Option<PathBuf>,
 ) -> PyResult<PyDataset> {
     let dir = data_dir_or_default(data_dir);
+    warn_before_writing(py, &name_or_path, &dir)?;
     let ds = py
         .detach(move || dataset::open(&dataset::resolve(&name_or_path, &dir)?))
         .py_err()?;

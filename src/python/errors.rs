@@ -1,7 +1,8 @@
 //! The one conversion point from [`crate::Error`] to Python exceptions.
 //!
 //! Every category is a subclass of `annbench.AnnbenchError`; the message is the error's
-//! `Display`, which is exactly what the CLI prints after `error: `. `Io` errors are also
+//! `Display`, which is what the CLI prints after `error: `, with the CLI's flags named as
+//! the Python keyword arguments ([`crate::python_args`]). `Io` errors are also
 //! `OSError`s (with `errno` set when the OS gave one) so `except OSError` keeps working.
 //! `Interrupted` becomes `KeyboardInterrupt`, which is what Ctrl-C means in Python.
 
@@ -76,7 +77,7 @@ pub fn io_error_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
 
 /// Converts a library error into the matching Python exception.
 pub fn to_py(err: Error) -> PyErr {
-    let message = err.to_string();
+    let message = crate::python_args::for_python(&err.to_string());
     match err {
         Error::Dataset(_) => DatasetError::new_err(message),
         Error::Config(_) => ConfigError::new_err(message),

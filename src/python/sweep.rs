@@ -14,9 +14,10 @@ use crate::backend::BackendOptions;
 use crate::connect::ServerKind;
 use crate::report::{export_table, render};
 use crate::runner::{self, Event, Progress, SweepOptions};
+use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, mpsc};
 use std::time::{Duration, Instant};
 
@@ -30,6 +31,10 @@ struct PyProgress {
     stop: AtomicBool,
     error: Mutex<Option<PyErr>>,
     last_passes: Mutex<Option<Instant>>,
+    /// Points measured and written by this call, and points found already stored: what an
+    /// interruption's message reports.
+    stored: AtomicUsize,
+    skipped: AtomicUsize,
 }
 
 impl PyProgress {
@@ -39,6 +44,8 @@ impl PyProgress {
             stop: AtomicBool::new(false),
             error: Mutex::new(None),
             last_passes: Mutex::new(None),
+            stored: AtomicUsize::new(0),
+            skipped: AtomicUsize::new(0),
         }
     }
 
@@ -65,10 +72,28 @@ impl PyProgress {
     fn take_error(&self) -> Option<PyErr> {
         self.error.lock().ok().and_then(|mut e| e.take())
     }
+
+    /// The KeyboardInterrupt to raise when Ctrl-C stopped the sweep: Python's own carries no
+    /// message, and the user wants to know what was kept.
+    fn interrupted(&self, results: &std::path::Path) -> PyErr {
+        let stored = self.stored.load(Ordering::SeqCst);
+        let before = self.skipped.load(Ordering::SeqCst);
+        PyKeyboardInterrupt::new_err(format!(
+            "interrupted: {stored} point(s) measured by this call are stored in {} ({before} \
+             were stored before); the point in progress was dropped; run the same call again \
+             to measure only what is missing",
+            results.display()
+        ))
+    }
 }
 
 impl Progress for PyProgress {
     fn on_event(&self, event: &Event<'_>) {
+        match event {
+            Event::PointFinished { .. } => drop(self.stored.fetch_add(1, Ordering::SeqCst)),
+            Event::PointSkipped { .. } => drop(self.skipped.fetch_add(1, Ordering::SeqCst)),
+            _ => {}
+        }
         let Some(callback) = &self.callback else {
             return;
         };
@@ -226,7 +251,13 @@ pub fn run_sweep(
     crate::backend::postgres::watchdog::clear_stop();
     // A Python error (KeyboardInterrupt, a failing callback) is what stopped the sweep.
     if let Some(err) = progress.take_error() {
+        if err.is_instance_of::<PyKeyboardInterrupt>(py) {
+            return Err(progress.interrupted(&opts.results_dir));
+        }
         return Err(err);
     }
-    outcome.py_err()
+    match outcome {
+        Err(crate::Error::Interrupted) => Err(progress.interrupted(&opts.results_dir)),
+        other => other.py_err(),
+    }
 }

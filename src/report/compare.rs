@@ -13,8 +13,10 @@
 //! interval lies above `1 + noise`, *slower* when it lies below `1 - noise`, and *within
 //! noise* otherwise (criterion's rule). Without an interval (a single pass, `--stat best`)
 //! the ratio alone is held against the noise threshold. A pair with a side measured under
-//! heavy interference or with a stalled pass is *disturbed*: other processes may have made
-//! the difference, so none is claimed (`--judge-disturbed` judges it anyway).
+//! heavy interference or with a stalled pass, or whose sides ran on a CPU of different speed
+//! (their speed probes differ by more than the noise threshold, see `runner::speed`), is
+//! *disturbed*: the machine may have made the difference, so none is claimed
+//! (`--judge-disturbed` judges it anyway).
 
 use super::ratio::{Judge, cpu_side, rate, side};
 use super::series::{check_one_dataset, cmp_params, params_identity};
@@ -198,18 +200,7 @@ pub fn compare_with(
              interval"
         ));
     }
-    let disturbed = rows
-        .iter()
-        .filter(|r| r.verdict == Some(Verdict::Disturbed))
-        .count();
-    if disturbed > 0 {
-        notes.push(format!(
-            "{disturbed} pair(s) have a side measured under heavy interference or with a \
-             stalled pass: their verdict is \"disturbed\" and no difference is claimed, as other \
-             processes may have made it; measure again on a quiet machine, or pass \
-             --judge-disturbed to judge them by their intervals"
-        ));
-    }
+    notes.extend(disturbed_note(&rows, opts, base, me));
     if opts.stat == Stat::Best {
         notes.push(
             "--stat best: ratios of best passes, without intervals; verdicts use the noise \
@@ -228,6 +219,46 @@ pub fn compare_with(
         rows,
         notes,
     })
+}
+
+/// The note on pairs without a verdict ("disturbed"), with the spread of machine speeds when
+/// that is why.
+fn disturbed_note(rows: &[Matched], opts: &CompareOptions, base: &str, me: &str) -> Option<String> {
+    let disturbed: Vec<&Matched> = rows
+        .iter()
+        .filter(|r| r.verdict == Some(Verdict::Disturbed))
+        .collect();
+    if disturbed.is_empty() {
+        return None;
+    }
+    let speed: Vec<f64> = disturbed
+        .iter()
+        .filter_map(|r| super::ratio::speed_change(r.base.as_ref()?, r.me.as_ref()?))
+        .filter(|c| c.abs() > opts.noise)
+        .collect();
+    let machine = match speed.iter().copied().reduce(f64::min) {
+        Some(lo) => {
+            let hi = speed.iter().copied().fold(lo, f64::max);
+            let range = if hi - lo < 0.005 {
+                format!("{:+.0}%", lo * 100.0)
+            } else {
+                format!("{:+.0}% to {:+.0}%", lo * 100.0, hi * 100.0)
+            };
+            format!(
+                " ({} of them because the CPU ran at another speed: the speed probe took \
+                 {range} more CPU time in '{me}' than in '{base}')",
+                speed.len()
+            )
+        }
+        None => String::new(),
+    };
+    Some(format!(
+        "{} pair(s) have a side measured under heavy interference or with a stalled pass, or \
+         ran on a CPU of another speed{machine}: their verdict is \"disturbed\" and no \
+         difference is claimed, as the machine may have made it; measure again on a quiet \
+         machine, or pass --judge-disturbed to judge them by their intervals",
+        disturbed.len()
+    ))
 }
 
 fn summarise<'a>(

@@ -67,6 +67,11 @@ impl Comparison {
                 Column::new("cpu_ratio_text", "CPU ratio [95% CI]", Style::Plain).markdown_only(),
             ),
             cpu_md(Column::new("cpu_verdict", "CPU verdict", Style::Plain)),
+            // The CPU speed probes of the two points (`runner::speed`): a pair whose machine
+            // speeds differ beyond the noise threshold is "disturbed".
+            Column::new("base_cpu_probe_us", "base probe us", Style::Fixed(1)).machine_only(),
+            Column::new("me_cpu_probe_us", "me probe us", Style::Fixed(1)).machine_only(),
+            Column::new("speed_change", "speed change", Style::Ratio).machine_only(),
         ]);
         if kind.is_some() {
             columns[0].in_markdown = false;
@@ -274,6 +279,14 @@ impl Comparison {
             Cell::from(ci.map(|i| i.high)),
             Cell::from(c.map(|c| ratio_text(c.ratio, ci)).as_deref()),
             Cell::from(c.map(|c| cpu_verdict(c.verdict))),
+            Cell::from(r.base.as_ref().and_then(|s| s.cpu_probe_us)),
+            Cell::from(r.me.as_ref().and_then(|s| s.cpu_probe_us)),
+            Cell::from(
+                r.base
+                    .as_ref()
+                    .zip(r.me.as_ref())
+                    .and_then(|(b, m)| super::ratio::speed_change(b, m)),
+            ),
         ]);
         cells
     }

@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 
 /// The fixed columns, in order; `param_<name>` columns follow, sorted by name.
-pub const EXPORT_COLUMNS: [&str; 50] = [
+pub const EXPORT_COLUMNS: [&str; 51] = [
     "dataset",
     "count",
     "algorithm",
@@ -33,6 +33,7 @@ pub const EXPORT_COLUMNS: [&str; 50] = [
     "other_cpu_share",
     "steal_share",
     "load_average",
+    "cpu_probe_us",
     "filter",
     "short_results",
     "mean_rows",
@@ -73,7 +74,8 @@ pub const EXPORT_COLUMNS: [&str; 50] = [
 /// the spread of the passes in use (`passes` of `passes_total`), `flags` the reasons for
 /// caution (`interference,spread,stalled`), and `other_cpu_share`, `steal_share` and
 /// `load_average` the worst interference among the passes in use (shares of the machine's
-/// CPU). `filter`: the filter kind of filtered points (`range`, `label`; the `selectivity`
+/// CPU), `cpu_probe_us` the CPU speed probe (median over those passes of the CPU microseconds
+/// a fixed piece of work took around each pass; higher is a slower CPU). `filter`: the filter kind of filtered points (`range`, `label`; the `selectivity`
 /// query arg is `param_selectivity`), empty for unfiltered points. `short_results`: queries
 /// answered with fewer than k ids (filtered points: fewer than min(k, matching rows)); `mean_rows`: ids returned per query; `plan`: the plan EXPLAIN
 /// showed, in a few words (`vector index`, `B-tree + exact sort`). Latencies are of the
@@ -164,6 +166,7 @@ fn fixed_cells(p: &PointResult) -> Vec<Cell> {
         Cell::from(worst(&|i| i.other_share())),
         Cell::from(worst(&|i| Some(i.steal_share()))),
         Cell::from(worst(&|i| Some(i.load_average))),
+        Cell::from(p.cpu_probe_us()),
         Cell::from(super::filtered::filter_kind(p).map(|k| k.as_str())),
         Cell::Int(m.short_results as i64),
         Cell::from(m.mean_rows),

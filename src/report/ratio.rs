@@ -95,7 +95,8 @@ pub enum Verdict {
     /// The ratio is below `1 - noise` (slower, for QPS).
     Below,
     WithinNoise,
-    /// A side's figure was measured under heavy interference or with a stalled pass: no
+    /// A side's figure was measured under heavy interference or with a stalled pass, or the
+    /// two sides ran on a CPU whose speed differed by more than the noise threshold: no
     /// difference is claimed, whatever the interval (unless `--judge-disturbed`).
     Disturbed,
 }
@@ -107,6 +108,16 @@ pub(super) fn disturbed(s: &Side) -> bool {
         .any(|f| matches!(f, Flag::Interference | Flag::Stalled))
 }
 
+/// How much slower the CPU was for `m` than for `b` (`0.2`: 20% slower; negative: faster),
+/// from the two points' speed probes, when both have one. A pair whose machine speeds differ
+/// by more than the noise threshold is *disturbed*: on a virtual machine a core's speed
+/// drifts by tens of percent between minutes, and the QPS ratio of such a pair would say more
+/// about the machine than about the database.
+pub fn speed_change(b: &Side, m: &Side) -> Option<f64> {
+    let (b, m) = (b.cpu_probe_us?, m.cpu_probe_us?);
+    (b > 0.0).then(|| m / b - 1.0)
+}
+
 /// One side of a pair.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Side {
@@ -115,6 +126,8 @@ pub struct Side {
     pub value: f64,
     pub interval: Option<Interval>,
     pub flags: Vec<Flag>,
+    /// The point's CPU speed probe (CPU microseconds of fixed work; see `runner::speed`).
+    pub cpu_probe_us: Option<f64>,
     /// Samples per build, for the bootstrap.
     pub(super) groups: Vec<Vec<f64>>,
 }
@@ -127,6 +140,7 @@ pub(super) fn side(p: &PointResult, m: Measure) -> Side {
         value,
         interval,
         flags: p.metrics.flags.clone(),
+        cpu_probe_us: p.cpu_probe_us(),
         groups: m.samples(p),
     }
 }
@@ -159,7 +173,8 @@ pub(super) fn rate(b: &Side, m: &Side, judge: Judge) -> (f64, Option<Interval>, 
         Stat::Median => ratio_interval(&b.groups[0], &m.groups[0], LEVEL),
     };
     let (low, high) = interval.map_or((ratio, ratio), |i| (i.low, i.high));
-    let verdict = if !judge.disturbed && (disturbed(b) || disturbed(m)) {
+    let unequal = speed_change(b, m).is_some_and(|c| c.abs() > noise);
+    let verdict = if !judge.disturbed && (disturbed(b) || disturbed(m) || unequal) {
         Verdict::Disturbed
     } else if low > 1.0 + noise {
         Verdict::Above

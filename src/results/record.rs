@@ -58,6 +58,21 @@ pub struct PointResult {
     pub environment: Environment,
 }
 
+impl PointResult {
+    /// The CPU speed probe of the point (`runner::speed`): the median over the passes in use
+    /// of each pass's probe, in CPU microseconds (higher: a slower CPU). `None` for points
+    /// measured before the probe existed and for ann-benchmarks results.
+    pub fn cpu_probe_us(&self) -> Option<f64> {
+        let probes: Vec<f64> = self
+            .passes
+            .iter()
+            .filter(|p| p.used)
+            .filter_map(|p| p.interference.and_then(|i| i.cpu_probe_us))
+            .collect();
+        crate::metrics::interval::median(&probes)
+    }
+}
+
 /// One timed pass: every client cycles through its share of the test queries until the pass
 /// has lasted `--min-time` (and each query ran at least once). Grows with new per-pass figures
 /// (fields added later carry `#[serde(default)]` so older files still read).
@@ -137,6 +152,11 @@ pub struct Interference {
     pub steal_seconds: f64,
     /// 1-minute load average at the end of the pass.
     pub load_average: f64,
+    /// CPU microseconds of a fixed piece of work, the mean of probes right before and right
+    /// after the pass (`runner::speed`): higher is a slower CPU. `None` in files written
+    /// before the probe existed.
+    #[serde(default)]
+    pub cpu_probe_us: Option<f64>,
     /// Other CPU or steal above the thresholds of `runner::interference`.
     pub heavy: bool,
 }

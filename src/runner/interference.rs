@@ -7,7 +7,10 @@
 //!   counts processes that start and end within the pass (compilers, test runners);
 //! - steal: time the hypervisor ran other guests on this machine's virtual cores;
 //! - the 1-minute load average at the end of the pass (recorded, not judged: it counts
-//!   annbench's and the servers' own threads too).
+//!   annbench's and the servers' own threads too);
+//! - the CPU's speed: [`speed::probe`] before and after the pass (recorded per pass; a point
+//!   whose passes ran on a slower machine than another point's is not compared with it, see
+//!   `report::compare`).
 //!
 //! A pass is under heavy interference when other processes used more than
 //! [`OTHER_SHARE_LIMIT`] of the machine or [`OTHER_CORES_LIMIT`] cores (whichever is less), or
@@ -15,7 +18,7 @@
 //! unprivileged user and a server of another user over TCP), other CPU is unknown and only
 //! steal can make a pass heavy.
 
-use super::procs;
+use super::{procs, speed};
 use crate::results::Interference;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -46,6 +49,7 @@ pub struct Sample {
     cores: usize,
     own: u64,
     servers: HashMap<i32, u64>,
+    cpu_probe_us: Option<f64>,
 }
 
 impl Watcher {
@@ -91,6 +95,7 @@ impl Watcher {
                 }
             }
         }
+        let cpu_probe_us = speed::probe();
         Some(Sample {
             at: Instant::now(),
             busy,
@@ -98,6 +103,7 @@ impl Watcher {
             cores: cores.max(1),
             own,
             servers,
+            cpu_probe_us,
         })
     }
 
@@ -127,6 +133,10 @@ impl Watcher {
             other_cpu_seconds: other,
             steal_seconds: secs(b.steal.saturating_sub(a.steal)),
             load_average: load_average().unwrap_or(0.0),
+            cpu_probe_us: a
+                .cpu_probe_us
+                .zip(b.cpu_probe_us)
+                .map(|(x, y)| (x + y) / 2.0),
             heavy: false,
         })
     }
@@ -177,6 +187,7 @@ mod tests {
             other_cpu_seconds: other,
             steal_seconds: steal,
             load_average: 1.0,
+            cpu_probe_us: None,
             heavy: false,
         })
     }

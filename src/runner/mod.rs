@@ -17,6 +17,7 @@ pub mod progress;
 pub mod recall;
 mod schedule;
 pub mod server_cost;
+pub mod speed;
 mod stored;
 mod sweep;
 

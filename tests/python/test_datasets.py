@@ -3,6 +3,8 @@ ground truth checked against a float64 numpy brute force."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -34,7 +36,7 @@ def vectors():
 @pytest.mark.parametrize("metric", ["euclidean", "angular"])
 def test_create_save_load_round_trip(vectors, metric, tmp_path):
     train, test = vectors
-    ds = annbench.create_dataset(train, test=test, metric=metric, name="rt-12", k=10)
+    ds = annbench.create_dataset(train, test=test, metric=metric, name="rt-12", count=10)
     assert (ds.name, ds.metric, ds.dimension) == ("rt-12", metric, 12)
     np.testing.assert_array_equal(ds.train, train)
     np.testing.assert_array_equal(ds.test, test)
@@ -55,7 +57,7 @@ def test_create_save_load_round_trip(vectors, metric, tmp_path):
 def test_loaded_arrays_are_owned_by_rust_not_copied(vectors, tmp_path):
     train, test = vectors
     path = tmp_path / "zc.hdf5"
-    annbench.create_dataset(train, test=test, metric="euclidean", name="zc", k=5).save(path)
+    annbench.create_dataset(train, test=test, metric="euclidean", name="zc", count=5).save(path)
     ds = annbench.load_dataset(path)
     arr = ds.train
     # numpy wraps Rust's buffer: it does not own the data, its base is the Rust container
@@ -72,7 +74,7 @@ def test_loaded_arrays_are_owned_by_rust_not_copied(vectors, tmp_path):
 
 def test_compute_groundtruth_matches_reference_and_converts_inputs(vectors):
     train, test = vectors
-    ids, dist = annbench.compute_groundtruth(train, test, "euclidean", k=7)
+    ids, dist = annbench.compute_groundtruth(train, test, "euclidean", count=7)
     ref_ids, ref_dist = brute_force(train, test, "euclidean", 7)
     assert ids.shape == (25, 7) and ids.dtype == np.int32
     np.testing.assert_array_equal(ids, ref_ids)
@@ -86,9 +88,9 @@ def test_compute_groundtruth_matches_reference_and_converts_inputs(vectors):
 
 def test_split_is_seeded_and_complete(vectors):
     data = vectors[0]
-    a = annbench.create_dataset(data, metric="euclidean", name="s", test_size=30, seed=5, k=3)
-    b = annbench.create_dataset(data, metric="euclidean", name="s", test_size=30, seed=5, k=3)
-    c = annbench.create_dataset(data, metric="euclidean", name="s", test_size=30, seed=6, k=3)
+    a = annbench.create_dataset(data, metric="euclidean", name="s", test_size=30, seed=5, count=3)
+    b = annbench.create_dataset(data, metric="euclidean", name="s", test_size=30, seed=5, count=3)
+    c = annbench.create_dataset(data, metric="euclidean", name="s", test_size=30, seed=6, count=3)
     assert a.train.shape == (270, 12) and a.test.shape == (30, 12)
     np.testing.assert_array_equal(a.test, b.test)
     assert not np.array_equal(a.test, c.test)
@@ -106,8 +108,8 @@ def test_create_from_npy_file(vectors, tmp_path):
 def test_subset_recomputes_ground_truth(vectors, tmp_path):
     train, test = vectors
     path = tmp_path / "full-12-euclidean.hdf5"
-    annbench.create_dataset(train, test=test, metric="euclidean", name="full", k=10).save(path)
-    sub = annbench.subset(path, train=100, test=5, k=10)
+    annbench.create_dataset(train, test=test, metric="euclidean", name="full", count=10).save(path)
+    sub = annbench.subset(path, train=100, test=5, count=10)
     assert sub.train.shape == (100, 12) and sub.test.shape == (5, 12)
     ids, _ = brute_force(train[:100], test[:5], "euclidean", 10)
     np.testing.assert_array_equal(sub.neighbors, ids)
@@ -122,8 +124,23 @@ def test_list_and_load_bundled(tmp_path):
     bundled = known[known["source"] == "bundled"]
     assert not bundled.empty and bundled["path"].isna().all()
     name = bundled["name"].iloc[0]
-    ds = annbench.load_dataset(name, data_dir=tmp_path)
+    with pytest.warns(UserWarning, match=f"{name}: writing the bundled set to .*data_dir="):
+        ds = annbench.load_dataset(name, data_dir=tmp_path)
     assert ds.name == name and ds.neighbors is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # present now: nothing written, nothing said
+        annbench.load_dataset(name, data_dir=tmp_path)
     assert ds.train.shape[1] == bundled["dimension"].iloc[0]
     again = annbench.list_datasets(tmp_path)
     assert again.set_index("name").loc[name, "path"] is not None
+
+
+def test_k_is_the_deprecated_name_of_count(vectors):
+    train, test = vectors
+    with pytest.warns(DeprecationWarning, match="k= is now count="):
+        old = annbench.compute_groundtruth(train, test, "euclidean", k=4)
+    new = annbench.compute_groundtruth(train, test, "euclidean", count=4)
+    np.testing.assert_array_equal(old[0], new[0])
+    with pytest.warns(DeprecationWarning):
+        ds = annbench.create_dataset(train, test=test, metric="euclidean", name="dep", k=4)
+    assert ds.neighbors.shape == (len(test), 4)

@@ -100,6 +100,27 @@ def test_table_without_results_is_results_error(tmp_path):
         annbench.table("nothing-here", results=tmp_path)
 
 
+def test_a_results_directory_that_does_not_exist_is_an_error(tmp_path):
+    """A typo in results= must not read as an empty store."""
+    wrong = tmp_path / "wrong"
+    for call in (annbench.results, annbench.table, annbench.build_table, annbench.clients_table):
+        with pytest.raises(annbench.ResultsError, match=r"results='.*wrong' does not exist"):
+            call("nothing-here", results=wrong)
+    with pytest.raises(annbench.ResultsError, match="results="):
+        annbench.compare("a", "b", "nothing-here", results=wrong)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(annbench.ResultsError, match="is not a directory"):
+        annbench.results("nothing-here", results=tmp_path / "file")
+
+
+@pytest.mark.parametrize("grid", [8, 8.5, {8, 16}, [8, 16]])
+def test_a_grid_of_the_wrong_type_is_a_config_error_naming_the_argument(tmp_path, grid):
+    with pytest.raises(annbench.ConfigError, match=r"build=.*give a dict"):
+        annbench.run(
+            "sift-5k-128-euclidean", "mariadb", build=grid, results=tmp_path, progress=False
+        )
+
+
 def test_plot_to_unknown_format_is_config_error(tmp_path):
     import pandas as pd
 
@@ -148,3 +169,30 @@ def test_keep_going_runs_the_rest_then_raises_the_failures(tmp_path):
     # The exact point was measured and stored despite the failure before it.
     stored = annbench.results("sift-5k-128-euclidean", results=common["results"])
     assert list(stored["algorithm"]) == ["exact"]
+
+
+def test_errors_name_python_arguments_not_cli_flags(tmp_path):
+    """The library's messages name CLI flags; raised in Python they name the keywords."""
+    with pytest.raises(annbench.ConfigError) as same:
+        annbench.compare("a", "a", "nothing-here", results=tmp_path)
+    assert "base= and me= are both 'a'" in str(same.value), same.value
+    with pytest.raises(annbench.ConfigError) as runs:
+        annbench.run(
+            "sift-5k-128-euclidean",
+            "mariadb",
+            runs=0,
+            results=tmp_path / "r",
+            data_dir=tmp_path / "data",
+            progress=False,
+        )
+    assert "runs=0" in str(runs.value) and "--runs" not in str(runs.value), runs.value
+    with pytest.raises(annbench.ConfigError) as unknown:
+        annbench.run(
+            "sift-5k-128-euclidean",
+            "mariadb",
+            build={"nope": [1]},
+            results=tmp_path / "r",
+            data_dir=tmp_path / "data",
+            progress=False,
+        )
+    assert "build=" in str(unknown.value) and "--build" not in str(unknown.value), unknown.value

@@ -89,10 +89,34 @@ def test_callback_exception_stops_the_sweep_and_is_raised(store):
         if event["kind"] == "pass_finished":
             raise KeyboardInterrupt
 
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt, match="0 point.* stored in"):
         annbench.run(DATASET, "exact", label="stopped", **{**common, "progress": boom})
     stored = annbench.results(DATASET, results=common["results"])
     assert "stopped" not in set(stored["label"])
+
+
+def test_interruption_says_what_was_stored(store):
+    """Ctrl-C (here: the callback raising it) during the second point: the message counts
+    the point stored by this call and names the store; that point is on disk."""
+    _, common, _, _ = store
+    finished: list[dict] = []
+
+    def stop_in_second_point(event):
+        if event["kind"] == "point_finished":
+            finished.append(event)
+        elif event["kind"] == "point_started" and finished:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt) as raised:
+        annbench.run(
+            DATASET, "exact", clients=(1, 2), label="half", order="points",
+            **{**common, "progress": stop_in_second_point},
+        )
+    message = str(raised.value)
+    assert "1 point(s) measured by this call are stored in" in message, message
+    assert str(common["results"]) in message and "run the same call again" in message
+    stored = annbench.results(DATASET, results=common["results"])
+    assert list(stored[stored["label"] == "half"]["clients"]) == [1]
 
 
 def test_long_calls_release_the_gil():
