@@ -8,6 +8,7 @@ standalone binary's.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -29,9 +30,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     while flags < len(args) and args[flags] in GLOBAL_FLAGS:
         flags += 1
     if flags < len(args) and args[flags] == "plot":
-        from .plot_cli import plot_main
+        from .plot_cli import parser, plot_main
 
-        return plot_main(args[:flags] + args[flags + 1 :])
+        plot_args = args[:flags] + args[flags + 1 :]
+        if os.environ.get("ANNBENCH_PARSE_ONLY", "") not in ("", "0"):
+            # As the Rust CLI: parse (argparse exits 2 on a usage error), then stop.
+            parser().parse_args(plot_args)
+            return 0
+        return plot_main(plot_args)
     _restore_default_signals()
     sys.stdout.flush()
     status = cli_main(["annbench", *args])

@@ -118,6 +118,9 @@ where
             };
         }
     };
+    if parse_only() {
+        return check_only(cli.command);
+    }
     out::set_verbosity(if cli.quiet {
         out::Verbosity::Quiet
     } else if cli.verbose {
@@ -174,5 +177,30 @@ fn print_error(err: &crate::Error) {
             errln!("  caused by: {cause_text}");
         }
         source = cause.source();
+    }
+}
+
+/// `ANNBENCH_PARSE_ONLY=1` (hidden, for tests): parse and validate the arguments, then stop
+/// without reading a dataset, touching a server or writing a file. The documentation walk
+/// (`tests/python/test_docs_walk.py`) checks this way the documented command lines that are
+/// too long to run in a test or need a cluster.
+fn parse_only() -> bool {
+    std::env::var_os("ANNBENCH_PARSE_ONLY").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// The checks of [`parse_only`] beyond clap's: `run`'s options (`--shard I/N`). The
+/// scheduler's variables are not read: only what the command line says is checked. Exit
+/// status 0, or 2 (a usage error) with the message.
+fn check_only(command: Command) -> ExitCode {
+    let checked = match command {
+        Command::Run(args) => args.options(&|_| None).map(drop),
+        _ => Ok(()),
+    };
+    match checked {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            print_error(&err);
+            ExitCode::from(2)
+        }
     }
 }
