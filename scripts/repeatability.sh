@@ -106,8 +106,8 @@ print(f"  geometric mean {g:.3f}x [{lo:.3f}, {hi:.3f}], median {s['median']:.3f}
 called = c["faster"] + c["slower"]
 if check == "aa":
     if c["disturbed"] > 0.05 * n:
-        verdict = (f"INCONCLUSIVE: {c['disturbed']} of {n} pairs disturbed (the machine was busy); "
-                   f"differences called: {called}")
+        verdict = (f"INCONCLUSIVE: {c['disturbed']} of {n} pairs disturbed (other processes, "
+                   f"stalls, or a CPU running at another speed); differences called: {called}")
     else:
         ok = c["within noise"] >= 0.95 * n and 0.95 <= g <= 1.05
         verdict = "PASS" if ok else "FAIL"
