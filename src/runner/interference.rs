@@ -8,9 +8,9 @@
 //! - steal: time the hypervisor ran other guests on this machine's virtual cores;
 //! - the 1-minute load average at the end of the pass (recorded, not judged: it counts
 //!   annbench's and the servers' own threads too);
-//! - the CPU's speed: [`speed::probe`] before and after the pass (recorded per pass; a point
-//!   whose passes ran on a slower machine than another point's is not compared with it, see
-//!   `report::compare`).
+//! - the CPU's speed: [`super::speed::probe`], taken by the caller outside the window of
+//!   these samples (`runner::measure`), recorded per pass; a point whose passes ran on a
+//!   slower machine than another point's is not compared with it (see `report::compare`).
 //!
 //! A pass is under heavy interference when other processes used more than
 //! [`OTHER_SHARE_LIMIT`] of the machine or [`OTHER_CORES_LIMIT`] cores (whichever is less), or
@@ -18,7 +18,7 @@
 //! unprivileged user and a server of another user over TCP), other CPU is unknown and only
 //! steal can make a pass heavy.
 
-use super::{procs, speed};
+use super::procs;
 use crate::results::Interference;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -49,7 +49,6 @@ pub struct Sample {
     cores: usize,
     own: u64,
     servers: HashMap<i32, u64>,
-    cpu_probe_us: Option<f64>,
 }
 
 impl Watcher {
@@ -95,7 +94,6 @@ impl Watcher {
                 }
             }
         }
-        let cpu_probe_us = speed::probe();
         Some(Sample {
             at: Instant::now(),
             busy,
@@ -103,7 +101,6 @@ impl Watcher {
             cores: cores.max(1),
             own,
             servers,
-            cpu_probe_us,
         })
     }
 
@@ -133,10 +130,7 @@ impl Watcher {
             other_cpu_seconds: other,
             steal_seconds: secs(b.steal.saturating_sub(a.steal)),
             load_average: load_average().unwrap_or(0.0),
-            cpu_probe_us: a
-                .cpu_probe_us
-                .zip(b.cpu_probe_us)
-                .map(|(x, y)| (x + y) / 2.0),
+            cpu_probe_us: None,
             heavy: false,
         })
     }
