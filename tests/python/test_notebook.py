@@ -38,6 +38,11 @@ def test_example_notebook_runs_headless_with_a_png_per_plot(tmp_path, monkeypatc
     for key, url in server_urls().items():
         monkeypatch.setenv(key, url)
     monkeypatch.delenv("MPLBACKEND", raising=False)
+    # The notebook's scratch directory (tempfile.mkdtemp) lands under tmp_path, which pytest
+    # cleans up, not in /tmp.
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
     nb = nbformat.read(NOTEBOOK, as_version=4)
     sources = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "code")
     assert "%matplotlib" not in sources and "pyplot" not in sources

@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -112,13 +111,13 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[webdriver.Chrome]:
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chrome]:
     os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium look for drivers online
     options = webdriver.ChromeOptions()
     options.binary_location = tool("chromium", "ANNBENCH_CHROMIUM")
     for arg in CHROMIUM_ARGS:
         options.add_argument(arg)
-    options.add_argument(f"--user-data-dir={tempfile.mkdtemp(prefix='annbench-chromium-')}")
+    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium')}")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(
         service=Service(tool("chromedriver", "ANNBENCH_CHROMEDRIVER")), options=options
