@@ -127,8 +127,11 @@ mariadb_version() {
 mariadb_provision() {
     local admin=root # unix_socket login: install-db maps the OS user that ran it
     is_root || admin="$(id -un)"
+    # Not CREATE DATABASE IF NOT EXISTS: it waits for the schema's metadata lock, which a
+    # running ALTER TABLE ... ADD VECTOR INDEX (a sweep's build) holds for its whole length.
     in_env "$M_MODE" mariadb --defaults-file="$M_CNF" --socket="$M_SOCK" -u "$admin" 9>&- <<SQL ||
-CREATE DATABASE IF NOT EXISTS \`$DB_NAME\`;
+SET @exists := (SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = '$DB_NAME');
+EXECUTE IMMEDIATE IF(@exists > 0, 'DO 0', 'CREATE DATABASE \`$DB_NAME\`');
 CREATE USER IF NOT EXISTS '$DB_USER'@'%' IDENTIFIED BY '$DB_PASSWORD';
 ALTER USER '$DB_USER'@'%' IDENTIFIED BY '$DB_PASSWORD';
 GRANT ALL PRIVILEGES ON *.* TO '$DB_USER'@'%' WITH GRANT OPTION;
