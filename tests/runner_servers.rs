@@ -76,7 +76,7 @@ fn finds_the_server(algorithm: &str, opts: BackendOptions, server_comm: &str) {
         server > 0.02,
         "{algorithm}: server CPU {server} s over {i} queries"
     );
-    let interference = watcher.between(&a, &b);
+    let interference = watcher.between(&a, &b, None);
     assert!(interference.other_cpu_seconds.is_some(), "{interference:?}");
     drop(searcher);
     backend.drop_index().unwrap();

@@ -117,8 +117,9 @@ impl Watcher {
             .sum()
     }
 
-    /// Interference between two samples (`a` before `b`).
-    pub fn between(&self, a: &Sample, b: &Sample) -> Interference {
+    /// Interference between two samples (`a` before `b`), with the CPU speed the caller
+    /// probed around them.
+    pub fn between(&self, a: &Sample, b: &Sample, cpu_probe_us: Option<f64>) -> Interference {
         let secs = |ticks: u64| ticks as f64 / self.tick;
         let servers = self.server_ticks(a, b);
         let busy = b.busy.saturating_sub(a.busy);
@@ -130,7 +131,7 @@ impl Watcher {
             other_cpu_seconds: other,
             steal_seconds: secs(b.steal.saturating_sub(a.steal)),
             load_average: load_average().unwrap_or(0.0),
-            cpu_probe_us: None,
+            cpu_probe_us,
             heavy: false,
         })
     }
@@ -209,7 +210,7 @@ mod tests {
             x = x.wrapping_add(std::hint::black_box(1));
         }
         let b = w.sample().unwrap();
-        let i = w.between(&a, &b);
+        let i = w.between(&a, &b, None);
         assert!(x > 0 && i.seconds >= 0.2 && i.cores >= 1);
         // Our own 0.2 s of CPU is not "other"; whatever else ran may be (the machine is
         // shared), but never more than the whole machine.
@@ -223,7 +224,7 @@ mod tests {
         let a = w.sample().unwrap();
         child.wait().unwrap();
         let b = w.sample().unwrap();
-        let i = w.between(&a, &b);
+        let i = w.between(&a, &b, None);
         assert!(i.other_cpu_seconds.unwrap() > 0.3 * i.seconds, "{i:?}");
         assert!(!describe(&i).is_empty());
     }

@@ -180,7 +180,7 @@ pub fn run_pass(
         ready.wait();
         // The speed probe runs outside the sampled window, so its own time is in neither the
         // pass nor the interference figures.
-        let probe_before = watcher.and(super::speed::probe());
+        let probe_before = watcher.and_then(|_| super::speed::probe());
         let before = watcher.and_then(Watcher::sample);
         let cpu0 = process_cpu_seconds();
         if let Some(c) = cost {
@@ -221,10 +221,10 @@ pub fn run_pass(
             .map(|(b, a)| (b - a).max(0.0));
         let interference = match (watcher, before, watcher.and_then(Watcher::sample)) {
             (Some(w), Some(a), Some(b)) => {
-                let probe_after = super::speed::probe();
-                let mut i = w.between(&a, &b);
-                i.cpu_probe_us = probe_before.zip(probe_after).map(|(x, y)| (x + y) / 2.0);
-                Some(i)
+                let probe = probe_before
+                    .zip(super::speed::probe())
+                    .map(|(x, y)| (x + y) / 2.0);
+                Some(w.between(&a, &b, probe))
             }
             _ => None,
         };
