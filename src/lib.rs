@@ -31,6 +31,7 @@ pub mod metric;
 pub mod metrics;
 pub mod params;
 pub mod python_args;
+pub mod registry;
 pub mod report;
 pub mod results;
 pub mod runner;

@@ -5,7 +5,7 @@
 
 mod servers_support;
 
-use annbench::connect::{self, ServerKind};
+use annbench::connect;
 use mysql::prelude::Queryable;
 use servers_support::*;
 use std::path::{Path, PathBuf};
@@ -82,8 +82,8 @@ fn all_files(dir: &Path) -> Vec<PathBuf> {
 
 /// Vector indexes on the table of the test's dataset in annbench's schema/database.
 fn vector_indexes(url: &connect::ServerUrl) -> Vec<String> {
-    match url.kind() {
-        ServerKind::MariaDb => {
+    match url.kind().key() {
+        "mariadb" => {
             let mut c = annbench::backend::mariadb::server::connect(url).unwrap();
             c.query(
                 "SELECT CONCAT(TABLE_NAME, '.', INDEX_NAME) FROM information_schema.STATISTICS \
@@ -92,7 +92,7 @@ fn vector_indexes(url: &connect::ServerUrl) -> Vec<String> {
             )
             .unwrap()
         }
-        ServerKind::Postgres => {
+        "postgres" => {
             let mut c = annbench::backend::postgres::server::connect(url).unwrap();
             c.query(
                 "SELECT indexname FROM pg_indexes WHERE schemaname = 'annbench' \
@@ -104,6 +104,7 @@ fn vector_indexes(url: &connect::ServerUrl) -> Vec<String> {
             .map(|r| r.get(0))
             .collect()
         }
+        other => panic!("no vector index query for {other}"),
     }
 }
 

@@ -27,6 +27,7 @@ pub static ALGORITHM: Algorithm = Algorithm {
         thorough_query: "",
         slow_build: "",
     },
+    build_cost: None,
 };
 
 struct Table {

@@ -161,6 +161,14 @@ pub trait Backend: Send {
     /// Drop the index (not the table); called when a sweep ends or before a rebuild.
     fn drop_index(&mut self) -> Result<()>;
 
+    /// Drop the tables (and indexes) this algorithm keeps for `dataset`, with their metadata,
+    /// so that the next run loads them again (`servers drop-tables`, and the calibration
+    /// tables of a dry run). Tables shared with other algorithms go too.
+    fn drop_tables(&mut self, dataset: &str) -> Result<()> {
+        let _ = dataset;
+        Ok(())
+    }
+
     /// Fail unless the index queries run on now is the one the last [`build`](Backend::build)
     /// of this backend made (not dropped or rebuilt by another session since): the runner
     /// calls it after measuring each point and stores the point only if it passes. Database
@@ -367,6 +375,37 @@ impl BackendOptions {
         table::check_ident(&s, "schema name")?;
         Ok(s)
     }
+}
+
+/// Drop every table the algorithms on `database` keep for `dataset` (each algorithm says which
+/// are its own: [`Backend::drop_tables`]).
+pub fn drop_tables(database: &Database, dataset: &str, opts: &BackendOptions) -> Result<()> {
+    for a in ALGORITHMS
+        .iter()
+        .filter(|a| a.database.is_some_and(|d| d.kind == database.kind))
+    {
+        (a.create)(opts)?.drop_tables(dataset)?;
+    }
+    Ok(())
+}
+
+/// Ask every database's waits to end soon ([`Database::stop_waits`]): Ctrl-C and signals.
+pub fn request_stop() {
+    for hooks in databases().iter().filter_map(|d| d.stop_waits) {
+        (hooks.request)();
+    }
+}
+
+/// Forget a stop request, before a new run.
+pub fn clear_stop() {
+    for hooks in databases().iter().filter_map(|d| d.stop_waits) {
+        (hooks.clear)();
+    }
+}
+
+/// The registered database whose key is `key` (`mariadb`, `postgres`).
+pub fn database(key: &str) -> Option<&'static Database> {
+    databases().into_iter().find(|d| d.kind.key() == key)
 }
 
 /// Connect the backend for `algorithm`.

@@ -36,6 +36,9 @@ pub struct Algorithm {
     pub create: fn(&BackendOptions) -> Result<Box<dyn Backend>>,
     /// The points the contract suite (`tests/contract.rs`) runs this algorithm at.
     pub contract: Contract,
+    /// The relative cost of one index build at these build arguments, to balance shards and
+    /// plan dry runs ([`crate::shard::cost`] says what the unit is); `None`: no model yet.
+    pub build_cost: Option<fn(&crate::params::Params) -> f64>,
 }
 
 /// Points the contract suite runs an algorithm at, as `key=value, ...` text.

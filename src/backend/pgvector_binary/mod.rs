@@ -61,6 +61,7 @@ pub static ALGORITHM: Algorithm = Algorithm {
         thorough_query: "candidates=1000",
         slow_build: "M=48, ef_construction=400",
     },
+    build_cost: None,
 };
 
 /// The bit HNSW index with re-ranking.

@@ -62,6 +62,7 @@ pub static ALGORITHM: Algorithm = Algorithm {
         thorough_query: "probes=10",
         slow_build: "lists=1000",
     },
+    build_cost: None,
 };
 
 /// The IVFFlat index.
