@@ -9,7 +9,7 @@ ROOT_PACKAGES="" # root_packages, set by ensure_root
 # The packages every engine needs in the root (<db>_packages), in engine order.
 root_packages() {
     local e
-    for e in $ENGINES; do "${e}_packages"; done | tr ' ' '\n' | sed '/^$/d' | awk '!seen[$0]++' | tr '\n' ' ' | sed 's/ $//'
+    for e in $ENGINES; do "${e}_packages"; done | tr ' ' '\n' | sed '/^$/d' | awk '!seen[$0]++' | paste -sd ' ' -
 }
 
 # Decide each engine's <DB>_MODE (host | root) and the binaries it uses.
@@ -39,7 +39,7 @@ root_missing_packages() {
     installed="$(chroot "$ROOT" dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' 2>/dev/null | awk '$1 == "ii" {print $2}')"
     for p in $ROOT_PACKAGES; do
         printf '%s\n' "$installed" | grep -qxF "$p" || printf '%s\n' "$p"
-    done | tr '\n' ' ' | sed 's/ $//'
+    done | paste -sd ' ' -
 }
 
 # Install what root_missing_packages names, from the package lists the root has; when that fails
