@@ -342,6 +342,7 @@ fn the_root_has_every_engines_packages() {
             .arg("-c")
             .arg(format!(
                 "set -euo pipefail\nsource '{0}/databases-common.sh'\nsource '{0}/databases-root.sh'\n\
+                 is_root || {{ echo 'not root: chroot needs root'; exit 0; }}\n\
                  engines_load\nROOT_PACKAGES=\"$(root_packages){extra}\"\necho \"[$ROOT_PACKAGES]\"\n\
                  echo \"missing [$(root_missing_packages)]\"",
                 lib.display()
@@ -358,6 +359,10 @@ fn the_root_has_every_engines_packages() {
         text
     };
     let text = run("");
+    if text.starts_with("not root") {
+        eprintln!("{text}");
+        return;
+    }
     assert!(
         text.contains("[mariadb-server postgresql-17 postgresql-17-pgvector redis-server]"),
         "{text}"
