@@ -177,8 +177,8 @@ pub fn markdown() -> String {
 fn databases_markdown(out: &mut String) {
     out.push_str(
         "\n## Databases\n\n\
-         Each database declares these names once (`src/backend/<database>/decl.rs`); a URL \
-         given nowhere is looked up in this order: the flag (or Python keyword), the variable, \
+         Each database declares these names once (`src/backend/<database>/decl.rs`); a server's URL \
+         comes from, in this order: the flag (or Python keyword), the variable, \
          the ann-benchmarks forks' variables, then the `servers.env` of \
          `scripts/databases.sh`.\n\n\
          | database | flag | Python | variable | forks' variables | URL | server processes |\n\
