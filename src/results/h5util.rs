@@ -190,6 +190,7 @@ pub fn edit_in_place(
         context: format!("cannot write {what} to {}", path.display()),
         source: std::io::Error::other(e.to_string()),
     };
+    crate::fsutil::ensure_space(path, needed, what)?;
     let f = std::fs::OpenOptions::new()
         .write(true)
         .open(path)

@@ -70,6 +70,8 @@ fn encode_png(rgb: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>, png::EncodingEr
     let mut enc = png::Encoder::new(&mut out, w, h);
     enc.set_color(png::ColorType::Rgb);
     enc.set_depth(png::BitDepth::Eight);
+    // Adaptive filtering, as plotters' own encoder (the image crate) does: a quarter the size.
+    enc.set_adaptive_filter(png::AdaptiveFilterType::Adaptive);
     let mut writer = enc.write_header()?;
     writer.write_image_data(rgb)?;
     writer.finish()?;
