@@ -57,7 +57,10 @@ fn dataset_writers_on_a_full_disk_fail_clearly_and_change_nothing() {
     assert!(out.status.success(), "{}", text(&out));
     let data = dir.join(format!("{NAME}.hdf5"));
     let sidecar = dir.join(format!("{NAME}.filters.h5"));
-    let (data_bytes, sidecar_bytes) = (std::fs::read(&data).unwrap(), std::fs::read(&sidecar).unwrap());
+    let (data_bytes, sidecar_bytes) = (
+        std::fs::read(&data).unwrap(),
+        std::fs::read(&sidecar).unwrap(),
+    );
     mount.fill("filler", 100 * 1024);
 
     // A new sidecar (1.5 MB) does not fit: the old one stays.
@@ -99,10 +102,22 @@ fn dataset_writers_on_a_full_disk_fail_clearly_and_change_nothing() {
     ]);
     assert_no_space(&out, &other.join(format!("{NAME}.hdf5")));
 
-    assert_eq!(std::fs::read(&data).unwrap(), data_bytes, "the dataset changed");
-    assert_eq!(std::fs::read(&sidecar).unwrap(), sidecar_bytes, "the sidecar changed");
+    assert_eq!(
+        std::fs::read(&data).unwrap(),
+        data_bytes,
+        "the dataset changed"
+    );
+    assert_eq!(
+        std::fs::read(&sidecar).unwrap(),
+        sidecar_bytes,
+        "the sidecar changed"
+    );
     assert!(!sub.exists() && !other.join(format!("{NAME}.hdf5")).exists());
-    assert_eq!(temp_files(dir), Vec::<std::path::PathBuf>::new(), "temp files left");
+    assert_eq!(
+        temp_files(dir),
+        Vec::<std::path::PathBuf>::new(),
+        "temp files left"
+    );
     // Both files still read.
     let out = annbench(&["datasets", "info", NAME, "--data-dir", &dir_s]);
     assert!(out.status.success(), "{}", text(&out));

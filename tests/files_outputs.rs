@@ -19,7 +19,13 @@ fn store(dir: &Path) {
     for ef in 0..30i64 {
         for (label, qps) in [("v1", 1000.0), ("v2", 1100.0)] {
             let recall = 0.9 + 0.003 * ef as f64;
-            let p = pt("mariadb", &[("M", 16)], &[("ef_search", 10 + ef)], recall, qps - ef as f64);
+            let p = pt(
+                "mariadb",
+                &[("M", 16)],
+                &[("ef_search", 10 + ef)],
+                recall,
+                qps - ef as f64,
+            );
             write_point(dir, &labelled(p, label)).unwrap();
         }
     }
@@ -32,7 +38,10 @@ fn commands(results: &Path, out: &Path) -> Vec<Vec<String>> {
         let mut v: Vec<String> = cmd.iter().map(|s| s.to_string()).collect();
         v.extend(["--dataset".into(), DATASET.into(), "--results".into()]);
         v.push(results.display().to_string());
-        v.extend(["--data-dir".into(), results.join("data").display().to_string()]);
+        v.extend([
+            "--data-dir".into(),
+            results.join("data").display().to_string(),
+        ]);
         v.extend(["-o".into(), file]);
         v
     };
@@ -83,7 +92,11 @@ fn outputs_on_a_full_disk_leave_the_old_file_whole() {
                 && !err.contains("Drawing backend"),
             "{c:?}:\n{err}"
         );
-        assert_eq!(std::fs::read(&path).unwrap(), b"old", "{c:?} changed the old file");
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            b"old",
+            "{c:?} changed the old file"
+        );
     }
     assert_eq!(temp_files(mount.path()), Vec::<PathBuf>::new());
     // Room again: the same commands replace the old files.
@@ -129,7 +142,12 @@ fn fifos_and_device_nodes_are_never_written_or_replaced() {
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert!(err.contains("it is a character device"), "{err}");
         use std::os::unix::fs::FileTypeExt;
-        assert!(std::fs::metadata(&node).unwrap().file_type().is_char_device());
+        assert!(
+            std::fs::metadata(&node)
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
     } else {
         println!("device node part SKIPPED: mknod needs root");
     }

@@ -310,21 +310,29 @@ pub fn save(ds: &Dataset, path: &Path) -> Result<()> {
         .as_ref()
         .map_or(0, |g| g.neighbors.len() * 8);
     let bytes = (ds.train.len() + ds.test.len()) * 4 + gt;
-    write_large(path, "the dataset", bytes as u64, |file| attrs(ds, file), |file| {
-        file.new_dataset_builder()
-            .with_data(&ds.train)
-            .create("train")?;
-        file.new_dataset_builder().with_data(&ds.test).create("test")?;
-        if let Some(gt) = &ds.ground_truth {
+    write_large(
+        path,
+        "the dataset",
+        bytes as u64,
+        |file| attrs(ds, file),
+        |file| {
             file.new_dataset_builder()
-                .with_data(&gt.neighbors)
-                .create("neighbors")?;
+                .with_data(&ds.train)
+                .create("train")?;
             file.new_dataset_builder()
-                .with_data(&gt.distances)
-                .create("distances")?;
-        }
-        Ok(())
-    })
+                .with_data(&ds.test)
+                .create("test")?;
+            if let Some(gt) = &ds.ground_truth {
+                file.new_dataset_builder()
+                    .with_data(&gt.neighbors)
+                    .create("neighbors")?;
+                file.new_dataset_builder()
+                    .with_data(&gt.distances)
+                    .create("distances")?;
+            }
+            Ok(())
+        },
+    )
 }
 
 /// The file attributes of `ds`, as h5py writes them.

@@ -145,7 +145,10 @@ mod tests {
         assert_eq!(std::fs::read(&p).unwrap(), b"data");
         // Where the file system reserves at all, more than it holds is refused.
         if let Err(e) = reserve(&f, u64::MAX / 4) {
-            assert!(is_no_space(&e) || e.kind() == std::io::ErrorKind::FileTooLarge, "{e}");
+            assert!(
+                is_no_space(&e) || e.kind() == std::io::ErrorKind::FileTooLarge,
+                "{e}"
+            );
         }
         assert_eq!(std::fs::read(&p).unwrap(), b"data");
     }

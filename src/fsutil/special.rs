@@ -72,9 +72,13 @@ mod tests {
         let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        let e = refuse_special(&fifo, "a result file").unwrap_err().to_string();
+        let e = refuse_special(&fifo, "a result file")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("p.hdf5 is a FIFO"), "{e}");
-        let e = check_output(dir.path(), "the table").unwrap_err().to_string();
+        let e = check_output(dir.path(), "the table")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("it is a directory"), "{e}");
         let file = dir.path().join("f");
         std::fs::write(&file, b"x").unwrap();

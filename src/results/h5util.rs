@@ -132,11 +132,10 @@ pub fn write_image(
     what: &str,
     fill: impl FnOnce(&hdf5::File) -> hdf5::Result<()>,
 ) -> Result<()> {
-    let bytes = file_image(fill)
-        .map_err(|e| Error::Io {
-            context: format!("cannot encode {what} {}", path.display()),
-            source: std::io::Error::other(e.to_string()),
-        })?;
+    let bytes = file_image(fill).map_err(|e| Error::Io {
+        context: format!("cannot encode {what} {}", path.display()),
+        source: std::io::Error::other(e.to_string()),
+    })?;
     crate::fsutil::write_atomic(path, &bytes, what)
 }
 

@@ -266,8 +266,7 @@ pub fn plan(opts: &SweepOptions, rows: Option<usize>) -> Result<Vec<Grid>> {
     };
     let mut files = Vec::new();
     for path in &opts.config_files {
-        let text =
-            crate::fsutil::read_text(path, "config")?;
+        let text = crate::fsutil::read_text(path, "config")?;
         files.push((
             config::config_algorithm(&text, &path.display().to_string())?,
             path,

@@ -95,7 +95,10 @@ pub fn all_files(dir: &Path) -> Vec<PathBuf> {
 pub fn temp_files(dir: &Path) -> Vec<PathBuf> {
     all_files(dir)
         .into_iter()
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
         .collect()
 }
 
@@ -103,7 +106,12 @@ pub fn temp_files(dir: &Path) -> Vec<PathBuf> {
 pub fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo {}", path.display());
+    assert_eq!(
+        unsafe { libc::mkfifo(c.as_ptr(), 0o644) },
+        0,
+        "mkfifo {}",
+        path.display()
+    );
 }
 
 /// True when `path` is (still) a FIFO.

@@ -307,10 +307,9 @@ mod tests {
         let f = super::super::generate(&ds, &["0.1".into()], &[FilterKind::Range], 4).unwrap();
         let l = &f.levels[0];
         let file = hdf5::File::create(sidecar_path(&data)).unwrap();
-        let p = Path::new("old");
-        int_attr(&file, "annbench_filters", 1, p).unwrap();
-        int_attr(&file, "seed", 4, p).unwrap();
-        text_attr(&file, "vectors", &f.vectors, p).unwrap();
+        int_attr(&file, "annbench_filters", 1).unwrap();
+        int_attr(&file, "seed", 4).unwrap();
+        text_attr(&file, "vectors", &f.vectors).unwrap();
         file.new_dataset_builder()
             .with_data(&f.columns[0].values)
             .create("attr")
@@ -319,7 +318,7 @@ mod tests {
             .create_group("selectivity")
             .and_then(|s| s.create_group("0.1"))
             .unwrap();
-        int_attr(&g, "threshold", l.value, p).unwrap();
+        int_attr(&g, "threshold", l.value).unwrap();
         g.new_dataset_builder()
             .with_data(&l.truth.neighbors)
             .create("neighbors")

@@ -15,9 +15,8 @@ pub fn copy_point(from: &Path, to: &Path, label: Option<&str>) -> Result<()> {
     crate::fsutil::refuse_special(from, "a result file")?;
     match label {
         Some(label) => {
-            let bytes = edited_image(from, |file| relabel(file, label)).map_err(|e| {
-                Error::Results(format!("cannot relabel {}: {e}", from.display()))
-            })?;
+            let bytes = edited_image(from, |file| relabel(file, label))
+                .map_err(|e| Error::Results(format!("cannot relabel {}: {e}", from.display())))?;
             crate::fsutil::write_atomic(to, &bytes, "a result file")
         }
         None => {
