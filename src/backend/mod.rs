@@ -319,6 +319,50 @@ pub fn check_dimension(algorithm: &Algorithm, dimension: usize) -> Result<()> {
     )))
 }
 
+/// Refuse a dataset whose metric `algorithm`'s index does not compare by (its declared
+/// [`Algorithm::metrics`]), naming the registered algorithms that take it.
+pub fn check_metric(algorithm: &Algorithm, metric: Metric) -> Result<()> {
+    if algorithm.metrics.contains(&metric) {
+        return Ok(());
+    }
+    let takes: Vec<&str> = algorithm.metrics.iter().map(|m| m.as_str()).collect();
+    let example = match algorithm.metrics.first() {
+        Some(Metric::Angular) => " (e.g. glove-25-angular)",
+        Some(Metric::Euclidean) => " (e.g. sift-128-euclidean)",
+        None => "",
+    };
+    let others: Vec<&str> = ALGORITHMS
+        .iter()
+        .filter(|a| a.database.is_some() && a.metrics.contains(&metric))
+        .map(|a| a.name)
+        .collect();
+    let hint = if others.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", or an algorithm that takes {}: {}",
+            metric.as_str(),
+            others.join(", ")
+        )
+    };
+    Err(crate::Error::Config(format!(
+        "{}: its index compares vectors by {} only; this dataset is {}: use {} dataset{example}{hint} \
+         (nothing was sent to the server)",
+        algorithm.name,
+        takes.join(" or "),
+        metric.as_str(),
+        algorithm
+            .metrics
+            .iter()
+            .map(|m| match m {
+                Metric::Angular => "an angular",
+                Metric::Euclidean => "a euclidean",
+            })
+            .collect::<Vec<_>>()
+            .join(" or "),
+    )))
+}
+
 /// How to reach the servers, and backend options that are not grid parameters.
 #[derive(Debug, Clone, Default)]
 pub struct BackendOptions {

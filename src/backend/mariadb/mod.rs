@@ -81,6 +81,7 @@ pub static ALGORITHM: Algorithm = Algorithm {
     // VECTOR(16383) is the type's limit, but with the INT id the row would pass the 65535
     // bytes MariaDB allows a row.
     max_dimension: 16382,
+    metrics: super::spec::ALL_METRICS,
     grid: include_str!("../../../algorithms/mariadb/config.yml"),
     create: |o| Ok(Box::new(MariaDb::connect(o)?)),
     contract: Contract {

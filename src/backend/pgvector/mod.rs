@@ -75,6 +75,7 @@ const fn hnsw(
         query: QUERY,
         rules: &[EF_CONSTRUCTION_RULE, FILTER_RULE],
         max_dimension,
+        metrics: super::spec::ALL_METRICS,
         grid,
         create,
         contract: CONTRACT,
