@@ -242,6 +242,7 @@ registry! {
     pgvector: [VECTOR, HALFVEC, HALFVEC_COLUMN],
     pgvector_ivfflat: [ALGORITHM],
     pgvector_binary: [ALGORITHM],
+    redis: [ALGORITHM],
 }
 
 /// The registered algorithm `name`.
