@@ -5,9 +5,13 @@
 //! against them too (see [`super::args`]), so no rule is written twice.
 
 use super::server::Database;
-use super::{Backend, BackendOptions};
+use super::{Backend, BackendOptions, TableSpec};
 use crate::Result;
+use ndarray::ArrayView2;
 use std::fmt;
+
+/// An algorithm's checks of the data (train, then test vectors) before anything is sent.
+pub type DataCheck = fn(&TableSpec, ArrayView2<'_, f32>, ArrayView2<'_, f32>) -> Result<()>;
 
 /// One algorithm: a registry entry (see [`super::ALGORITHMS`]).
 pub struct Algorithm {
@@ -34,6 +38,10 @@ pub struct Algorithm {
     pub grid: &'static str,
     /// Connect a backend for this algorithm.
     pub create: fn(&BackendOptions) -> Result<Box<dyn Backend>>,
+    /// Refuse train or test vectors its server cannot hold or query (values beyond a column's
+    /// range, lengths it refuses), naming the row. A sweep runs it for every selected algorithm
+    /// before any table of any of them is loaded (`runner::preflight::check_data`).
+    pub check_data: DataCheck,
     /// The points the contract suite (`tests/contract.rs`) runs this algorithm at.
     pub contract: Contract,
 }

@@ -46,7 +46,8 @@ pub fn try_compute(
 }
 
 /// The checks of [`try_compute`]: equal dimensions, `k >= 1`, a non-empty train set that
-/// int32 ids can address.
+/// int32 ids can address, finite values whose squared distances fit float32 (see
+/// [`super::validate::MAX_SQUARED_LENGTH`]).
 pub fn check_input(train: ArrayView2<f32>, test: ArrayView2<f32>, k: usize) -> Result<()> {
     if train.ncols() != test.ncols() {
         return Err(Error::Dataset(format!(
@@ -66,6 +67,9 @@ pub fn check_input(train: ArrayView2<f32>, test: ArrayView2<f32>, k: usize) -> R
             "train has more rows than int32 ids can address".into(),
         ));
     }
+    // The ranking runs in float32: a squared distance past its range would rank nothing.
+    super::validate::check_vectors("train", train).map_err(Error::Dataset)?;
+    super::validate::check_vectors("test", test).map_err(Error::Dataset)?;
     Ok(())
 }
 
@@ -290,7 +294,10 @@ impl Ctx<'_> {
             .collect();
         sort_keys(&mut exact);
         exact.truncate(self.k);
-        if !cand.pruned || self.proven(&q, cand.threshold, exact[self.k - 1].0) {
+        // Fewer than k candidates means scores that compared as nothing (NaN, an overflow):
+        // the exact scan below decides, never rows of zeros.
+        let complete = exact.len() == self.k;
+        if complete && (!cand.pruned || self.proven(&q, cand.threshold, exact[self.k - 1].0)) {
             return (exact, false);
         }
         let mut all: Vec<(f64, u32)> = (0..self.train.nrows())

@@ -79,6 +79,7 @@ pub static ALGORITHM: Algorithm = Algorithm {
     max_dimension: 16382,
     grid: include_str!("../../../algorithms/mariadb/config.yml"),
     create: |o| Ok(Box::new(MariaDb::connect(o)?)),
+    check_data: load::check_data,
     contract: Contract {
         build: "M=8",
         thorough_query: "ef_search=1000",

@@ -64,6 +64,7 @@ const fn hnsw(
     max_dimension: usize,
     grid: &'static str,
     create: fn(&BackendOptions) -> Result<Box<dyn Backend>>,
+    check_data: crate::backend::spec::DataCheck,
 ) -> Algorithm {
     Algorithm {
         name,
@@ -77,6 +78,7 @@ const fn hnsw(
         max_dimension,
         grid,
         create,
+        check_data,
         contract: CONTRACT,
     }
 }
@@ -89,6 +91,7 @@ pub static VECTOR: Algorithm = hnsw(
     2000,
     include_str!("../../../algorithms/pgvector/config.yml"),
     |o| connect(o, &Hnsw(Variant::Vector)),
+    crate::backend::table::check_data,
 );
 
 pub static HALFVEC: Algorithm = hnsw(
@@ -99,6 +102,16 @@ pub static HALFVEC: Algorithm = hnsw(
     4000,
     include_str!("../../../algorithms/pgvector_halfvec/config.yml"),
     |o| connect(o, &Hnsw(Variant::HalfvecIndex)),
+    |spec, train, test| {
+        crate::backend::table::check_data_within(
+            spec,
+            train,
+            test,
+            half::f16::MAX.to_f32(),
+            "the float16 range (+-65504) of pgvector_halfvec's halfvec index and queries; use \
+             pgvector (float32 throughout)",
+        )
+    },
 );
 
 pub static HALFVEC_COLUMN: Algorithm = hnsw(
@@ -110,7 +123,20 @@ pub static HALFVEC_COLUMN: Algorithm = hnsw(
     4000,
     include_str!("../../../algorithms/pgvector_halfvec_column/config.yml"),
     |o| connect(o, &Hnsw(Variant::HalfvecColumn)),
+    |spec, train, test| {
+        crate::backend::table::check_data_within(
+            spec,
+            train,
+            test,
+            half::f16::MAX.to_f32(),
+            HALFVEC_COLUMN_LIMIT,
+        )
+    },
 );
+
+/// The range a halfvec column refuses values beyond, and the fix.
+pub const HALFVEC_COLUMN_LIMIT: &str = "the float16 range (+-65504) of a halfvec column; use an \
+    algorithm with a float32 column, e.g. pgvector or pgvector_halfvec";
 
 fn connect(opts: &BackendOptions, index: &'static Hnsw) -> Result<Box<dyn Backend>> {
     Ok(Box::new(PgBackend::connect(opts, index)?))
