@@ -542,3 +542,78 @@ fn stores_of_different_data_under_one_name_are_not_mixed() {
     ));
     assert_eq!(points(&same).len(), 2);
 }
+
+#[test]
+fn points_scored_by_the_absolute_tolerance_are_measured_again() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = d.join("wr-old-rule.hdf5");
+    let (train, test) = sift(1e-20);
+    let ds =
+        dataset::create::from_parts("wr-old-rule", annbench::Metric::Euclidean, train, test, 100)
+            .unwrap();
+    dataset::save(&ds, &file).unwrap();
+    let results = d.join("results");
+    ok(&run(&file, "exact", &results, &[], d));
+    let [path] = points(&results).try_into().unwrap();
+    let mut p = annbench::results::read_point(&path).unwrap();
+    assert_eq!(
+        p.metrics.recall_rule.as_deref(),
+        Some(annbench::metrics::KNN_RULE)
+    );
+    // As an earlier annbench stored it: no rule, the same fingerprint.
+    p.metrics.recall_rule = None;
+    annbench::results::write_point(&results, &p).unwrap();
+    let out = ok(&run(&file, "exact", &results, &[], d));
+    assert!(
+        out.contains("absolute recall tolerance of 1e-3") && out.contains("measuring them again"),
+        "{out}"
+    );
+    let again = annbench::results::read_point(&path).unwrap();
+    assert_eq!(
+        again.metrics.recall_rule.as_deref(),
+        Some(annbench::metrics::KNN_RULE)
+    );
+    assert!(
+        !again
+            .metrics
+            .flags
+            .contains(&annbench::results::Flag::Tolerance)
+    );
+    // And a third run reuses it.
+    let out = ok(&run(&file, "exact", &results, &[], d));
+    assert!(!out.contains("measuring them again"), "{out}");
+}
+
+#[test]
+fn the_dry_run_refuses_what_the_run_refuses() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = d.join("wr-dry.hdf5");
+    let (train, test) = sift(1.0);
+    let ds = dataset::create::from_parts("wr-dry", annbench::Metric::Euclidean, train, test, 100)
+        .unwrap();
+    dataset::save(&ds, &file).unwrap();
+    let not_a_dir = d.join("a-file");
+    std::fs::write(&not_a_dir, "x").unwrap();
+    let results = d.join("results");
+    for (extra, to, expect) in [
+        (&["--label", ""][..], &results, "--label is empty"),
+        (&[][..], &not_a_dir, "is a file, not a directory"),
+    ] {
+        let real = fails(&run(&file, "exact", to, extra, d));
+        let dry = fails(&run(
+            &file,
+            "exact",
+            to,
+            &[extra, &["--dry-run"]].concat(),
+            d,
+        ));
+        assert!(
+            real.contains(expect) && dry.contains(expect),
+            "{expect}:\n{real}\n{dry}"
+        );
+    }
+}

@@ -376,3 +376,26 @@ fn key_to_distance(metric: Metric, key: f64) -> f32 {
         Metric::Angular => key as f32,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    /// Scores that overflow float32 rank nothing: the exact f64 scan answers, never rows of
+    /// id 0 at distance 0 (unchecked input; checked input refuses such values first).
+    #[test]
+    fn scores_that_overflow_float32_fall_back_to_the_exact_scan() {
+        let train = array![[1e20f32, 0.0], [3e19, 0.0], [-2e20, 0.0]];
+        let test = array![[2.9e19f32, 0.0]];
+        let gt = compute(train.view(), test.view(), Metric::Euclidean, 2);
+        assert_eq!(gt.neighbors.row(0).to_vec(), [1, 0]);
+        assert!(
+            (gt.distances[[0, 0]] - 1e18).abs() < 1e13,
+            "{:?}",
+            gt.distances
+        );
+        let e = try_compute(train.view(), test.view(), Metric::Euclidean, 2).unwrap_err();
+        assert!(e.to_string().contains("'train' row 0"), "{e}");
+    }
+}
