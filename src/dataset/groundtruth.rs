@@ -318,6 +318,12 @@ impl Ctx<'_> {
         let d = q.len() as f64;
         let qn = norm_sq(ArrayView1::from(q)).sqrt();
         let m = self.max_norm;
+        // The bound below is relative; products below float32's normal range (vectors of a
+        // tiny scale, e.g. x 1e-22) also round absolutely, by up to 1.4e-45 each. Far above
+        // that, the bound holds; else the exact scan decides.
+        if qn * m < d * 1e-30 {
+            return false;
+        }
         // Dot-product rounding |fl(q.x) - q.x| <= (d + 1) u |q||x| in any summation order,
         // plus the roundings of the per-row term and of the final add/multiply.
         let (tol, exact_score) = match self.metric {
@@ -397,5 +403,40 @@ mod tests {
         );
         let e = try_compute(train.view(), test.view(), Metric::Euclidean, 2).unwrap_err();
         assert!(e.to_string().contains("'train' row 0"), "{e}");
+    }
+
+    /// Vectors of a tiny scale, whose products fall below float32's normal range: the same
+    /// neighbours as an exact f64 scan.
+    #[test]
+    fn vectors_of_a_tiny_scale_get_exact_neighbours() {
+        let mut rng = crate::dataset::rng::Rng::new(3);
+        for scale in [1e-20f32, 1e-23, 1e-30] {
+            let mut m =
+                |rows| Array2::from_shape_simple_fn((rows, 16), || rng.normal() as f32 * scale);
+            let (train, test) = (m(3000), m(20));
+            let gt = compute(train.view(), test.view(), Metric::Euclidean, 10);
+            for (i, q) in test.rows().into_iter().enumerate() {
+                let mut all: Vec<(f64, usize)> = train
+                    .rows()
+                    .into_iter()
+                    .enumerate()
+                    .map(|(j, x)| {
+                        let d: f64 = q
+                            .iter()
+                            .zip(x)
+                            .map(|(&a, &b)| (f64::from(a) - f64::from(b)).powi(2))
+                            .sum();
+                        (d, j)
+                    })
+                    .collect();
+                all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                let want: Vec<i32> = all.iter().take(10).map(|&(_, j)| j as i32).collect();
+                assert_eq!(
+                    gt.neighbors.row(i).to_vec(),
+                    want,
+                    "scale {scale}, query {i}"
+                );
+            }
+        }
     }
 }
