@@ -64,7 +64,6 @@ const fn hnsw(
     max_dimension: usize,
     grid: &'static str,
     create: fn(&BackendOptions) -> Result<Box<dyn Backend>>,
-    check_data: crate::backend::spec::DataCheck,
 ) -> Algorithm {
     Algorithm {
         name,
@@ -78,7 +77,7 @@ const fn hnsw(
         max_dimension,
         grid,
         create,
-        check_data,
+        check_data: crate::backend::table::check_data,
         contract: CONTRACT,
     }
 }
@@ -91,18 +90,11 @@ pub static VECTOR: Algorithm = hnsw(
     2000,
     include_str!("../../../algorithms/pgvector/config.yml"),
     |o| connect(o, &Hnsw(Variant::Vector)),
-    crate::backend::table::check_data,
 );
 
-pub static HALFVEC: Algorithm = hnsw(
-    "pgvector_halfvec",
-    "PGVector_halfvec",
-    "pgvector HNSW index on v::halfvec(d) over the float32 column (a float16 index)",
-    (0, 7),
-    4000,
-    include_str!("../../../algorithms/pgvector_halfvec/config.yml"),
-    |o| connect(o, &Hnsw(Variant::HalfvecIndex)),
-    |spec, train, test| {
+pub static HALFVEC: Algorithm = Algorithm {
+    // The index and the queries are cast to float16, which refuses values beyond its range.
+    check_data: |spec, train, test| {
         crate::backend::table::check_data_within(
             spec,
             train,
@@ -112,18 +104,19 @@ pub static HALFVEC: Algorithm = hnsw(
              pgvector (float32 throughout)",
         )
     },
-);
+    ..hnsw(
+        "pgvector_halfvec",
+        "PGVector_halfvec",
+        "pgvector HNSW index on v::halfvec(d) over the float32 column (a float16 index)",
+        (0, 7),
+        4000,
+        include_str!("../../../algorithms/pgvector_halfvec/config.yml"),
+        |o| connect(o, &Hnsw(Variant::HalfvecIndex)),
+    )
+};
 
-pub static HALFVEC_COLUMN: Algorithm = hnsw(
-    "pgvector_halfvec_column",
-    "PGVector_halfvec_column",
-    "pgvector HNSW index on a halfvec(d) column: half the table size, vectors and queries \
-     rounded to float16, values beyond +-65504 refused",
-    (0, 7),
-    4000,
-    include_str!("../../../algorithms/pgvector_halfvec_column/config.yml"),
-    |o| connect(o, &Hnsw(Variant::HalfvecColumn)),
-    |spec, train, test| {
+pub static HALFVEC_COLUMN: Algorithm = Algorithm {
+    check_data: |spec, train, test| {
         crate::backend::table::check_data_within(
             spec,
             train,
@@ -132,7 +125,17 @@ pub static HALFVEC_COLUMN: Algorithm = hnsw(
             HALFVEC_COLUMN_LIMIT,
         )
     },
-);
+    ..hnsw(
+        "pgvector_halfvec_column",
+        "PGVector_halfvec_column",
+        "pgvector HNSW index on a halfvec(d) column: half the table size, vectors and queries \
+         rounded to float16, values beyond +-65504 refused",
+        (0, 7),
+        4000,
+        include_str!("../../../algorithms/pgvector_halfvec_column/config.yml"),
+        |o| connect(o, &Hnsw(Variant::HalfvecColumn)),
+    )
+};
 
 /// The range a halfvec column refuses values beyond, and the fix.
 pub const HALFVEC_COLUMN_LIMIT: &str = "the float16 range (+-65504) of a halfvec column; use an \
