@@ -118,6 +118,7 @@ fn sample_point() -> PointResult {
                 build_cpu_seconds: Some(7.0),
                 ..ServerCost::default()
             }),
+            recall_rule: Some(annbench::metrics::KNN_RULE.into()),
         },
         environment: Environment {
             annbench_version: "0.1.0".into(),
@@ -175,6 +176,30 @@ fn a_point_reads_back_equal_and_no_temp_file_is_left() {
     let loaded = results::load_points(dir.path(), "tiny-euclidean", 2, dir.path()).unwrap();
     assert_eq!(loaded.len(), 1);
     assert_eq!(loaded[0].metrics, point.metrics);
+}
+
+/// A point scored by an earlier annbench (no `recall_rule`: an absolute 1e-3 tolerance) is
+/// flagged `tolerance` where a returned distance is small enough for the rules to differ.
+#[test]
+fn points_scored_with_the_absolute_tolerance_on_small_distances_are_flagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut old = sample_point();
+    old.metrics.recall_rule = None;
+    old.metrics.flags.clear();
+    // Distances of 0.25 and more: both rules count the same answers.
+    let path = results::write_point(dir.path(), &old).unwrap();
+    assert!(results::read_point(&path).unwrap().metrics.flags.is_empty());
+    // A returned distance of 0.05: the old rule may have counted an answer this one does not.
+    old.distances[[0, 0]] = 0.05;
+    results::write_point(dir.path(), &old).unwrap();
+    let back = results::read_point(&path).unwrap();
+    assert_eq!(back.metrics.flags, [Flag::Tolerance]);
+    assert!(back.old_recall_rule());
+    // Scored by the current rule: never flagged.
+    let mut new = old.clone();
+    new.metrics.recall_rule = Some(annbench::metrics::KNN_RULE.into());
+    results::write_point(dir.path(), &new).unwrap();
+    assert!(results::read_point(&path).unwrap().metrics.flags.is_empty());
 }
 
 #[test]

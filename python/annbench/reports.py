@@ -69,8 +69,8 @@ def results(
     (dataset, count, algorithm, label, clients, name), recall, epsilon_recall, qps (the
     median pass) with its 95% interval qps_ci_low/qps_ci_high (coverage qps_ci_level),
     qps_best (the best pass), qps_min/qps_max/qps_cv over the passes in use, passes (in use)
-    and passes_total, flags (``interference``, ``spread``, ``stalled``), the worst
-    other_cpu_share/steal_share/load_average of those passes, cpu_probe_us (the CPU speed
+    and passes_total, flags (``interference``, ``spread``, ``stalled``, ``tolerance``), the
+    worst other_cpu_share/steal_share/load_average of those passes, cpu_probe_us (the CPU speed
     probe, docs/methodology.md), short_results, latency mean and
     percentiles of the median pass (``latency_*_ms``, milliseconds), build_seconds (index
     build alone), load_seconds, index_mib and table_mib (MiB = 2^20 bytes), the server cost

@@ -23,6 +23,7 @@ pub static ALGORITHM: Algorithm = Algorithm {
     metrics: super::spec::ALL_METRICS,
     grid: include_str!("../../algorithms/exact/config.yml"),
     create: |_| Ok(Box::new(Exact::new())),
+    check_data: super::table::check_data,
     contract: Contract {
         build: "",
         thorough_query: "",
@@ -80,17 +81,8 @@ impl Backend for Exact {
                 spec.dimension
             )));
         }
-        if let Some((row, _)) = train
-            .rows()
-            .into_iter()
-            .enumerate()
-            .find(|(_, r)| r.iter().any(|x| !x.is_finite()))
-        {
-            return Err(Error::Backend(format!(
-                "exact: train row {row} of '{}' contains NaN or infinity",
-                spec.dataset
-            )));
-        }
+        // Refused as the servers refuse it: squared distances in float32 range, finite values.
+        super::table::check_train(train, spec.dimension, &spec.dataset)?;
         self.table = Some(Arc::new(Table {
             metric: spec.metric,
             train: train.as_standard_layout().into_owned(),

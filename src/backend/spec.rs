@@ -5,12 +5,16 @@
 //! against them too (see [`super::args`]), so no rule is written twice.
 
 use super::server::Database;
-use super::{Backend, BackendOptions};
+use super::{Backend, BackendOptions, TableSpec};
 use crate::{Metric, Result};
+use ndarray::ArrayView2;
 use std::fmt;
 
 /// Both metrics, for the algorithms that take either.
 pub const ALL_METRICS: &[Metric] = &[Metric::Euclidean, Metric::Angular];
+
+/// An algorithm's checks of the data (train, then test vectors) before anything is sent.
+pub type DataCheck = fn(&TableSpec, ArrayView2<'_, f32>, ArrayView2<'_, f32>) -> Result<()>;
 
 /// One algorithm: a registry entry (see [`super::ALGORITHMS`]).
 pub struct Algorithm {
@@ -40,6 +44,10 @@ pub struct Algorithm {
     pub grid: &'static str,
     /// Connect a backend for this algorithm.
     pub create: fn(&BackendOptions) -> Result<Box<dyn Backend>>,
+    /// Refuse train or test vectors its server cannot hold or query (values beyond a column's
+    /// range, lengths it refuses), naming the row. A sweep runs it for every selected algorithm
+    /// before any table of any of them is loaded (`runner::preflight::check_data`).
+    pub check_data: DataCheck,
     /// The points the contract suite (`tests/contract.rs`) runs this algorithm at.
     pub contract: Contract,
     /// The relative cost of one index build at these build arguments, to balance shards and

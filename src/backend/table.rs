@@ -65,8 +65,9 @@ pub fn table_name(prefix: &str, dataset: &str) -> Result<String> {
     Ok(name)
 }
 
-/// Refuse a train matrix whose dimension differs from `dimension` or that holds NaN or inf,
-/// naming the first bad row.
+/// Refuse a train matrix whose dimension differs from `dimension`, that holds NaN or inf, or
+/// whose squared distances overflow float32 (see
+/// [`crate::dataset::validate::MAX_SQUARED_LENGTH`]), naming the first bad row.
 pub fn check_train(train: ArrayView2<'_, f32>, dimension: usize, dataset: &str) -> Result<()> {
     check_train_within(train, dimension, dataset, f32::MAX, "")
 }
@@ -80,26 +81,72 @@ pub fn check_train_within(
     max_abs: f32,
     limit: &str,
 ) -> Result<()> {
-    if train.ncols() != dimension {
+    check_rows_within("train", train, dimension, dataset, max_abs, limit)
+}
+
+/// The data check of every algorithm ([`super::Algorithm::check_data`]) that takes any finite
+/// float32 vectors: [`check_train`] on train and on test.
+pub fn check_data(
+    spec: &super::TableSpec,
+    train: ArrayView2<'_, f32>,
+    test: ArrayView2<'_, f32>,
+) -> Result<()> {
+    check_data_within(spec, train, test, f32::MAX, "")
+}
+
+/// [`check_data`] that also refuses values beyond +-`max_abs` in train or test (a float16
+/// index or column refuses them, and so does a query cast to float16).
+pub fn check_data_within(
+    spec: &super::TableSpec,
+    train: ArrayView2<'_, f32>,
+    test: ArrayView2<'_, f32>,
+    max_abs: f32,
+    limit: &str,
+) -> Result<()> {
+    let (d, name) = (spec.dimension, spec.dataset.as_str());
+    check_rows_within("train", train, d, name, max_abs, limit)?;
+    check_rows_within("test", test, d, name, max_abs, limit)
+}
+
+/// The checks of [`check_train_within`] on the matrix `what` (`train` or `test`).
+fn check_rows_within(
+    what: &str,
+    m: ArrayView2<'_, f32>,
+    dimension: usize,
+    dataset: &str,
+    max_abs: f32,
+    limit: &str,
+) -> Result<()> {
+    if m.ncols() != dimension {
         return Err(Error::Dataset(format!(
-            "dataset '{dataset}': train vectors have {} dimensions but the table spec says \
+            "dataset '{dataset}': {what} vectors have {} dimensions but the table spec says \
              {dimension}; fix the dataset or the spec",
-            train.ncols()
+            m.ncols()
         )));
     }
-    if train.nrows() == 0 || dimension == 0 {
+    if m.nrows() == 0 || dimension == 0 {
         return Err(Error::Dataset(format!(
-            "dataset '{dataset}': the train matrix is empty ({} x {dimension})",
-            train.nrows()
+            "dataset '{dataset}': the {what} matrix is empty ({} x {dimension})",
+            m.nrows()
         )));
     }
     // False for NaN and +-inf whatever `max_abs` is.
     let ok = |x: &f32| x.abs() <= max_abs;
-    let bad = train
+    let long = |row: &ndarray::ArrayView1<'_, f32>| {
+        crate::dataset::validate::squared_length(row.view())
+            > crate::dataset::validate::MAX_SQUARED_LENGTH
+    };
+    let bad = m
         .outer_iter()
         .into_par_iter()
         .enumerate()
-        .find_first(|(_, row)| !row.iter().all(ok));
+        .find_first(|(_, row)| !row.iter().all(ok) || long(row));
+    if let Some((i, row)) = bad.as_ref().filter(|(_, row)| row.iter().all(ok)) {
+        let why = crate::dataset::validate::bad_row(what, *i, row.view()).unwrap_or_default();
+        return Err(Error::Dataset(format!(
+            "dataset '{dataset}': {why} (nothing was sent to the server)"
+        )));
+    }
     if let Some((i, row)) = bad {
         let (j, x) = row
             .iter()
@@ -108,12 +155,12 @@ pub fn check_train_within(
             .map_or((0, f32::NAN), |(j, x)| (j, *x));
         if x.is_finite() {
             return Err(Error::Dataset(format!(
-                "dataset '{dataset}': train row {i} has the value {x} at column {j}, outside {limit} \
-                 (nothing was sent to the server)"
+                "dataset '{dataset}': {what} row {i} has the value {x} at column {j}, outside \
+                 {limit} (nothing was sent to the server)"
             )));
         }
         return Err(Error::Dataset(format!(
-            "dataset '{dataset}': train row {i} holds {x} at column {j}; vector indexes need \
+            "dataset '{dataset}': {what} row {i} holds {x} at column {j}; vector indexes need \
              finite values, so clean the data (nothing was sent to the server)"
         )));
     }
@@ -210,6 +257,9 @@ mod tests {
         assert!(e.contains("2 dimensions") && e.contains('3'), "{e}");
         let inf = array![[f32::INFINITY]];
         assert!(check_train(inf.view(), 1, "d").is_err());
+        let huge = array![[1.0f32, 0.0], [0.0, 1e20]];
+        let e = check_train(huge.view(), 2, "d").unwrap_err().to_string();
+        assert!(e.contains("train' row 1") && e.contains("float32"), "{e}");
     }
 
     #[test]

@@ -221,6 +221,8 @@ pub fn run(args: RunArgs) -> Result<()> {
     let (dry, calibrate) = (args.dry_run, args.calibrate);
     let opts = args.options(&|name| std::env::var(name).ok())?;
     if dry {
+        // Every check the run makes before server work fails the dry run the same way.
+        runner::dryrun::check(&opts)?;
         dry_run::print(&opts)?;
         return dry_run::estimates(&opts, calibrate);
     }

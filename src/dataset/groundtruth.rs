@@ -46,7 +46,8 @@ pub fn try_compute(
 }
 
 /// The checks of [`try_compute`]: equal dimensions, `k >= 1`, a non-empty train set that
-/// int32 ids can address.
+/// int32 ids can address, finite values whose squared distances fit float32 (see
+/// [`super::validate::MAX_SQUARED_LENGTH`]).
 pub fn check_input(train: ArrayView2<f32>, test: ArrayView2<f32>, k: usize) -> Result<()> {
     if train.ncols() != test.ncols() {
         return Err(Error::Dataset(format!(
@@ -66,6 +67,9 @@ pub fn check_input(train: ArrayView2<f32>, test: ArrayView2<f32>, k: usize) -> R
             "train has more rows than int32 ids can address".into(),
         ));
     }
+    // The ranking runs in float32: a squared distance past its range would rank nothing.
+    super::validate::check_vectors("train", train).map_err(Error::Dataset)?;
+    super::validate::check_vectors("test", test).map_err(Error::Dataset)?;
     Ok(())
 }
 
@@ -290,7 +294,10 @@ impl Ctx<'_> {
             .collect();
         sort_keys(&mut exact);
         exact.truncate(self.k);
-        if !cand.pruned || self.proven(&q, cand.threshold, exact[self.k - 1].0) {
+        // Fewer than k candidates means scores that compared as nothing (NaN, an overflow):
+        // the exact scan below decides, never rows of zeros.
+        let complete = exact.len() == self.k;
+        if complete && (!cand.pruned || self.proven(&q, cand.threshold, exact[self.k - 1].0)) {
             return (exact, false);
         }
         let mut all: Vec<(f64, u32)> = (0..self.train.nrows())
@@ -311,6 +318,12 @@ impl Ctx<'_> {
         let d = q.len() as f64;
         let qn = norm_sq(ArrayView1::from(q)).sqrt();
         let m = self.max_norm;
+        // The bound below is relative; products below float32's normal range (vectors of a
+        // tiny scale, e.g. x 1e-22) also round absolutely, by up to 1.4e-45 each. Far above
+        // that, the bound holds; else the exact scan decides.
+        if qn * m < d * 1e-30 {
+            return false;
+        }
         // Dot-product rounding |fl(q.x) - q.x| <= (d + 1) u |q||x| in any summation order,
         // plus the roundings of the per-row term and of the final add/multiply.
         let (tol, exact_score) = match self.metric {
@@ -367,5 +380,63 @@ fn key_to_distance(metric: Metric, key: f64) -> f32 {
     match metric {
         Metric::Euclidean => key.sqrt() as f32,
         Metric::Angular => key as f32,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    /// Scores that overflow float32 rank nothing: the exact f64 scan answers, never rows of
+    /// id 0 at distance 0 (unchecked input; checked input refuses such values first).
+    #[test]
+    fn scores_that_overflow_float32_fall_back_to_the_exact_scan() {
+        let train = array![[1e20f32, 0.0], [3e19, 0.0], [-2e20, 0.0]];
+        let test = array![[2.9e19f32, 0.0]];
+        let gt = compute(train.view(), test.view(), Metric::Euclidean, 2);
+        assert_eq!(gt.neighbors.row(0).to_vec(), [1, 0]);
+        assert!(
+            (gt.distances[[0, 0]] - 1e18).abs() < 1e13,
+            "{:?}",
+            gt.distances
+        );
+        let e = try_compute(train.view(), test.view(), Metric::Euclidean, 2).unwrap_err();
+        assert!(e.to_string().contains("'train' row 0"), "{e}");
+    }
+
+    /// Vectors of a tiny scale, whose products fall below float32's normal range: the same
+    /// neighbours as an exact f64 scan.
+    #[test]
+    fn vectors_of_a_tiny_scale_get_exact_neighbours() {
+        let mut rng = crate::dataset::rng::Rng::new(3);
+        for scale in [1e-20f32, 1e-23, 1e-30] {
+            let mut m =
+                |rows| Array2::from_shape_simple_fn((rows, 16), || rng.normal() as f32 * scale);
+            let (train, test) = (m(3000), m(20));
+            let gt = compute(train.view(), test.view(), Metric::Euclidean, 10);
+            for (i, q) in test.rows().into_iter().enumerate() {
+                let mut all: Vec<(f64, usize)> = train
+                    .rows()
+                    .into_iter()
+                    .enumerate()
+                    .map(|(j, x)| {
+                        let d: f64 = q
+                            .iter()
+                            .zip(x)
+                            .map(|(&a, &b)| (f64::from(a) - f64::from(b)).powi(2))
+                            .sum();
+                        (d, j)
+                    })
+                    .collect();
+                all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                let want: Vec<i32> = all.iter().take(10).map(|&(_, j)| j as i32).collect();
+                assert_eq!(
+                    gt.neighbors.row(i).to_vec(),
+                    want,
+                    "scale {scale}, query {i}"
+                );
+            }
+        }
     }
 }

@@ -1,14 +1,15 @@
 //! Ground truth read from a file is checked before it is trusted: reversed rows would report
 //! recall 1.0 for anything, zeroed distances or the other metric's distances 0.0.
 //!
-//! - Every row's distances must ascend (ties allowed).
+//! - Every row's distances must ascend (ties allowed), and no row may list a train id twice.
 //! - The distances of stored neighbour ids are recomputed from the vectors (in f64) and must
 //!   match the stored ones within the rounding of an f32 computation. Every row is checked
 //!   when that costs at most [`FULL_BUDGET`] multiply-adds (small files); else evenly spaced
 //!   rows, all their neighbours, up to that budget (in parallel; about 0.1 s for any size).
 
-use super::Dataset;
+use super::{Dataset, GroundTruth};
 use crate::Metric;
+use ndarray::ArrayView2;
 use rayon::prelude::*;
 
 /// Multiply-adds spent on recomputing distances (rows x k x dimension).
@@ -36,23 +37,67 @@ pub fn verify_within(ds: &Dataset, budget: usize) -> Result<Coverage, String> {
     let Some(gt) = &ds.ground_truth else {
         return Ok(Coverage { rows: 0, of: 0 });
     };
+    let vectors = Vectors {
+        train: ds.train.view(),
+        test: ds.test.view(),
+        metric: ds.metric,
+    };
+    verify_truth(&vectors, gt, budget, FIX)
+}
+
+/// The vectors ground truth is checked against.
+pub struct Vectors<'a> {
+    pub train: ArrayView2<'a, f32>,
+    pub test: ArrayView2<'a, f32>,
+    pub metric: Metric,
+}
+
+/// Check any ground truth of `v`'s test queries against its train rows (the main file's, or
+/// a filter's in the sidecar): sorted rows, each id once, and, within `budget`, distances
+/// that belong to the stored ids. Ids must be inside train (checked before, with the shape).
+/// Messages end with `fix`, the command that repairs it.
+pub fn verify_truth(
+    v: &Vectors<'_>,
+    gt: &GroundTruth,
+    budget: usize,
+    fix: &str,
+) -> Result<Coverage, String> {
     let (q, k) = gt.distances.dim();
     for (i, row) in gt.distances.rows().into_iter().enumerate() {
         if let Some(j) = (1..k).find(|&j| row[j] < row[j - 1] - slack(row[j - 1])) {
             return Err(format!(
                 "ground truth row {i} is not sorted nearest first: distance {} at position {j} \
-                 comes after {}; {FIX}",
+                 comes after {}; {fix}",
                 row[j],
                 row[j - 1]
             ));
         }
     }
-    let per_row = k * ds.dimension().max(1);
+    let repeated = gt
+        .neighbors
+        .outer_iter()
+        .into_par_iter()
+        .enumerate()
+        .find_map_first(|(i, ids)| {
+            let mut seen: Vec<(i32, usize)> = ids.iter().copied().zip(0..).collect();
+            seen.sort_unstable();
+            seen.windows(2)
+                .find(|w| w[0].0 == w[1].0)
+                .map(|w| (i, w[0].0, w[0].1, w[1].1))
+        });
+    if let Some((i, id, a, b)) = repeated {
+        return Err(format!(
+            "ground truth row {i} lists train id {id} twice (positions {a} and {b}): each \
+             neighbour must appear once (a repeated id pushes a true neighbour out, and recall \
+             is scored against the wrong k-th distance); {fix}"
+        ));
+    }
+    let per_row = k * v.train.ncols().max(1);
     let rows = (budget / per_row).max(MIN_ROWS).min(q);
     let sample: Vec<usize> = (0..rows).map(|r| r * q / rows.max(1)).collect();
     let bad = sample
         .par_iter()
-        .find_map_first(|&i| check_row(ds, i).err());
+        .find_map_first(|&i| check_row(v, gt, i, fix).err());
     match bad {
         Some(msg) => Err(msg),
         None => Ok(Coverage { rows, of: q }),
@@ -67,14 +112,12 @@ fn slack(d: f32) -> f32 {
 }
 
 /// Recompute row `i`'s neighbour distances and compare.
-fn check_row(ds: &Dataset, i: usize) -> Result<(), String> {
-    let gt = ds.ground_truth.as_ref().ok_or_else(String::new)?;
-    let row = |m: &ndarray::Array2<f32>, r: usize| -> Vec<f32> { m.row(r).to_vec() };
+fn check_row(v: &Vectors<'_>, gt: &GroundTruth, i: usize, fix: &str) -> Result<(), String> {
     let q_owned;
-    let query: &[f32] = match ds.test.row(i).to_slice() {
+    let query: &[f32] = match v.test.row(i).to_slice() {
         Some(s) => s,
         None => {
-            q_owned = row(&ds.test, i);
+            q_owned = v.test.row(i).to_vec();
             &q_owned
         }
     };
@@ -86,36 +129,33 @@ fn check_row(ds: &Dataset, i: usize) -> Result<(), String> {
         .enumerate()
     {
         let x_owned;
-        let x: &[f32] = match ds.train.row(id as usize).to_slice() {
+        let x: &[f32] = match v.train.row(id as usize).to_slice() {
             Some(s) => s,
             None => {
-                x_owned = row(&ds.train, id as usize);
+                x_owned = v.train.row(id as usize).to_vec();
                 &x_owned
             }
         };
         let s = Sums::of(query, x);
-        if s.matches(ds.metric, stored) {
+        let metric = v.metric;
+        if s.matches(metric, stored) {
             continue;
         }
-        let other = match ds.metric {
+        let other = match metric {
             Metric::Euclidean => Metric::Angular,
             Metric::Angular => Metric::Euclidean,
         };
         let hint = if s.matches(other, stored) {
-            format!(
-                " (they look like {other} distances, but the file says {})",
-                ds.metric
-            )
-        } else if ds.metric == Metric::Euclidean && s.matches(ds.metric, stored.max(0.0).sqrt()) {
+            format!(" (they look like {other} distances, but the file says {metric})")
+        } else if metric == Metric::Euclidean && s.matches(metric, stored.max(0.0).sqrt()) {
             " (they look like squared euclidean distances)".to_string()
         } else {
             String::new()
         };
         return Err(format!(
             "ground truth does not match the vectors: query {i}, neighbour {j} (train id {id}) \
-             is stored at distance {stored} but its {} distance is {:.6}{hint}; {FIX}",
-            ds.metric,
-            s.distance(ds.metric)
+             is stored at distance {stored} but its {metric} distance is {:.6}{hint}; {fix}",
+            s.distance(metric)
         ));
     }
     Ok(())

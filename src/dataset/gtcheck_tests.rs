@@ -66,6 +66,23 @@ fn ids_of_other_rows_are_refused() {
 }
 
 #[test]
+fn a_row_listing_an_id_twice_is_refused() {
+    let mut ds = data(Metric::Euclidean, 500, 40, 16);
+    let gt = ds.ground_truth.as_mut().unwrap();
+    // Sorted, and each distance its id's: only the repeat is wrong.
+    let (id, dist) = (gt.neighbors[[9, 4]], gt.distances[[9, 4]]);
+    gt.neighbors[[9, 5]] = id;
+    gt.distances[[9, 5]] = dist;
+    let e = err(&ds);
+    assert!(
+        e.contains(&format!(
+            "row 9 lists train id {id} twice (positions 4 and 5)"
+        )) && e.contains("datasets groundtruth"),
+        "{e}"
+    );
+}
+
+#[test]
 fn the_other_metric_and_squared_distances_are_named() {
     let mut ds = data(Metric::Euclidean, 500, 40, 16);
     let cos = groundtruth::compute(ds.train.view(), ds.test.view(), Metric::Angular, 10);

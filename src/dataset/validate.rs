@@ -2,7 +2,41 @@
 //! subsets). Pure functions over arrays: the caller adds the file name to the message.
 
 use super::{Dataset, GroundTruth};
-use ndarray::ArrayView2;
+use ndarray::{ArrayView1, ArrayView2};
+use rayon::prelude::*;
+
+/// The largest squared length a vector may have: a quarter of float32's range, so that the
+/// squared distance of any two such vectors, at most (|q| + |x|)^2 = 4 x that, stays finite in
+/// float32, in which both servers compute distances (pgvector, MariaDB) and the ground truth's
+/// ranking runs. Beyond it every distance could be infinite and every recall 0.
+pub const MAX_SQUARED_LENGTH: f64 = f32::MAX as f64 / 4.0;
+
+/// The squared length of a vector, in f64 (never overflows for float32 values).
+pub fn squared_length(row: ArrayView1<'_, f32>) -> f64 {
+    row.iter().map(|&x| f64::from(x) * f64::from(x)).sum()
+}
+
+/// What is wrong with `row` (numbered `i` of `what`): a NaN or infinite value, or a squared
+/// length beyond [`MAX_SQUARED_LENGTH`]; `None` for a good row.
+pub fn bad_row(what: &str, i: usize, row: ArrayView1<'_, f32>) -> Option<String> {
+    if let Some(j) = row.iter().position(|v| !v.is_finite()) {
+        return Some(format!(
+            "'{what}' row {i} column {j} is {} (values must be finite numbers); clean or drop \
+             that vector",
+            row[j]
+        ));
+    }
+    let sq = squared_length(row);
+    (sq > MAX_SQUARED_LENGTH).then(|| {
+        format!(
+            "'{what}' row {i} has a squared length of {sq:.3e}: squared distances to it reach \
+             {:.1e}, beyond float32's range (3.4e38), in which the servers compute distances \
+             (they would be infinite, and every recall 0); scale all vectors down by one \
+             factor (squared lengths up to {MAX_SQUARED_LENGTH:.1e} fit)",
+            4.0 * sq
+        )
+    })
+}
 
 /// Checks a whole dataset: non-empty train/test of one dimension, finite values, and ground
 /// truth (if any) of matching shape with ids inside train. Returns what is wrong, without the
@@ -23,7 +57,8 @@ pub fn check(ds: &Dataset) -> Result<(), String> {
     Ok(())
 }
 
-/// A non-empty matrix of finite values; names the first bad row.
+/// A non-empty matrix of finite values whose squared distances fit float32 (see
+/// [`MAX_SQUARED_LENGTH`]); names the first bad row.
 pub fn check_vectors(what: &str, m: ArrayView2<f32>) -> Result<(), String> {
     if m.nrows() == 0 || m.ncols() == 0 {
         return Err(format!(
@@ -32,16 +67,15 @@ pub fn check_vectors(what: &str, m: ArrayView2<f32>) -> Result<(), String> {
             m.ncols()
         ));
     }
-    for (i, row) in m.rows().into_iter().enumerate() {
-        if let Some(j) = row.iter().position(|v| !v.is_finite()) {
-            return Err(format!(
-                "'{what}' row {i} column {j} is {} (values must be finite numbers); \
-                 clean or drop that vector",
-                row[j]
-            ));
-        }
+    let bad = m
+        .outer_iter()
+        .into_par_iter()
+        .enumerate()
+        .find_map_first(|(i, row)| bad_row(what, i, row));
+    match bad {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// `neighbors` and `distances` of the same q x K shape, ids in `0..n_train`, distances finite.
@@ -109,6 +143,22 @@ mod tests {
             err.contains("row 1 column 1") && err.contains("NaN"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn names_the_row_whose_squared_distances_overflow_float32() {
+        // 1e20 squared is 1e40: past float32's 3.4e38, as a server computes it.
+        let err = check(&ds(array![[1.0, 2.0], [1e20, 0.0]], array![[3.0, 4.0]])).unwrap_err();
+        assert!(
+            err.contains("'train' row 1") && err.contains("float32") && err.contains("scale"),
+            "{err}"
+        );
+        let err = check(&ds(array![[1.0, 2.0]], array![[9e18, 9e18]])).unwrap_err();
+        assert!(err.contains("'test' row 0"), "{err}");
+        // Up to a quarter of the range (any two rows' squared distance stays finite).
+        let edge = (MAX_SQUARED_LENGTH.sqrt() * 0.999) as f32;
+        assert!(check(&ds(array![[edge, 0.0]], array![[-edge, 0.0]])).is_ok());
+        assert!((f64::from(edge) * 2.0).powi(2) < f64::from(f32::MAX));
     }
 
     #[test]

@@ -1,17 +1,29 @@
 //! Pure metric functions (no I/O): recall (k-nn and epsilon rules of ann-benchmarks), QPS,
 //! latency percentiles, and (in [`interval`]) the confidence intervals of medians and ratios.
 //!
-//! Recall follows ann-benchmarks exactly: a returned neighbour counts when its distance (recomputed
-//! by the client) is within a threshold of the true k-th distance; the count is divided by k and
-//! averaged over queries. Distances of missing answers are `+inf` and never count.
+//! Recall follows ann-benchmarks: a returned neighbour counts when its distance (recomputed by
+//! the client) is within a threshold of the true k-th distance; the count is divided by k and
+//! averaged over queries. Distances of missing answers are `+inf` and never count. The k-nn
+//! rule's tolerance is ann-benchmarks' `+1e-3` wherever the k-th distance is 0.1 or more, and
+//! 1% of the k-th distance below ([`knn_threshold`]): an absolute `1e-3` on data of a small
+//! scale (distances of 1e-20) counts every answer, so the recall would say nothing.
 
 pub mod interval;
 
 use ndarray::ArrayView2;
 use serde::{Deserialize, Serialize};
 
-/// Tolerance of the k-nn rule: `true_dist[k-1] + 1e-3`.
+/// Tolerance of the k-nn rule (ann-benchmarks'): `true_dist[k-1] + 1e-3`, where the k-th
+/// distance is at least [`KNN_RELATIVE_FROM`].
 pub const KNN_EPSILON: f32 = 1e-3;
+/// Below this k-th distance the k-nn tolerance is [`KNN_RELATIVE`] of it instead of
+/// [`KNN_EPSILON`] (the two meet here: 1% of 0.1 is 1e-3).
+pub const KNN_RELATIVE_FROM: f32 = 0.1;
+/// The k-nn tolerance below [`KNN_RELATIVE_FROM`]: a share of the k-th distance, the epsilon
+/// rule's 1%, so the k-nn rule is never looser than the epsilon rule.
+pub const KNN_RELATIVE: f32 = 0.01;
+/// The k-nn rule, as stored with every point (`recall_rule`).
+pub const KNN_RULE: &str = "kth + min(1e-3, 0.01 * kth)";
 /// Tolerance of the epsilon rule: `true_dist[k-1] * (1 + 0.01)`.
 pub const EPSILON_EPSILON: f32 = 0.01;
 
@@ -37,14 +49,28 @@ fn recall_with(
     Some(total as f64 / k as f64 / run_distances.nrows() as f64)
 }
 
-/// ann-benchmarks' k-nn recall: returned distances `<= true_dist[k-1] + 1e-3`, / k, mean.
+/// The largest returned distance the k-nn rule counts for a true k-th distance `kth`:
+/// `kth + min(1e-3, 0.01 * kth)`. ann-benchmarks' `kth + 1e-3` wherever `kth >= 0.1` (every
+/// published dataset's usual scale); below, 1% of `kth`, so that data of a small scale (all
+/// distances below 1e-3) does not count every answer as a neighbour.
+pub fn knn_threshold(kth: f32) -> f32 {
+    kth + KNN_EPSILON.min(KNN_RELATIVE * kth.abs())
+}
+
+/// The largest returned distance the epsilon rule counts: `kth * 1.01`.
+pub fn epsilon_threshold(kth: f32) -> f32 {
+    kth * (1.0 + EPSILON_EPSILON)
+}
+
+/// k-nn recall (ann-benchmarks' rule with the tolerance of [`knn_threshold`]): returned
+/// distances `<= true_dist[k-1] + min(1e-3, 0.01 * true_dist[k-1])`, / k, mean.
 /// `None` when the ground truth is narrower than `k`.
 pub fn knn_recall(
     true_distances: ArrayView2<'_, f32>,
     run_distances: ArrayView2<'_, f32>,
     k: usize,
 ) -> Option<f64> {
-    recall_with(true_distances, run_distances, k, |d| d + KNN_EPSILON)
+    recall_with(true_distances, run_distances, k, knn_threshold)
 }
 
 /// ann-benchmarks' epsilon recall: returned distances `<= true_dist[k-1] * 1.01`, / k, mean.
@@ -53,9 +79,7 @@ pub fn epsilon_recall(
     run_distances: ArrayView2<'_, f32>,
     k: usize,
 ) -> Option<f64> {
-    recall_with(true_distances, run_distances, k, |d| {
-        d * (1.0 + EPSILON_EPSILON)
-    })
+    recall_with(true_distances, run_distances, k, epsilon_threshold)
 }
 
 /// Measured throughput: queries / wall seconds (0 for an empty or zero-length pass).
@@ -138,6 +162,24 @@ mod tests {
         // Query 0: 1.0 and 2.0005 (within +1e-3) -> 2. Query 1: 0.5 and 1.002 (outside) -> 1.
         let run = array![[1.0f32, 2.0005], [0.5, 1.002]];
         assert_eq!(knn_recall(truth.view(), run.view(), 2), Some(0.75));
+    }
+
+    #[test]
+    fn the_knn_tolerance_is_relative_on_data_of_a_small_scale() {
+        // Ordinary scale: ann-benchmarks' +1e-3, exactly.
+        assert_eq!(knn_threshold(2.0), 2.0 + 1e-3);
+        assert_eq!(knn_threshold(0.5), 0.5 + 1e-3);
+        // Below 0.1: 1% of the k-th distance, never looser than the epsilon rule.
+        assert!((knn_threshold(0.05) - 0.0505).abs() < 1e-8);
+        assert!(knn_threshold(1e-20) <= epsilon_threshold(1e-20));
+        assert_eq!(knn_threshold(0.0), 0.0);
+        // Vectors scaled by 1e-20: true k-th distance 1e-20, answers 5 and 9 times farther.
+        // An absolute +1e-3 counted both (recall 1.0); the rule counts neither.
+        let truth = array![[0.5e-20f32, 1e-20]];
+        let run = array![[5e-20f32, 9e-20]];
+        assert_eq!(knn_recall(truth.view(), run.view(), 2), Some(0.0));
+        let near = array![[0.5e-20f32, 1.005e-20]];
+        assert_eq!(knn_recall(truth.view(), near.view(), 2), Some(1.0));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use super::names::point_name;
 use super::render::{Cell, Column, Style, Table};
 use super::series::cmp_points;
 use crate::dataset::difficulty::Difficulty;
-use crate::metrics::{EPSILON_EPSILON, KNN_EPSILON, mean, percentile_sorted};
+use crate::metrics::{epsilon_threshold, knn_threshold, mean, percentile_sorted};
 use crate::results::PointResult;
 use crate::{Error, Result};
 use ndarray::ArrayView2;
@@ -78,7 +78,7 @@ pub fn bins(d: &Difficulty, measure: Measure, count: usize) -> Vec<(Vec<usize>, 
         .collect()
 }
 
-/// Per-query k-nn recall of one point (ann-benchmarks' rule), from its stored distances.
+/// Per-query recall of one point (the rules of [`crate::metrics`]), from its stored distances.
 fn query_recalls(p: &PointResult, truth: ArrayView2<f32>, epsilon: bool) -> Vec<f64> {
     let k = p.count;
     p.distances
@@ -88,9 +88,9 @@ fn query_recalls(p: &PointResult, truth: ArrayView2<f32>, epsilon: bool) -> Vec<
         .map(|(run, t)| {
             let kth = t[k.min(t.len()) - 1];
             let limit = if epsilon {
-                kth * (1.0 + EPSILON_EPSILON)
+                epsilon_threshold(kth)
             } else {
-                kth + KNN_EPSILON
+                knn_threshold(kth)
             };
             run.iter().take(k).filter(|&&d| d <= limit).count() as f64 / k as f64
         })

@@ -107,6 +107,7 @@ pub fn read_ann_benchmarks(
             latency_p95: lat.p95,
             latency_p99: lat.p99,
             latency_p999: lat.p999,
+            recall_rule: Some(metrics::KNN_RULE.to_string()),
             ..PointMetrics::default()
         },
         environment: Environment {

@@ -8,6 +8,7 @@ mod annb;
 pub mod env;
 pub(crate) mod h5util;
 pub mod merge;
+pub mod mixed;
 mod path;
 pub mod record;
 pub mod server_cost;
@@ -44,7 +45,8 @@ pub fn dataset_key(dataset: &str) -> String {
 ///
 /// A file that cannot be read is an error naming it: the store is written atomically, so a
 /// broken file means something outside annbench changed it, and silently leaving points out
-/// of a published table would be worse than stopping.
+/// of a published table would be worse than stopping. So are points of this dataset name
+/// measured on different data (their fingerprints differ, see [`mixed`]).
 pub fn load_points(
     results_dir: &Path,
     dataset: &str,
@@ -63,6 +65,7 @@ pub fn load_points(
     }
     let mut truth: Option<GroundTruth> = None;
     let mut points = Vec::new();
+    let mut prints = Vec::new();
     for path in files {
         crate::fsutil::refuse_special(&path, "a result file")?;
         let file = hdf5::File::open(&path).map_err(|e| {
@@ -74,7 +77,18 @@ pub fn load_points(
         })?;
         if store::is_annbench_file(&file) {
             drop(file);
-            points.push(read_point(&path)?);
+            let p = read_point(&path)?;
+            if let Some(f) = &p.dataset_fingerprint {
+                let source = path.display().to_string();
+                prints.push(mixed::Print::of(
+                    &p.dataset,
+                    p.count,
+                    &p.query_args,
+                    f,
+                    source,
+                ));
+            }
+            points.push(p);
         } else if !annb::is_batch(&file) {
             if truth.is_none() {
                 truth = Some(ground_truth(data_dir, dataset, &path)?);
@@ -83,6 +97,17 @@ pub fn load_points(
                 points.push(annb::read_ann_benchmarks(&path, &file, t)?);
             }
         }
+    }
+    if let Some(what) = mixed::mixed(&prints) {
+        return Err(Error::Results(format!(
+            "{} in {}: {what}. Tables, comparisons and reports set points side by side as one \
+             dataset's, so they are not made of these; keep one data file's points in this \
+             store: move the other files out (into a store of their own), or measure them \
+             again on the current file with `annbench run --dataset {dataset}` (it measures \
+             points of other data again)",
+            dataset,
+            results_dir.display()
+        )));
     }
     Ok(points)
 }

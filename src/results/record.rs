@@ -59,6 +59,15 @@ pub struct PointResult {
 }
 
 impl PointResult {
+    /// Whether the recall was computed with the absolute `+1e-3` of earlier versions on
+    /// distances where that and [`crate::metrics::knn_threshold`] may disagree: the rules
+    /// differ only for a true k-th distance below 0.1, where they count different answers at
+    /// most 0.1 + 1e-3 away, so a point with no stored distance that small scored the same.
+    pub fn old_recall_rule(&self) -> bool {
+        let limit = crate::metrics::KNN_RELATIVE_FROM + crate::metrics::KNN_EPSILON;
+        self.metrics.recall_rule.is_none() && self.distances.iter().any(|&d| d <= limit)
+    }
+
     /// The CPU speed probe of the point (`runner::speed`): the median over the passes in use
     /// of each pass's probe, in CPU microseconds (higher: a slower CPU). `None` for points
     /// measured before the probe existed and for ann-benchmarks results.
@@ -191,6 +200,11 @@ pub enum Flag {
     Spread,
     /// The figure uses a stalled pass (not enough others).
     Stalled,
+    /// The recall was computed by an earlier annbench with ann-benchmarks' absolute `+1e-3`
+    /// tolerance on distances so small that it may have counted answers the rule of
+    /// [`crate::metrics::knn_threshold`] does not (see [`PointResult::old_recall_rule`]);
+    /// `annbench run` measures such a point again.
+    Tolerance,
 }
 
 impl Flag {
@@ -200,6 +214,7 @@ impl Flag {
             Flag::Interference => "interference",
             Flag::Spread => "spread",
             Flag::Stalled => "stalled",
+            Flag::Tolerance => "tolerance",
         }
     }
 }
@@ -218,8 +233,9 @@ pub struct BuildRun {
 /// Metrics of one point.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct PointMetrics {
-    /// k-nn recall (ann-benchmarks rule, +1e-3 tolerance), from the first full pass over the
-    /// queries (the mean over builds with `--rebuilds`).
+    /// k-nn recall (ann-benchmarks' rule: +1e-3 tolerance, 1% of the k-th distance below
+    /// 0.1), from the first full pass over the queries (the mean over builds with
+    /// `--rebuilds`).
     pub recall: f64,
     /// epsilon recall (ann-benchmarks rule, 1% tolerance).
     pub epsilon_recall: f64,
@@ -273,6 +289,10 @@ pub struct PointMetrics {
     /// written before annbench measured it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<super::ServerCost>,
+    /// The k-nn rule the recall was computed with ([`crate::metrics::KNN_RULE`]); `None` in
+    /// files of earlier versions, which added an absolute 1e-3 whatever the scale.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recall_rule: Option<String>,
 }
 
 impl PointMetrics {

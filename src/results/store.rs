@@ -16,7 +16,7 @@
 
 use super::h5util::{read_attr_str, write_attr, write_image};
 use super::path::point_path;
-use super::{Environment, Pass, PointMetrics, PointResult};
+use super::{Environment, Flag, Pass, PointMetrics, PointResult};
 use crate::backend::BuildPhase;
 use crate::params::Params;
 use crate::{Error, Result};
@@ -216,7 +216,7 @@ pub fn read_point(path: &Path) -> Result<PointResult> {
         .dataset("distances")
         .and_then(|d| d.read_2d::<f32>())
         .map_err(&err)?;
-    Ok(PointResult {
+    let mut point = PointResult {
         dataset,
         distance,
         count: usize::try_from(count).unwrap_or(0),
@@ -237,7 +237,11 @@ pub fn read_point(path: &Path) -> Result<PointResult> {
         passes: x.passes,
         metrics: x.metrics,
         environment: x.environment,
-    })
+    };
+    if point.old_recall_rule() && !point.metrics.flags.contains(&Flag::Tolerance) {
+        point.metrics.flags.push(Flag::Tolerance);
+    }
+    Ok(point)
 }
 
 /// Formats 1 and 2 kept the best pass as `qps`: it becomes `qps_best`, and `qps` the median of the

@@ -79,9 +79,43 @@ impl DryRun {
     }
 }
 
+/// The checks `annbench run` makes before any server work, made by `--dry-run` too, so that a
+/// plan it shows is one the run will start: options and grids, server URLs, the label, result
+/// paths and free space, dimension limits and, for a local dataset file, its values and ground
+/// truth, the filter sidecar and every selected algorithm's data checks. A registered dataset
+/// that is not local yet is checked by its registry shape (the run gets it first).
+pub fn check(opts: &SweepOptions) -> Result<()> {
+    let opts = &super::without_repeats(opts);
+    let grids = plan(opts, None)?;
+    super::preflight::check_servers(opts, &grids)?;
+    let mut notes = Vec::new();
+    match locate(opts, &mut notes)? {
+        (Some(path), _) => {
+            let grids = super::check_plan(opts, &path)?;
+            super::check_data(&grids, &path).map(|_| ())
+        }
+        (None, info) => {
+            let grids = plan(opts, Some(info.train))?;
+            super::preflight::check(opts, &grids, &info.name, info.test)?;
+            super::preflight::check_dimensions(&grids, info.dimension)
+        }
+    }
+}
+
 /// The dry run of `opts`; with `calibrate` rows, a calibration sweep runs first on the servers
 /// (its tables are dropped afterwards). `factory` connects backends (memory plans, calibration).
 pub fn dry_run(
+    opts: &SweepOptions,
+    calibrate: Option<usize>,
+    progress: &dyn Progress,
+    factory: &dyn Fn(&str) -> Result<Box<dyn Backend>>,
+) -> Result<DryRun> {
+    check(opts)?;
+    dry_run_after_check(opts, calibrate, progress, factory)
+}
+
+/// [`dry_run`] for a caller that made [`check`] already (the CLI, before printing the plan).
+pub fn dry_run_after_check(
     opts: &SweepOptions,
     calibrate: Option<usize>,
     progress: &dyn Progress,

@@ -332,10 +332,7 @@ pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSu
     let grids = plan(opts, None)?;
     preflight::check_servers(opts, &grids)?;
     let path = crate::dataset::resolve(&opts.dataset, &opts.data_dir)?;
-    let info = crate::dataset::info(&path)?;
-    let grids = plan(opts, Some(info.train))?;
-    preflight::check(opts, &grids, &info.name, info.test)?;
-    preflight::check_dimensions(&grids, info.dimension)?;
+    let grids = check_plan(opts, &path)?;
     match preflight::check_privileges(opts, &grids) {
         // --keep-going: that server's algorithms fail one by one below (listed in the
         // summary) and the others run.
@@ -344,12 +341,7 @@ pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSu
         ))),
         r => r?,
     }
-    let dataset = crate::dataset::open(&path)?;
-    let filters = if sweep::selectivities(&grids).is_empty() {
-        None
-    } else {
-        crate::dataset::filters::store::load(&path)?
-    };
+    let (dataset, filters) = check_data(&grids, &path)?;
     let backend_opts = BackendOptions {
         build_timeout: opts.timeout,
         ..opts.backend.clone()
@@ -357,6 +349,36 @@ pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSu
     sweep::run(dataset, filters.as_ref(), &grids, opts, progress, &|name| {
         crate::backend::create(name, &backend_opts)
     })
+}
+
+/// The checks of the plan against the dataset file at `path` (its shape only): the grids with
+/// `auto` values resolved, the label, every result path, free space, and every algorithm's
+/// dimension limit. `annbench run` and `--dry-run` make them alike.
+pub(crate) fn check_plan(opts: &SweepOptions, path: &std::path::Path) -> Result<Vec<Grid>> {
+    let info = crate::dataset::info(path)?;
+    let grids = plan(opts, Some(info.train))?;
+    preflight::check(opts, &grids, &info.name, info.test)?;
+    preflight::check_dimensions(&grids, info.dimension)?;
+    Ok(grids)
+}
+
+/// The checks of the data at `path` that need no server: the file's values and ground truth
+/// (read and checked by [`crate::dataset::open`]), the filter sidecar the grids need (each
+/// filter's ground truth checked as the main file's), and every selected algorithm's data
+/// checks. `annbench run` and `--dry-run` make them alike, before any server work.
+pub(crate) fn check_data(
+    grids: &[Grid],
+    path: &std::path::Path,
+) -> Result<(Dataset, Option<crate::dataset::filters::Filters>)> {
+    let dataset = crate::dataset::open(path)?;
+    let filters = if sweep::selectivities(grids).is_empty() {
+        None
+    } else {
+        crate::dataset::filters::store::load(path)?
+    };
+    sweep::check_filters(&dataset, grids, filters.as_ref())?;
+    preflight::check_data(grids, &dataset)?;
+    Ok((dataset, filters))
 }
 
 /// Run a sweep over an in-memory dataset with backends from `factory` (tests, Python arrays).
@@ -381,6 +403,10 @@ pub fn run_sweep_filtered(
     let grids = plan(opts, Some(dataset.train.nrows()))?;
     preflight::check(opts, &grids, &dataset.name, dataset.test.nrows())?;
     preflight::check_dimensions(&grids, dataset.dimension())?;
+    // Arrays from memory get the checks a file gets on load.
+    let bad = |e: String| Error::Dataset(format!("dataset '{}': {e}", dataset.name));
+    crate::dataset::validate::check(&dataset).map_err(bad)?;
+    crate::dataset::gtcheck::verify(&dataset).map_err(bad)?;
     sweep::run(dataset, filters, &grids, opts, progress, factory)
 }
 

@@ -355,6 +355,7 @@ impl PointRun {
                 .iter()
                 .any(|p| p.server.is_some())
                 .then(|| ServerCost::from_passes(&self.passes, lat.mean)),
+            recall_rule: Some(metrics::KNN_RULE.to_string()),
         };
         Ok(Measured {
             neighbors: first.neighbors,

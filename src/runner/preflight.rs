@@ -64,6 +64,28 @@ pub(super) fn check_dimensions(grids: &[Grid], dimension: usize) -> Result<()> {
     Ok(())
 }
 
+/// Every selected algorithm's checks of the data (the metric its index compares by, and
+/// [`crate::backend::Algorithm::check_data`]:
+/// e.g. the float16 range of a halfvec column, the vector lengths MariaDB takes), on train and
+/// test, all before the first table of any algorithm is loaded: a sweep of several algorithms
+/// once loaded and measured pgvector, then stopped at MariaDB's refusal of the same data.
+pub(crate) fn check_data(grids: &[Grid], data: &crate::dataset::Dataset) -> Result<()> {
+    let spec = crate::backend::TableSpec {
+        dataset: data.name.clone(),
+        metric: data.metric,
+        dimension: data.dimension(),
+    };
+    for grid in grids {
+        if let Some(algorithm) = crate::backend::algorithm(&grid.algorithm) {
+            // The metric first: an index that compares by the other one refuses any values.
+            crate::backend::check_metric(algorithm, data.metric)?;
+            (algorithm.check_data)(&spec, data.train.view(), data.test.view())
+                .map_err(|e| Error::Dataset(format!("{}: {e}", algorithm.name)))?;
+        }
+    }
+    Ok(())
+}
+
 /// Connect to every server the grids need and prove every privilege a run needs there
 /// ([`crate::backend::Database::privileges`]), so a missing grant fails before the first
 /// table is loaded, not after a load and build on another server.

@@ -28,6 +28,9 @@ pub(super) enum Why {
     OtherData,
     /// Written by an earlier annbench, which recorded no fingerprint.
     NoFingerprint,
+    /// Its recall was scored with the absolute tolerance of earlier versions on distances
+    /// where that may count answers the current rule does not.
+    OldRecallRule,
 }
 
 /// Decide for the point `key`, stored (if at all) at `path`.
@@ -102,6 +105,12 @@ pub(super) fn lookup(
         });
     };
     Ok(match point.dataset_fingerprint.as_deref() {
+        Some(f) if f == ctx.fingerprint_for(key.query_args) && point.old_recall_rule() => {
+            Stored::Measure {
+                supersedes,
+                why: Some(Why::OldRecallRule),
+            }
+        }
         Some(f) if f == ctx.fingerprint_for(key.query_args) => Stored::Reuse(Box::new(point)),
         Some(_) => Stored::Measure {
             supersedes,
@@ -117,7 +126,25 @@ pub(super) fn lookup(
 /// One warning for the points of a build measured again, by reason.
 pub(super) fn explain(ctx: &Ctx<'_>, summary: &mut SweepSummary, build: &str, whys: &[Why]) {
     let n = |w: Why| whys.iter().filter(|&&x| x == w).count();
-    let (other, old) = (n(Why::OtherData), n(Why::NoFingerprint));
+    let (other, old, rule) = (
+        n(Why::OtherData),
+        n(Why::NoFingerprint),
+        n(Why::OldRecallRule),
+    );
+    if rule > 0 {
+        warn(
+            ctx.progress,
+            summary,
+            format!(
+                "{}({build}): {rule} stored point(s) were scored by an earlier annbench with an \
+                 absolute recall tolerance of 1e-3, which can count answers that are not \
+                 neighbours where distances are below 0.1; measuring them again (recall now \
+                 counts distances up to {})",
+                ctx.algorithm,
+                crate::metrics::KNN_RULE
+            ),
+        );
+    }
     if other > 0 {
         warn(
             ctx.progress,

@@ -180,6 +180,7 @@ pub fn run(
         }
     };
     let filters = check_filters(&data, grids, filters)?;
+    super::preflight::check_data(grids, &data)?;
     data::ensure_ground_truth(&mut data, opts.count, progress)?;
     for grid in grids {
         for w in &grid.warnings {

@@ -190,10 +190,27 @@ pub fn load_rows_with(
     })
 }
 
+/// MariaDB's data check ([`crate::backend::Algorithm::check_data`]): what every backend
+/// checks, and the vector lengths MariaDB refuses, in train and test (a query vector of such
+/// a length is refused as well).
+pub fn check_data(
+    spec: &crate::backend::TableSpec,
+    train: ArrayView2<'_, f32>,
+    test: ArrayView2<'_, f32>,
+) -> Result<()> {
+    crate::backend::table::check_data(spec, train, test)?;
+    check_lengths_of("train", train, &spec.dataset)?;
+    check_lengths_of("test", test, &spec.dataset)
+}
+
 /// MariaDB refuses a vector whose squared length overflows a float (>= f32::MAX, e.g. one
 /// value of 2^64: "Incorrect vector value", measured on 11.8). Name the row before sending
 /// anything.
 pub fn check_lengths(train: ArrayView2<'_, f32>, dataset: &str) -> Result<()> {
+    check_lengths_of("train", train, dataset)
+}
+
+fn check_lengths_of(what: &str, train: ArrayView2<'_, f32>, dataset: &str) -> Result<()> {
     let too_long = |row: &ndarray::ArrayView1<'_, f32>| {
         row.iter()
             .map(|&x| f64::from(x) * f64::from(x))
@@ -208,7 +225,7 @@ pub fn check_lengths(train: ArrayView2<'_, f32>, dataset: &str) -> Result<()> {
     match bad {
         None => Ok(()),
         Some((i, row)) => Err(Error::Dataset(format!(
-            "dataset '{dataset}': train row {i} has a squared length of {:.3e}, beyond the \
+            "dataset '{dataset}': {what} row {i} has a squared length of {:.3e}, beyond the \
              float range (3.4e38) that MariaDB accepts for a VECTOR; scale the vectors down \
              (nothing was sent to the server)",
             row.iter()

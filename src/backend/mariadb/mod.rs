@@ -84,6 +84,7 @@ pub static ALGORITHM: Algorithm = Algorithm {
     metrics: super::spec::ALL_METRICS,
     grid: include_str!("../../../algorithms/mariadb/config.yml"),
     create: |o| Ok(Box::new(MariaDb::connect(o)?)),
+    check_data: load::check_data,
     contract: Contract {
         build: "M=8",
         thorough_query: "ef_search=1000",

@@ -78,6 +78,7 @@ const fn hnsw(
         metrics: super::spec::ALL_METRICS,
         grid,
         create,
+        check_data: crate::backend::table::check_data,
         contract: CONTRACT,
         build_cost: Some(build_cost),
     }
@@ -102,26 +103,54 @@ pub static VECTOR: Algorithm = hnsw(
     |o| connect(o, &Hnsw(Variant::Vector)),
 );
 
-pub static HALFVEC: Algorithm = hnsw(
-    "pgvector_halfvec",
-    "PGVector_halfvec",
-    "pgvector HNSW index on v::halfvec(d) over the float32 column (a float16 index)",
-    (0, 7),
-    4000,
-    include_str!("../../../algorithms/pgvector_halfvec/config.yml"),
-    |o| connect(o, &Hnsw(Variant::HalfvecIndex)),
-);
+pub static HALFVEC: Algorithm = Algorithm {
+    // The index and the queries are cast to float16, which refuses values beyond its range.
+    check_data: |spec, train, test| {
+        crate::backend::table::check_data_within(
+            spec,
+            train,
+            test,
+            half::f16::MAX.to_f32(),
+            "the float16 range (+-65504) of pgvector_halfvec's halfvec index and queries; use \
+             pgvector (float32 throughout)",
+        )
+    },
+    ..hnsw(
+        "pgvector_halfvec",
+        "PGVector_halfvec",
+        "pgvector HNSW index on v::halfvec(d) over the float32 column (a float16 index)",
+        (0, 7),
+        4000,
+        include_str!("../../../algorithms/pgvector_halfvec/config.yml"),
+        |o| connect(o, &Hnsw(Variant::HalfvecIndex)),
+    )
+};
 
-pub static HALFVEC_COLUMN: Algorithm = hnsw(
-    "pgvector_halfvec_column",
-    "PGVector_halfvec_column",
-    "pgvector HNSW index on a halfvec(d) column: half the table size, vectors and queries \
-     rounded to float16, values beyond +-65504 refused",
-    (0, 7),
-    4000,
-    include_str!("../../../algorithms/pgvector_halfvec_column/config.yml"),
-    |o| connect(o, &Hnsw(Variant::HalfvecColumn)),
-);
+pub static HALFVEC_COLUMN: Algorithm = Algorithm {
+    check_data: |spec, train, test| {
+        crate::backend::table::check_data_within(
+            spec,
+            train,
+            test,
+            half::f16::MAX.to_f32(),
+            HALFVEC_COLUMN_LIMIT,
+        )
+    },
+    ..hnsw(
+        "pgvector_halfvec_column",
+        "PGVector_halfvec_column",
+        "pgvector HNSW index on a halfvec(d) column: half the table size, vectors and queries \
+         rounded to float16, values beyond +-65504 refused",
+        (0, 7),
+        4000,
+        include_str!("../../../algorithms/pgvector_halfvec_column/config.yml"),
+        |o| connect(o, &Hnsw(Variant::HalfvecColumn)),
+    )
+};
+
+/// The range a halfvec column refuses values beyond, and the fix.
+pub const HALFVEC_COLUMN_LIMIT: &str = "the float16 range (+-65504) of a halfvec column; use an \
+    algorithm with a float32 column, e.g. pgvector or pgvector_halfvec";
 
 fn connect(opts: &BackendOptions, index: &'static Hnsw) -> Result<Box<dyn Backend>> {
     Ok(Box::new(PgBackend::connect(opts, index)?))

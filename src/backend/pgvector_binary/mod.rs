@@ -57,6 +57,7 @@ pub static ALGORITHM: Algorithm = Algorithm {
     metrics: super::spec::ALL_METRICS,
     grid: include_str!("../../../algorithms/pgvector_binary/config.yml"),
     create: |o| Ok(Box::new(PgBackend::connect(o, &Binary)?)),
+    check_data: crate::backend::table::check_data,
     contract: Contract {
         build: "M=16, ef_construction=64",
         thorough_query: "candidates=1000",

@@ -58,6 +58,7 @@ pub static ALGORITHM: Algorithm = Algorithm {
     metrics: super::spec::ALL_METRICS,
     grid: include_str!("../../../algorithms/pgvector_ivfflat/config.yml"),
     create: |o| Ok(Box::new(PgBackend::connect(o, &IvfFlat)?)),
+    check_data: crate::backend::table::check_data,
     contract: Contract {
         build: "lists=10",
         thorough_query: "probes=10",

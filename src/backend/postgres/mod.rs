@@ -204,8 +204,7 @@ impl PgBackend {
                 spec.dimension,
                 &spec.dataset,
                 half::f16::MAX.to_f32(),
-                "the float16 range (+-65504) of a halfvec column; use an algorithm with a \
-                 float32 column, e.g. pgvector or pgvector_halfvec",
+                crate::backend::pgvector::HALFVEC_COLUMN_LIMIT,
             ),
             Column::Vector => check_train(train, spec.dimension, &spec.dataset),
         }

@@ -100,6 +100,7 @@ pub static ALGORITHM: Algorithm = Algorithm {
     },
     // No measured builds to fit a model to yet (src/shard/cost.rs).
     build_cost: None,
+    check_data: crate::backend::table::check_data,
 };
 
 /// The keys of one dataset.

@@ -8,7 +8,7 @@ use crate::backend::BackendOptions;
 use crate::cli::out::outln;
 use crate::params::describe;
 use crate::results::{PointKey, point_path};
-use crate::runner::dryrun::{DryRun, dry_run};
+use crate::runner::dryrun::{DryRun, dry_run_after_check};
 use crate::runner::estimate::{Estimate, human_seconds};
 use crate::runner::{self, SweepOptions};
 use crate::shard::{self, Assignment};
@@ -205,13 +205,14 @@ fn print_builds(
 
 /// Memory plans and time estimates of the builds and points this run would measure (the
 /// shard's, when sharded); the servers are asked for memory plans only when they answer.
+/// The caller made the run's checks first ([`crate::runner::dryrun::check`]).
 pub fn estimates(opts: &SweepOptions, calibrate: Option<usize>) -> Result<()> {
     let backend_opts = BackendOptions {
         build_timeout: opts.timeout,
         ..opts.backend.clone()
     };
     let progress = CliProgress::new();
-    let plan = dry_run(opts, calibrate, &progress, &|name| {
+    let plan = dry_run_after_check(opts, calibrate, &progress, &|name| {
         crate::backend::create(name, &backend_opts)
     });
     progress.clear();

@@ -214,6 +214,36 @@ mod tests {
             .to_string();
         assert!(e.contains("--selectivity 0.01,0.5,0.2"), "{e}");
         f.check_for(&ds).unwrap();
+        // Each filter's ground truth is checked as a main file's: edited distances, a
+        // repeated id, rows that are not the test queries'.
+        let mut edited = f.clone();
+        edited.levels[1].truth.distances.mapv_inplace(|d| d * 2.0);
+        let e = edited.check_for(&ds).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("{} filter at selectivity", edited.levels[1].kind))
+                && e.contains("does not match the vectors")
+                && e.contains("annbench datasets filter t"),
+            "{e}"
+        );
+        let mut repeated = f.clone();
+        let t = &mut repeated.levels[0].truth;
+        t.neighbors[[2, 1]] = t.neighbors[[2, 0]];
+        t.distances[[2, 1]] = t.distances[[2, 0]];
+        let e = repeated.check_for(&ds).unwrap_err().to_string();
+        assert!(e.contains("row 2 lists train id"), "{e}");
+        let mut short = f.clone();
+        short.levels[0].truth.neighbors = short.levels[0]
+            .truth
+            .neighbors
+            .slice(ndarray::s![..2, ..])
+            .to_owned();
+        short.levels[0].truth.distances = short.levels[0]
+            .truth
+            .distances
+            .slice(ndarray::s![..2, ..])
+            .to_owned();
+        let e = short.check_for(&ds).unwrap_err().to_string();
+        assert!(e.contains("rows but 'test' has"), "{e}");
         let e = generate(&ds, &sels, &[], 5).unwrap_err().to_string();
         assert!(e.contains("--kind"), "{e}");
     }

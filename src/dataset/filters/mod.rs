@@ -217,7 +217,8 @@ impl Filters {
     }
 
     /// Checks that these filters belong to `ds` (same vectors, one value per row in every
-    /// column).
+    /// column) and that each filter's ground truth is that of `ds`'s vectors (the checks of
+    /// [`super::gtcheck`]: sorted rows, each id once, distances of the stored ids).
     pub fn check_for(&self, ds: &Dataset) -> Result<()> {
         let n = ds.train.nrows();
         let fresh = || {
@@ -242,6 +243,29 @@ impl Filters {
                 ds.name,
                 fresh()
             )));
+        }
+        // Each filter's ground truth is checked as the main file's is: recall is scored
+        // against it.
+        let vectors = super::gtcheck::Vectors {
+            train: ds.train.view(),
+            test: ds.test.view(),
+            metric: ds.metric,
+        };
+        for l in &self.levels {
+            let at = |e: String| {
+                Error::Dataset(format!(
+                    "the filters of '{}', {} filter at selectivity {}: {e}",
+                    ds.name, l.kind, l.selectivity
+                ))
+            };
+            super::validate::check_ground_truth(&l.truth, n, ds.test.nrows()).map_err(|e| {
+                at(e.replace(
+                    "recompute with `annbench datasets groundtruth FILE`",
+                    &fresh(),
+                ))
+            })?;
+            super::gtcheck::verify_truth(&vectors, &l.truth, super::gtcheck::FULL_BUDGET, &fresh())
+                .map_err(at)?;
         }
         Ok(())
     }

@@ -114,11 +114,17 @@ pub fn plan(sources: &[PathBuf], store: &Path, rule: OnConflict) -> Result<Merge
         })
         .collect();
     let mut conflicts = Vec::new();
+    let mut prints = Vec::new();
+    let in_sources: BTreeSet<PathBuf> = groups.keys().cloned().collect();
     for (rel, entries) in groups {
         let mut found: Vec<Found> = Vec::new();
         if let Some(e) = stored.get(&rel) {
+            let m = measured(&e.path)?;
+            if let Some(m) = &m {
+                prints.extend(print_of(m, e, &[]));
+            }
             found.push(Found {
-                measured: measured(&e.path)?,
+                measured: m,
                 entry: e.clone(),
                 in_store: true,
             });
@@ -126,6 +132,9 @@ pub fn plan(sources: &[PathBuf], store: &Path, rule: OnConflict) -> Result<Merge
         let mut in_store = false;
         for e in entries {
             let m = measured(&e.path)?;
+            if let Some(m) = &m {
+                prints.extend(print_of(m, &e, sources));
+            }
             let twin = found
                 .iter()
                 .map(|f| Ok((f.in_store, same_point(f, &e, m.as_ref())?)))
@@ -161,11 +170,45 @@ pub fn plan(sources: &[PathBuf], store: &Path, rule: OnConflict) -> Result<Merge
             }
         }
     }
+    // Points the store keeps that no source holds count as well: a source may not bring
+    // other data under a name the store has.
+    for (rel, e) in &stored {
+        if !in_sources.contains(rel) {
+            if let Some(m) = measured(&e.path)? {
+                prints.extend(print_of(&m, e, &[]));
+            }
+        }
+    }
+    if let Some(what) = super::mixed::mixed(&prints) {
+        return Err(Error::Results(format!(
+            "{what}; nothing was merged. One store holds one data file's points per dataset \
+             name (tables and comparisons set them side by side as one dataset's): merge these \
+             into separate stores (--results), or measure one side again on the other's file \
+             and merge that"
+        )));
+    }
     if !conflicts.is_empty() {
         return Err(refusal(&conflicts, rule));
     }
     check_targets(&out, &stored)?;
     Ok(out)
+}
+
+/// The fingerprint of a point at `e` (in one of `sources`, else in the store), if it has one.
+fn print_of(m: &Measured, e: &Entry, sources: &[PathBuf]) -> Option<super::mixed::Print> {
+    let f = m.fingerprint.as_deref()?;
+    let source = if sources.iter().any(|s| e.path.starts_with(s)) {
+        e.path.display().to_string()
+    } else {
+        format!("{} (in the store)", e.path.display())
+    };
+    Some(super::mixed::Print::of(
+        &m.dataset,
+        m.count,
+        &m.query_args,
+        f,
+        source,
+    ))
 }
 
 /// The same file, the same bytes, or the same measurement (host, finish time and passes).

@@ -77,6 +77,12 @@ pub struct Measured {
     pub passes: serde_json::Value,
     /// `algorithm(args) x2 clients` for messages.
     pub what: String,
+    /// The dataset name, k and fingerprint of the data it was measured on (`None` in files of
+    /// earlier versions), with its query args (a filtered point's fingerprint is its filter's).
+    pub dataset: String,
+    pub count: usize,
+    pub fingerprint: Option<String>,
+    pub query_args: crate::params::Params,
 }
 
 #[derive(Deserialize)]
@@ -93,6 +99,8 @@ struct Extras {
     passes: serde_json::Value,
     #[serde(default)]
     environment: Env,
+    #[serde(default)]
+    dataset_fingerprint: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -122,6 +130,11 @@ pub fn measured(path: &Path) -> Result<Option<Measured>> {
     let json = read_attr_str(&file, EXTRAS_ATTR).map_err(|e| broken(e.to_string()))?;
     let x: Extras = serde_json::from_str(&json).map_err(|e| broken(e.to_string()))?;
     let algorithm = read_attr_str(&file, "algo").unwrap_or_default();
+    let dataset = read_attr_str(&file, "dataset").unwrap_or_default();
+    let count = file
+        .attr("count")
+        .and_then(|a| a.read_scalar::<i64>())
+        .map_or(0, |c| usize::try_from(c).unwrap_or(0));
     let args: Vec<String> = [&x.build_args, &x.query_args]
         .iter()
         .filter(|a| !a.is_empty())
@@ -134,6 +147,10 @@ pub fn measured(path: &Path) -> Result<Option<Measured>> {
         finished_at: x.environment.finished_at,
         shard: x.environment.shard,
         passes: x.passes,
+        dataset,
+        count,
+        fingerprint: x.dataset_fingerprint,
+        query_args: x.query_args,
     }))
 }
 
