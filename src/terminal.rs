@@ -20,7 +20,7 @@ pub fn for_terminal(text: &str) -> String {
         .join("\n")
 }
 
-/// Every control character (tab aside) as `\xNN`, C1 controls and bidirectional overrides as
+/// Every control character (tab aside) as `\xNN` (lower case: `\x1b`), C1 controls and bidirectional overrides as
 /// `\u{NNNN}`; line breaks too (one line stays one line).
 pub fn escape(text: &str) -> String {
     if !text.chars().any(needs_escape) {

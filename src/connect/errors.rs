@@ -78,18 +78,8 @@ pub fn tidy(message: &str) -> String {
             out.push_str(part);
         }
     }
-    let escaped: String = out
-        .chars()
-        .map(|c| match c {
-            c if c.is_control() => format!("\\x{:02X}", c as u32 & 0xff),
-            '\u{fffd}' => "?".to_string(),
-            c => c.to_string(),
-        })
-        .collect();
-    crate::terminal::bound(
-        &crate::terminal::escape(&escaped),
-        crate::terminal::MAX_QUOTED,
-    )
+    let out = out.replace('\u{fffd}', "?");
+    crate::terminal::bound(&crate::terminal::escape(&out), crate::terminal::MAX_QUOTED)
 }
 
 /// A driver's or server's message for an error: passwords masked (see [`mask_secrets`]),

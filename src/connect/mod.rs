@@ -295,7 +295,7 @@ mod tests {
             t.len() < 120 && t.contains("(2000 characters)") && t.ends_with("column `v`"),
             "{t}"
         );
-        assert_eq!(errors::tidy("a\nb 'short'"), "a\\x0Ab 'short'");
+        assert_eq!(errors::tidy("a\nb 'short'"), "a\\x0ab 'short'");
     }
 
     #[test]
