@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Start, stop and describe the MariaDB (>= 11.7) and PostgreSQL + pgvector servers annbench
-# benchmarks against, on loopback only. See docs/servers.md.
+# Start, stop and describe the database servers annbench benchmarks against (MariaDB >= 11.7,
+# PostgreSQL + pgvector, Redis 8), on loopback only. See docs/servers.md.
 #
-#   scripts/databases.sh up          start both (build a Debian 13 root first if the host lacks them)
+#   scripts/databases.sh up          start them all (build a Debian 13 root first if the host lacks them)
 #   scripts/databases.sh down        stop every server this script started (then the cache dir can be deleted)
 #   scripts/databases.sh restart     down, then up (to apply new tuning overrides)
 #   scripts/databases.sh status      what runs where
@@ -19,35 +19,31 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/lib/databases-common.sh"
 # shellcheck source=scripts/lib/databases-root.sh
 source "$HERE/lib/databases-root.sh"
-# shellcheck source=scripts/lib/databases-mariadb.sh
-source "$HERE/lib/databases-mariadb.sh"
-# shellcheck source=scripts/lib/databases-postgres.sh
-source "$HERE/lib/databases-postgres.sh"
+# Every lib/databases-<db>.sh but these two is a database ("engine"; see databases-common.sh).
+engines_load
 
 usage() {
     sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+}
+
+each_engine() {
+    local e
+    for e in $ENGINES; do "${e}_$1"; done
 }
 
 cmd_up() {
     take_lock
     load_state
     detect_modes
-    if [ "$MARIADB_MODE" = root ] || [ "$POSTGRES_MODE" = root ]; then
+    if any_root_mode; then
         ensure_root
     fi
-    mariadb_up main
-    postgres_up
-    save_state
-    write_env_file
-    print_urls
-}
-
-cmd_up_legacy() {
-    take_lock
-    load_state
-    ensure_legacy_binaries
-    mariadb_up legacy
-    save_state
+    local e
+    for e in $ENGINES; do
+        "${e}_up"
+        # After each: the ports of servers already started stay remembered if a later one fails.
+        save_state
+    done
     write_env_file
     print_urls
 }
@@ -55,26 +51,38 @@ cmd_up_legacy() {
 cmd_down() {
     take_lock
     load_state
-    mariadb_down main
-    mariadb_down legacy
-    postgres_down
+    each_engine down
     # With no server left in it, the root's /proc and /dev/shm go too (`up` mounts them again),
     # so the cache dir can be deleted with a plain rm -rf.
     if [ -d "$ROOT" ]; then umount_root_at "$ROOT"; fi
 }
 
 cmd_status() {
+    local e
     load_state
     detect_modes
-    mariadb_status main
-    postgres_status
-    if [ -n "${LEGACY_PORT:-}" ]; then mariadb_status legacy; fi
+    each_engine status
+    for e in $ENGINES; do
+        if declare -F "${e}_status_extra" >/dev/null; then "${e}_status_extra"; fi
+    done
     if [ -f "$ENV_FILE" ]; then say "URLs: $ENV_FILE"; fi
+}
+
+# An engine's own subcommand (<db>_cmd_<name>), e.g. MariaDB's up-legacy.
+engine_cmd() {
+    local e f="${1//-/_}"
+    case "$f" in *[!a-z0-9_]* | "") return 1 ;; esac
+    for e in $ENGINES; do
+        if declare -F "${e}_cmd_$f" >/dev/null; then
+            "${e}_cmd_$f"
+            return 0
+        fi
+    done
+    return 1
 }
 
 case "${1:-}" in
 up) cmd_up ;;
-up-legacy) cmd_up_legacy ;;
 down) cmd_down ;;
 restart) cmd_down && cmd_up ;;
 status) cmd_status ;;
@@ -88,7 +96,9 @@ env)
     ;;
 -h | --help | help) usage ;;
 *)
-    usage >&2
-    exit 2
+    if ! engine_cmd "${1:-}"; then
+        usage >&2
+        exit 2
+    fi
     ;;
 esac

@@ -14,11 +14,14 @@
 //! - a new algorithm on an existing database: a folder `src/backend/<name>/` declaring its
 //!   [`backend::Algorithm`] (and, on PostgreSQL, implementing [`backend::postgres::PgIndex`]),
 //!   `algorithms/<name>/config.yml`, and one line in `src/backend/mod.rs`;
-//! - a new database: a vertical `src/backend/<database>/` with its [`backend::Database`]
-//!   (version check, `server_info`, `servers check`), driver errors, a
-//!   [`backend::sql::SqlConn`] (which brings the shared metadata table, table reuse and build
-//!   watcher), bulk load and [`backend::Backend`]; a [`connect::ServerKind`] for its URLs.
-//!   [`connect`] stays generic: URLs, redaction, resolution.
+//! - a new database: a folder `src/backend/<database>/` with its declaration
+//!   (`decl.rs`: a [`registry::DatabaseDecl`], whose key makes its URL flag, Python keyword
+//!   and `ANNBENCH_<KEY>_URL`), its [`backend::Database`] (version check, `server_info`,
+//!   `servers check`, privileges, stop hooks), driver errors, bulk load, [`backend::Backend`]
+//!   and [`backend::Searcher`] (a SQL database also implements [`backend::sql::SqlConn`], which
+//!   brings the shared metadata table, table reuse and build watcher), its algorithms' lines
+//!   in the `registry!` list, and `scripts/lib/databases-<database>.sh` for its server.
+//!   [`connect`], [`cli`], the Python layer, [`runner`] and [`shard`] name no database.
 
 pub mod backend;
 pub mod cli;
@@ -31,6 +34,7 @@ pub mod metric;
 pub mod metrics;
 pub mod params;
 pub mod python_args;
+pub mod registry;
 pub mod report;
 pub mod results;
 pub mod runner;

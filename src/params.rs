@@ -9,6 +9,17 @@ pub fn get_int(params: &Params, name: &str) -> Option<i64> {
     params.get(name).and_then(serde_json::Value::as_i64)
 }
 
+/// Integer parameter `name` matched ignoring case, as a float, when set and positive (the
+/// algorithms' build cost models read their arguments so).
+pub fn positive(params: &Params, name: &str) -> Option<f64> {
+    params
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .and_then(|(_, v)| v.as_i64())
+        .filter(|v| *v > 0)
+        .map(|v| v as f64)
+}
+
 /// `a=1, b=2` in the params' order (lower-cased names), for labels and file names.
 pub fn describe(params: &Params) -> String {
     params

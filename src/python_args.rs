@@ -7,7 +7,8 @@
 //! backticks is a shell command and stays as written; flags with no Python counterpart
 //! (`--shard`, `--calibrate`) too.
 
-/// CLI flag -> the Python keyword argument that sets the same thing.
+/// CLI flag -> the Python keyword argument that sets the same thing (besides the databases'
+/// URL flags, which are their keywords).
 const KEYWORDS: &[(&str, &str)] = &[
     ("algorithm", "algorithms"),
     ("base", "base"),
@@ -20,13 +21,11 @@ const KEYWORDS: &[(&str, &str)] = &[
     ("judge-disturbed", "judge_disturbed"),
     ("keep-going", "keep_going"),
     ("label", "label"),
-    ("mariadb", "mariadb"),
     ("max-time", "max_time"),
     ("me", "me"),
     ("min-time", "min_time"),
     ("noise", "noise"),
     ("order", "order"),
-    ("postgres", "postgres"),
     ("query", "query"),
     ("rebuilds", "rebuilds"),
     ("recall", "recall"),
@@ -83,7 +82,13 @@ fn flag_at(text: &str) -> Option<(&'static str, &'static str)> {
         .find(|c: char| !(c.is_ascii_lowercase() || c == '-'))
         .unwrap_or(text.len());
     let word = &text[..end];
-    KEYWORDS.iter().copied().find(|(flag, _)| *flag == word)
+    // Each database's URL flag is its keyword (`--mariadb URL` -> `mariadb=`).
+    let database = crate::backend::databases()
+        .into_iter()
+        .map(|d| d.kind.key())
+        .find(|key| *key == word)
+        .map(|key| (key, key));
+    database.or_else(|| KEYWORDS.iter().copied().find(|(flag, _)| *flag == word))
 }
 
 /// The flag's value when the message gives one right after it (` 0:`, ` 'x'`, ` 2%`): a

@@ -38,6 +38,16 @@ fn backend(a: &Algorithm) -> Box<dyn Backend> {
     connect(a, &BackendOptions::default())
 }
 
+/// `preferred` when `a` declares it, else the first metric `a` takes: the scenarios whose
+/// point is not the metric run on every algorithm, each with a metric its index takes.
+fn metric_for(a: &Algorithm, preferred: Metric) -> Metric {
+    if a.metrics.contains(&preferred) {
+        preferred
+    } else {
+        a.metrics[0]
+    }
+}
+
 fn p(text: &str) -> Params {
     parse(text).unwrap()
 }
@@ -58,10 +68,11 @@ fn spec(test: &str, metric: Metric, dimension: usize) -> TableSpec {
 #[test]
 fn recall_reaches_the_bound_at_thorough_settings() {
     for_each(|a| {
-        for (metric, test) in [
+        let metrics = [
             (Metric::Euclidean, "recall-l2"),
             (Metric::Angular, "recall-cos"),
-        ] {
+        ];
+        for (metric, test) in metrics.into_iter().filter(|(m, _)| a.metrics.contains(m)) {
             let set = "glove-twitter-25-angular";
             let (train, queries, _) = bundled(set, 1500, 20);
             let mut b = backend(a);
@@ -95,7 +106,8 @@ fn recall_reaches_the_bound_at_thorough_settings() {
 #[test]
 fn explain_refuses_a_query_without_the_index() {
     for_each(|a| {
-        let (train, queries, metric) = bundled("sift-5k-128-euclidean", 300, 1);
+        let (train, queries, sift) = bundled("sift-5k-128-euclidean", 300, 1);
+        let metric = metric_for(a, sift);
         let mut b = backend(a);
         b.load(&spec("explain", metric, 128), train.view()).unwrap();
         b.build(&p(a.contract.build)).unwrap();
@@ -115,7 +127,8 @@ fn explain_refuses_a_query_without_the_index() {
 #[test]
 fn a_table_holding_the_same_data_is_reused() {
     for_each(|a| {
-        let (train, _, metric) = bundled("sift-5k-128-euclidean", 400, 1);
+        let (train, _, sift) = bundled("sift-5k-128-euclidean", 400, 1);
+        let metric = metric_for(a, sift);
         let spec = spec("reuse", metric, 128);
         let mut changed = train.clone();
         changed[[3, 3]] += 1.0;
@@ -147,7 +160,8 @@ fn a_table_holding_the_same_data_is_reused() {
 #[test]
 fn timeout_and_cancel_stop_the_build_on_the_server_and_the_table_stays_usable() {
     for_each(|a| {
-        let (train, queries, metric) = bundled("sift-5k-128-euclidean", 4000, 1);
+        let (train, queries, sift) = bundled("sift-5k-128-euclidean", 4000, 1);
+        let metric = metric_for(a, sift);
         let spec = spec("stop", metric, 128);
         let q = queries.row(0).to_vec();
         let qa = p(a.contract.thorough_query);
@@ -213,7 +227,8 @@ fn timeout_and_cancel_stop_the_build_on_the_server_and_the_table_stays_usable() 
 #[test]
 fn bad_train_data_is_refused_before_anything_is_sent() {
     for_each(|a| {
-        let (train, _, metric) = bundled("sift-5k-128-euclidean", 200, 1);
+        let (train, _, sift) = bundled("sift-5k-128-euclidean", 200, 1);
+        let metric = metric_for(a, sift);
         let mut b = backend(a);
         let spec = spec("bad", metric, 128);
         assert_bad_train_is_named(b.as_mut(), &spec, &train, (5, 9), f32::INFINITY);
@@ -242,10 +257,11 @@ fn random(rows: usize, d: usize) -> Array2<f32> {
 fn the_declared_dimension_limit_holds_and_one_more_is_refused() {
     for_each(|a| {
         let max = a.max_dimension;
+        let metric = metric_for(a, Metric::Euclidean);
         let over = random(12, max + 1);
         let mut b = backend(a);
         let e = b
-            .load(&spec("dims", Metric::Euclidean, max + 1), over.view())
+            .load(&spec("dims", metric, max + 1), over.view())
             .unwrap_err()
             .to_string();
         assert!(
@@ -254,8 +270,7 @@ fn the_declared_dimension_limit_holds_and_one_more_is_refused() {
             a.name
         );
         let at = random(12, max);
-        b.load(&spec("dims", Metric::Euclidean, max), at.view())
-            .unwrap();
+        b.load(&spec("dims", metric, max), at.view()).unwrap();
         b.build(&p(a.contract.build)).unwrap();
         let mut s = b.searcher().unwrap();
         s.set_query_args(&p(a.contract.thorough_query)).unwrap();
@@ -264,5 +279,35 @@ fn the_declared_dimension_limit_holds_and_one_more_is_refused() {
             .unwrap();
         assert_eq!(ids.len(), 5, "{}", a.name);
         b.drop_index().unwrap();
+    });
+}
+
+/// An algorithm whose index does not compare by a metric refuses a dataset of that metric at
+/// load, naming the metric, before anything is sent (by its declared metrics).
+#[test]
+fn a_metric_the_index_does_not_take_is_refused_before_anything_is_sent() {
+    for_each(|a| {
+        let (train, _, _) = bundled("sift-5k-128-euclidean", 50, 1);
+        for metric in [Metric::Euclidean, Metric::Angular] {
+            if a.metrics.contains(&metric) {
+                continue;
+            }
+            let mut b = backend(a);
+            let e = b
+                .load(&spec("metric", metric, 128), train.view())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(a.name) && e.contains(metric.as_str()) && e.contains("nothing was sent"),
+                "{}: {e}",
+                a.name
+            );
+            let e = b
+                .searcher()
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(e.contains("load() must run"), "{}: {e}", a.name);
+        }
     });
 }

@@ -3,87 +3,20 @@
 //! index left on the real server. The file system is a 200 KiB tmpfs (a loop-mounted ext2
 //! image where tmpfs cannot mount); the test says why it is skipped when neither can.
 
+mod files_support;
 mod servers_support;
 
-use annbench::connect::{self, ServerKind};
+use annbench::connect;
+use files_support::{Mount, all_files};
 use mysql::prelude::Queryable;
 use servers_support::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-/// A small mounted file system, unmounted on drop.
-struct Mount {
-    dir: tempfile::TempDir,
-}
-
-impl Mount {
-    /// A 200 KiB tmpfs, else a loop-mounted image with about 200 KiB free; `Err` says why not.
-    fn small() -> Result<Mount, String> {
-        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let p = dir.path().display().to_string();
-        let tmpfs = sh(&format!("mount -t tmpfs -o size=200k tmpfs '{p}'"));
-        if tmpfs.is_ok() {
-            return Ok(Mount { dir });
-        }
-        let img = format!("{p}.img");
-        let looped = sh(&format!(
-            "truncate -s 2M '{img}' && mkfs.ext2 -q -F -m 0 '{img}' && mount -o loop '{img}' '{p}' \
-             && rm -f '{img}' && head -c $(( $(df --output=avail -B1 '{p}' | tail -1) - 204800 )) /dev/zero > '{p}/filler'"
-        ));
-        match looped {
-            Ok(()) => Ok(Mount { dir }),
-            Err(e) => {
-                let _ = std::fs::remove_file(&img);
-                Err(format!(
-                    "cannot mount tmpfs ({}) nor a loop image ({e})",
-                    tmpfs.unwrap_err()
-                ))
-            }
-        }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = sh(&format!("umount -l '{}'", self.dir.path().display()));
-    }
-}
-
-fn sh(script: &str) -> Result<(), String> {
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .output()
-        .map_err(|e| e.to_string())?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
-    }
-}
-
-/// Every file under `dir`, hidden ones included.
-fn all_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(all_files(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
-}
 
 /// Vector indexes on the table of the test's dataset in annbench's schema/database.
 fn vector_indexes(url: &connect::ServerUrl) -> Vec<String> {
-    match url.kind() {
-        ServerKind::MariaDb => {
+    match url.kind().key() {
+        "mariadb" => {
             let mut c = annbench::backend::mariadb::server::connect(url).unwrap();
             c.query(
                 "SELECT CONCAT(TABLE_NAME, '.', INDEX_NAME) FROM information_schema.STATISTICS \
@@ -92,7 +25,7 @@ fn vector_indexes(url: &connect::ServerUrl) -> Vec<String> {
             )
             .unwrap()
         }
-        ServerKind::Postgres => {
+        "postgres" => {
             let mut c = annbench::backend::postgres::server::connect(url).unwrap();
             c.query(
                 "SELECT indexname FROM pg_indexes WHERE schemaname = 'annbench' \
@@ -104,6 +37,7 @@ fn vector_indexes(url: &connect::ServerUrl) -> Vec<String> {
             .map(|r| r.get(0))
             .collect()
         }
+        other => panic!("no vector index query for {other}"),
     }
 }
 

@@ -16,9 +16,10 @@ fn unreachable_port_says_to_start_the_server() {
         let mut u = base.expose().clone();
         u.set_port(Some(port)).unwrap();
         let url = annbench::connect::ServerUrl::parse(base.kind(), u.as_str()).unwrap();
-        let msg = match base.kind() {
-            annbench::connect::ServerKind::MariaDb => err_text(connect_mariadb(&url), "connect"),
-            annbench::connect::ServerKind::Postgres => err_text(connect_postgres(&url), "connect"),
+        let msg = if base.kind() == annbench::connect::ServerKind::MariaDb {
+            err_text(connect_mariadb(&url), "connect")
+        } else {
+            err_text(connect_postgres(&url), "connect")
         };
         assert!(msg.contains("cannot reach"), "{msg}");
         assert!(

@@ -139,10 +139,7 @@ fn a_wrong_password_refused_by_the_real_servers_is_hidden() {
     let cache = tempfile::tempdir().unwrap();
     for url in [mariadb(), postgres()] {
         let wrong = with(&url, None, Some(PW), None);
-        let flag = match url.kind() {
-            annbench::connect::ServerKind::MariaDb => "--mariadb",
-            annbench::connect::ServerKind::Postgres => "--postgres",
-        };
+        let flag = url.kind().flag();
         let (text, failed) = run(
             &["servers", "check", flag, wrong.expose().as_str()],
             &[],

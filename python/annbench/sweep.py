@@ -49,11 +49,10 @@ def run(
     data_dir: PathLike | None = None,
     force: bool = False,
     label: str | None = None,
-    mariadb: str | None = None,
-    postgres: str | None = None,
     timeout: float | None = None,
     progress: bool | Callback = True,
     keep_going: bool = False,
+    **servers: str | None,
 ) -> pd.DataFrame:
     """Runs a sweep and returns one row per point of the grid (measured now, or already
     stored and skipped unless ``force``), with the columns of :func:`annbench.results`.
@@ -73,8 +72,9 @@ def run(
     ``2 * runs * min_time``). ``rebuilds`` builds
     every index that many times and folds the build spread into the interval. ``order``:
     ``"rounds"`` (pass 1 of every point of a build, then pass 2...) or ``"points"``. Server URLs
-    default to ``$ANNBENCH_MARIADB_URL`` / ``$ANNBENCH_POSTGRES_URL`` and the servers that
-    ``scripts/databases.sh`` started. ``timeout``: longest index build, in seconds.
+    are keywords named after their database (``mariadb="mysql://..."``, ``postgres=...``: one
+    per database, the names of ``annbench run``'s URL flags); each defaults to
+    ``$ANNBENCH_<DATABASE>_URL`` and the servers that ``scripts/databases.sh`` started. ``timeout``: longest index build, in seconds.
     ``progress``: tqdm bars (True), nothing (False), or a callable given each event dict.
     ``keep_going``: go on after a failing point, build or algorithm, then raise
     ``BackendError`` listing what failed (everything else is stored; a rerun measures only what
@@ -101,8 +101,7 @@ def run(
             None if data_dir is None else os.fspath(data_dir),
             force,
             label,
-            mariadb,
-            postgres,
+            {key: url for key, url in servers.items() if url is not None},
             timeout,
             callback,
             min_time=min_time,

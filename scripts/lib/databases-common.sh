@@ -27,9 +27,80 @@ take_lock() {
     if command -v flock >/dev/null; then flock 9; fi
 }
 
+# --- The engine registry -------------------------------------------------------------------
+# A database is one file, lib/databases-<db>.sh (an "engine"), that defines these functions
+# (<db>: lower-case letters and digits; its variables are named <DB>_..., upper-case):
+#   <db>_packages         the Debian packages it needs in the Debian 13 root (one line)
+#   <db>_state            the state.env variables it owns (its ports), e.g. MARIADB_PORT
+#   <db>_detect FROM      set <DB>_MODE to host or root (FROM: auto, host or root, from
+#                         ANNBENCH_SERVERS_FROM) and the binaries it uses; die when FROM is host
+#                         and the host lacks a new enough server
+#   <db>_up               start it (or find it running) and create its user/database
+#   <db>_down             stop what it started
+#   <db>_status           one line per server: "<Name> <version>: running, pid ..." or "<Name>: stopped"
+#   <db>_env_lines PW     its servers.env lines with password PW (called with '***' for `urls`):
+#                         ANNBENCH_<DB>_URL=... for its main server, then any others
+# and optionally
+#   <db>_status_extra     status lines printed after every engine's <db>_status (secondary servers)
+#   <db>_cmd_<name>       an extra subcommand: `databases.sh <name>` (dashes as underscores)
+# scripts/databases.sh sources every engine and calls these in ENGINES order: mariadb, postgres,
+# then the rest alphabetically. Nothing else names a database.
+LIB_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+engines_discover() {
+    local f e rest=()
+    ENGINES=""
+    for f in "$LIB_DIR"/databases-*.sh; do
+        [ -f "$f" ] || continue
+        e="${f##*/databases-}"
+        e="${e%.sh}"
+        case "$e" in
+        common | root) continue ;;
+        mariadb | postgres) ;;
+        *[!a-z0-9]* | [!a-z]*) die "engine file $f: the name after databases- must be lower-case letters and digits" ;;
+        *) rest+=("$e") ;;
+        esac
+    done
+    for e in mariadb postgres; do
+        [ -f "$LIB_DIR/databases-$e.sh" ] && ENGINES="$ENGINES${ENGINES:+ }$e"
+    done
+    if [ ${#rest[@]} -gt 0 ]; then
+        ENGINES="$ENGINES${ENGINES:+ }$(printf '%s\n' "${rest[@]}" | LC_ALL=C sort | tr '\n' ' ')"
+        ENGINES="${ENGINES% }"
+    fi
+}
+
+# Source every engine file and check that it defines the required hooks.
+engines_load() {
+    local e h
+    engines_discover
+    for e in $ENGINES; do
+        # shellcheck disable=SC1090
+        source "$LIB_DIR/databases-$e.sh"
+        for h in packages state detect up down status env_lines; do
+            declare -F "${e}_$h" >/dev/null || die "engine $LIB_DIR/databases-$e.sh does not define ${e}_$h"
+        done
+    done
+}
+
+# The engine's mode (host | root) once detect_modes ran: <DB>_MODE.
+engine_mode() {
+    local v
+    v="$(printf '%s' "$1" | tr '[:lower:]' '[:upper:]')_MODE"
+    echo "${!v:-}"
+}
+
+# Every engine's state variables, in engine order.
+state_vars() {
+    local e
+    for e in $ENGINES; do "${e}_state"; done | tr ' ' '\n' | sed '/^$/d'
+}
+
 # State: ports chosen so far and the generated password. Plain KEY=value lines.
 load_state() {
-    MARIADB_PORT="" POSTGRES_PORT="" LEGACY_PORT="" DB_PASSWORD=""
+    local v
+    for v in $(state_vars); do printf -v "$v" '%s' ""; done
+    DB_PASSWORD=""
     if [ -f "$STATE_FILE" ]; then
         # shellcheck disable=SC1090
         source "$STATE_FILE"
@@ -44,24 +115,34 @@ load_state() {
     esac
 }
 
+# Lines of the old state file this checkout has no engine for are kept (another checkout of a
+# later version may share the cache dir, and its servers must stay remembered).
 save_state() {
     mkdir -p "$CACHE"
+    local vars v
+    vars="$(state_vars)"
     (
         umask 077
         {
             echo "# scripts/databases.sh state; keep private (0600)"
-            echo "MARIADB_PORT=$MARIADB_PORT"
-            echo "POSTGRES_PORT=$POSTGRES_PORT"
-            echo "LEGACY_PORT=$LEGACY_PORT"
+            for v in $vars; do echo "$v=${!v}"; done
             echo "DB_PASSWORD=$DB_PASSWORD"
+            if [ -f "$STATE_FILE" ]; then
+                grep -E '^[A-Z_][A-Z0-9_]*=' "$STATE_FILE" |
+                    grep -vE "^($(printf '%s\n' "$vars" | tr '\n' '|')DB_PASSWORD)=" || true
+            fi
         } >"$STATE_FILE.tmp"
         mv "$STATE_FILE.tmp" "$STATE_FILE"
     )
     chmod 600 "$STATE_FILE"
 }
 
-url_mariadb() { echo "mysql://$DB_USER:$1@127.0.0.1:$2/$DB_NAME"; }
-url_postgres() { echo "postgres://$DB_USER:$1@127.0.0.1:$2/$DB_NAME"; }
+# Has any engine a remembered port (a server started from this cache dir)?
+any_started() {
+    local v
+    for v in $(state_vars); do [ -z "${!v}" ] || return 0; done
+    return 1
+}
 
 # Percent-encode everything but unreserved characters (socket paths inside URLs).
 url_encode() {
@@ -76,33 +157,16 @@ url_encode() {
     echo "$out"
 }
 
-# Host paths of the main servers' Unix sockets; empty when a path is too long for a socket
-# address (107 bytes), in which case only the TCP URLs are offered.
-socket_paths() {
-    [ -n "${MARIADB_MODE:-}" ] || detect_modes
-    mariadb_instance main
-    postgres_instance
-    MARIADB_SOCKET="$(host_path "$M_MODE" "$M_SOCK")"
-    POSTGRES_SOCKET_DIR="$P_HDIR"
-    [ ${#MARIADB_SOCKET} -le 107 ] || MARIADB_SOCKET=""
-    [ $((${#POSTGRES_SOCKET_DIR} + 18)) -le 107 ] || POSTGRES_SOCKET_DIR=""
-}
-
-# Same servers over their Unix sockets: lower latency for a client on the same machine.
-url_mariadb_socket() { echo "mysql://$DB_USER:$1@localhost/$DB_NAME?socket=$(url_encode "$MARIADB_SOCKET")"; }
-url_postgres_socket() { echo "postgres://$DB_USER:$1@$(url_encode "$POSTGRES_SOCKET_DIR"):$2/$DB_NAME"; }
-
-# The URL lines of servers.env (password $1), one per started server.
+# The URL lines of servers.env (password $1) from every engine: first each engine's main URL
+# (ANNBENCH_<DB>_URL), then the Unix socket URLs (*_SOCKET_URL), then the rest, each group in
+# engine order.
 env_lines() {
-    socket_paths
-    [ -n "$MARIADB_PORT" ] && echo "ANNBENCH_MARIADB_URL=$(url_mariadb "$1" "$MARIADB_PORT")"
-    [ -n "$POSTGRES_PORT" ] && echo "ANNBENCH_POSTGRES_URL=$(url_postgres "$1" "$POSTGRES_PORT")"
-    [ -n "$MARIADB_PORT" ] && [ -n "$MARIADB_SOCKET" ] &&
-        echo "ANNBENCH_MARIADB_SOCKET_URL=$(url_mariadb_socket "$1")"
-    [ -n "$POSTGRES_PORT" ] && [ -n "$POSTGRES_SOCKET_DIR" ] &&
-        echo "ANNBENCH_POSTGRES_SOCKET_URL=$(url_postgres_socket "$1" "$POSTGRES_PORT")"
-    [ -n "$LEGACY_PORT" ] && echo "ANNBENCH_TEST_OLD_MARIADB_URL=$(url_mariadb "$1" "$LEGACY_PORT")"
-    true
+    local e
+    for e in $ENGINES; do "${e}_env_lines" "$1"; done | awk '
+        /^ANNBENCH_[A-Z0-9]+_URL=/ { print; next }
+        /^[A-Z0-9_]+_SOCKET_URL=/ { sock[ns++] = $0; next }
+        { rest[nr++] = $0 }
+        END { for (i = 0; i < ns; i++) print sock[i]; for (i = 0; i < nr; i++) print rest[i] }'
 }
 
 write_env_file() {
@@ -119,7 +183,7 @@ write_env_file() {
 }
 
 print_urls() {
-    if [ -z "$MARIADB_PORT$POSTGRES_PORT$LEGACY_PORT" ]; then
+    if ! any_started; then
         say "no servers started yet from $CACHE: run scripts/databases.sh up"
         return 0
     fi

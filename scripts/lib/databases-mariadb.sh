@@ -1,17 +1,92 @@
 # MariaDB: the main server (>= 11.7, MHNSW) and the legacy one (the host's 10.11, a real
-# too-old server for tests). Sourced by scripts/databases.sh.
+# too-old server for tests). An engine of scripts/databases.sh (the hooks: lib/databases-common.sh).
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # MARIADB_MODE, MARIADBD are read by the other sourced files
 
-# Set M_MODE, M_BIN, M_DIR (data dir inside the env), M_PORT_VAR, M_DEFAULT_PORT, M_NAME.
+# --- Engine hooks ---
+mariadb_packages() { echo mariadb-server; }
+mariadb_state() { echo MARIADB_PORT LEGACY_PORT; }
+
+mariadb_detect() {
+    local v
+    MARIADB_MODE=root MARIADBD=/usr/sbin/mariadbd
+    [ "$1" = root ] && return 0
+    v="$(host_mariadb_version)"
+    if [ -n "$v" ] && version_ge "$v" 11.7; then
+        MARIADB_MODE=host MARIADBD="$(host_mariadbd)"
+    elif [ "$1" = host ]; then
+        die "ANNBENCH_SERVERS_FROM=host but the host has no MariaDB >= 11.7 (found: ${v:-none})"
+    fi
+}
+
+mariadb_up() { mariadb_instance_up main; }
+mariadb_down() {
+    mariadb_instance_down main
+    mariadb_instance_down legacy
+}
+mariadb_status() { mariadb_instance_status main; }
+mariadb_status_extra() {
+    if [ -n "${LEGACY_PORT:-}" ]; then mariadb_instance_status legacy; fi
+}
+
+mariadb_env_lines() {
+    [ -n "$MARIADB_PORT" ] && echo "ANNBENCH_MARIADB_URL=$(url_mariadb "$1" "$MARIADB_PORT")"
+    if [ -n "$MARIADB_PORT" ]; then
+        [ -n "${MARIADB_MODE:-}" ] || detect_modes
+        mariadb_instance main
+        local sock
+        sock="$(host_path "$M_MODE" "$M_SOCK")"
+        # A path too long for a socket address (107 bytes) gets no socket URL.
+        [ ${#sock} -gt 107 ] || echo "ANNBENCH_MARIADB_SOCKET_URL=mysql://$DB_USER:$1@localhost/$DB_NAME?socket=$(url_encode "$sock")"
+    fi
+    [ -n "$LEGACY_PORT" ] && echo "ANNBENCH_TEST_OLD_MARIADB_URL=$(url_mariadb "$1" "$LEGACY_PORT")"
+    true
+}
+
+# `databases.sh up-legacy`: also start the host's MariaDB 10.11 (a real too-old server).
+mariadb_cmd_up_legacy() {
+    take_lock
+    load_state
+    ensure_legacy_binaries
+    mariadb_instance_up legacy
+    save_state
+    write_env_file
+    print_urls
+}
+
+url_mariadb() { echo "mysql://$DB_USER:$1@127.0.0.1:$2/$DB_NAME"; }
+
+host_mariadbd() {
+    local b
+    for b in "$(command -v mariadbd 2>/dev/null || true)" /usr/sbin/mariadbd /usr/local/mysql/bin/mariadbd; do
+        [ -n "$b" ] && [ -x "$b" ] && {
+            echo "$b"
+            return 0
+        }
+    done
+    return 1
+}
+
+# "11.8.9" from `mariadbd --version`, or nothing.
+host_mariadb_version() {
+    local b
+    b="$(host_mariadbd)" || return 0
+    "$b" --version 2>/dev/null | sed -n 's/.*Ver \([0-9][0-9.]*\)-MariaDB.*/\1/p' | head -n1
+}
+
+# --- The servers ---
+
+# Set M_MODE, M_BIN, M_DIR (data dir inside the env), M_PORT_VAR, M_DEFAULT_PORT, M_PORT_ENV
+# (the variable that picks the port at start, beating the remembered one), M_NAME.
 mariadb_instance() {
     case "$1" in
     main)
         M_MODE=$MARIADB_MODE M_BIN=$MARIADBD M_DIR="$(data_base "$MARIADB_MODE")/mariadb"
-        M_PORT_VAR=MARIADB_PORT M_DEFAULT_PORT=13306 M_NAME="MariaDB"
+        M_PORT_VAR=MARIADB_PORT M_DEFAULT_PORT=13306 M_PORT_ENV=ANNBENCH_MARIADB_PORT M_NAME="MariaDB"
         ;;
     legacy)
         M_MODE=host M_BIN=/usr/sbin/mariadbd M_DIR="$(data_base host)/mariadb-legacy"
-        M_PORT_VAR=LEGACY_PORT M_DEFAULT_PORT=13310 M_NAME="legacy MariaDB"
+        M_PORT_VAR=LEGACY_PORT M_DEFAULT_PORT=13310 M_PORT_ENV=ANNBENCH_LEGACY_MARIADB_PORT M_NAME="legacy MariaDB"
         ;;
     esac
     M_SOCK="$M_DIR/mariadbd.sock"
@@ -61,7 +136,7 @@ mariadb_write_cnf() {
     fi
 }
 
-mariadb_up() {
+mariadb_instance_up() {
     mariadb_instance "$1"
     local pid port hdir
     hdir="$(host_path "$M_MODE" "$M_DIR")"
@@ -74,7 +149,7 @@ mariadb_up() {
         mariadb_provision
         return 0
     fi
-    port="$(pick_port "${port:-$M_DEFAULT_PORT}")"
+    port="$(pick_port "${!M_PORT_ENV:-${port:-$M_DEFAULT_PORT}}")"
     printf -v "$M_PORT_VAR" '%s' "$port"
     mkdir -p "$(dirname "$hdir")"
     mariadb_write_cnf "$port"
@@ -139,7 +214,7 @@ SQL
         die "could not create database/user on $M_NAME (see $(host_path "$M_MODE" "$M_DIR")/error.log)"
 }
 
-mariadb_down() {
+mariadb_instance_down() {
     load_mode_for "$1" || return 0
     local pid
     if pid="$(mariadb_pid)"; then
@@ -154,7 +229,7 @@ load_mode_for() {
     [ "$1" != legacy ] || [ -n "$LEGACY_PORT" ]
 }
 
-mariadb_status() {
+mariadb_instance_status() {
     load_mode_for "$1" || return 0
     local pid port="${!M_PORT_VAR}"
     if pid="$(mariadb_pid)"; then

@@ -1,5 +1,54 @@
-# PostgreSQL + pgvector (sourced by scripts/databases.sh).
+# PostgreSQL + pgvector. An engine of scripts/databases.sh (the hooks: lib/databases-common.sh).
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # POSTGRES_MODE, PG_BIN are read by the other sourced files
+
+# --- Engine hooks ---
+postgres_packages() { echo postgresql-17 postgresql-17-pgvector; }
+postgres_state() { echo POSTGRES_PORT; }
+
+postgres_detect() {
+    local dir
+    POSTGRES_MODE=root PG_BIN=/usr/lib/postgresql/17/bin
+    [ "$1" = root ] && return 0
+    if dir="$(host_pg_with_pgvector)"; then
+        POSTGRES_MODE=host PG_BIN="$dir"
+    elif [ "$1" = host ]; then
+        die "ANNBENCH_SERVERS_FROM=host but the host has no PostgreSQL with pgvector >= 0.7"
+    fi
+}
+
+postgres_env_lines() {
+    [ -n "$POSTGRES_PORT" ] || return 0
+    echo "ANNBENCH_POSTGRES_URL=$(url_postgres "$1" "$POSTGRES_PORT")"
+    postgres_instance
+    # The socket directory as host; a path too long for a socket address (107 bytes with the
+    # file name .s.PGSQL.<port>) gets no socket URL.
+    [ $((${#P_HDIR} + 18)) -gt 107 ] ||
+        echo "ANNBENCH_POSTGRES_SOCKET_URL=postgres://$DB_USER:$1@$(url_encode "$P_HDIR"):$POSTGRES_PORT/$DB_NAME"
+}
+
+url_postgres() { echo "postgres://$DB_USER:$1@127.0.0.1:$2/$DB_NAME"; }
+
+# The bin dir of the newest host PostgreSQL whose pgvector is >= 0.7 (halfvec), if any.
+host_pg_with_pgvector() {
+    local bin share ctl v
+    for bin in $(printf '%s\n' /usr/lib/postgresql/*/bin | sort -rV) \
+        "$(dirname "$(command -v pg_config 2>/dev/null || echo /nonexistent/x)")"; do
+        if [ ! -x "$bin/postgres" ] || [ ! -x "$bin/initdb" ]; then continue; fi
+        share="$("$bin/pg_config" --sharedir 2>/dev/null || true)"
+        [ -n "$share" ] || share="/usr/share/postgresql/$(basename "$(dirname "$bin")")"
+        ctl="$share/extension/vector.control"
+        [ -f "$ctl" ] || continue
+        v="$(sed -n "s/^default_version *= *'\([0-9.]*\)'.*/\1/p" "$ctl")"
+        if [ -n "$v" ] && version_ge "$v" 0.7; then
+            echo "$bin"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# --- The server ---
 
 postgres_instance() {
     [ -n "${POSTGRES_MODE:-}" ] || detect_modes
@@ -47,7 +96,7 @@ postgres_up() {
         return 0
     fi
     postgres_clear_stale_lock
-    port="$(pick_port "${POSTGRES_PORT:-15432}")"
+    port="$(pick_port "${ANNBENCH_POSTGRES_PORT:-${POSTGRES_PORT:-15432}}")"
     POSTGRES_PORT=$port
     if [ ! -f "$P_HDIR/PG_VERSION" ]; then
         say "initialising PostgreSQL data dir $P_HDIR"

@@ -4,80 +4,68 @@
 # shellcheck disable=SC2034  # MARIADB_MODE, PG_BIN, ... are read by the other sourced files
 
 MIRROR="${ANNBENCH_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-ROOT_PACKAGES="mariadb-server postgresql-17 postgresql-17-pgvector"
+ROOT_PACKAGES="" # root_packages, set by ensure_root
 
-# Decide MARIADB_MODE / POSTGRES_MODE (host | root) and the binaries each uses.
-# ANNBENCH_SERVERS_FROM=host|root forces one source for both.
+# The packages every engine needs in the root (<db>_packages), in engine order.
+root_packages() {
+    local e
+    for e in $ENGINES; do "${e}_packages"; done | tr ' ' '\n' | sed '/^$/d' | awk '!seen[$0]++' | paste -sd ' ' -
+}
+
+# Decide each engine's <DB>_MODE (host | root) and the binaries it uses.
+# ANNBENCH_SERVERS_FROM=host|root forces one source for all.
 detect_modes() {
-    local from="${ANNBENCH_SERVERS_FROM:-auto}" v
-    MARIADB_MODE=root POSTGRES_MODE=root
-    MARIADBD=/usr/sbin/mariadbd
-    PG_BIN=/usr/lib/postgresql/17/bin
+    local from="${ANNBENCH_SERVERS_FROM:-auto}" e
     case "$from" in auto | host | root) ;; *) die "ANNBENCH_SERVERS_FROM must be auto, host or root (got '$from')" ;; esac
-    [ "$from" = root ] && return 0
-
-    v="$(host_mariadb_version)"
-    if [ -n "$v" ] && version_ge "$v" 11.7; then
-        MARIADB_MODE=host MARIADBD="$(host_mariadbd)"
-    elif [ "$from" = host ]; then
-        die "ANNBENCH_SERVERS_FROM=host but the host has no MariaDB >= 11.7 (found: ${v:-none})"
-    fi
-    local dir
-    if dir="$(host_pg_with_pgvector)"; then
-        POSTGRES_MODE=host PG_BIN="$dir"
-    elif [ "$from" = host ]; then
-        die "ANNBENCH_SERVERS_FROM=host but the host has no PostgreSQL with pgvector >= 0.7"
-    fi
+    for e in $ENGINES; do "${e}_detect" "$from"; done
 }
 
-host_mariadbd() {
-    local b
-    for b in "$(command -v mariadbd 2>/dev/null || true)" /usr/sbin/mariadbd /usr/local/mysql/bin/mariadbd; do
-        [ -n "$b" ] && [ -x "$b" ] && {
-            echo "$b"
-            return 0
-        }
-    done
+# Does any engine run from the root?
+any_root_mode() {
+    local e
+    for e in $ENGINES; do [ "$(engine_mode "$e")" != root ] || return 0; done
     return 1
 }
 
-# "11.8.9" from `mariadbd --version`, or nothing.
-host_mariadb_version() {
-    local b
-    b="$(host_mariadbd)" || return 0
-    "$b" --version 2>/dev/null | sed -n 's/.*Ver \([0-9][0-9.]*\)-MariaDB.*/\1/p' | head -n1
-}
-
-# The bin dir of the newest host PostgreSQL whose pgvector is >= 0.7 (halfvec), if any.
-host_pg_with_pgvector() {
-    local bin share ctl v
-    for bin in $(printf '%s\n' /usr/lib/postgresql/*/bin | sort -rV) \
-        "$(dirname "$(command -v pg_config 2>/dev/null || echo /nonexistent/x)")"; do
-        if [ ! -x "$bin/postgres" ] || [ ! -x "$bin/initdb" ]; then continue; fi
-        share="$("$bin/pg_config" --sharedir 2>/dev/null || true)"
-        [ -n "$share" ] || share="/usr/share/postgresql/$(basename "$(dirname "$bin")")"
-        ctl="$share/extension/vector.control"
-        [ -f "$ctl" ] || continue
-        v="$(sed -n "s/^default_version *= *'\([0-9.]*\)'.*/\1/p" "$ctl")"
-        if [ -n "$v" ] && version_ge "$v" 0.7; then
-            echo "$bin"
-            return 0
-        fi
-    done
-    return 1
-}
-
+# A root is complete once it exists: build_root renames it into place as its last step.
 root_ready() {
-    [ -x "$ROOT/usr/sbin/mariadbd" ] && [ -x "$ROOT/usr/lib/postgresql/17/bin/postgres" ] &&
-        [ -f "$ROOT/usr/share/postgresql/17/extension/vector.control" ]
+    [ -f "$ROOT/var/lib/dpkg/status" ] && [ -x "$ROOT/usr/bin/apt-get" ]
+}
+
+# The root packages not installed in the root (a root built before an engine was added).
+root_missing_packages() {
+    local p installed
+    # shellcheck disable=SC2016  # dpkg-query's format, not shell
+    installed="$(chroot "$ROOT" dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' 2>/dev/null | awk '$1 == "ii" {print $2}')"
+    for p in $ROOT_PACKAGES; do
+        printf '%s\n' "$installed" | grep -qxF "$p" || printf '%s\n' "$p"
+    done | paste -sd ' ' -
+}
+
+# Install what root_missing_packages names, from the package lists the root has; when that fails
+# (the mirror dropped those versions), from fresh ones. Servers already running from the root keep
+# running (the policy-rc.d written by build_root stops packages from starting services).
+root_install_missing() {
+    local missing log="$LOG_DIR/root-packages.log" t0=$SECONDS
+    missing="$(root_missing_packages)"
+    [ -n "$missing" ] || return 0
+    say "installing $missing in the root (log: $log)"
+    local apt="apt-get install -y --no-install-recommends $missing && apt-get clean"
+    in_env root env DEBIAN_FRONTEND=noninteractive sh -c "$apt" >>"$log" 2>&1 9>&- ||
+        in_env root env DEBIAN_FRONTEND=noninteractive sh -c \
+            "apt-get -o Acquire::Languages=none update && $apt" >>"$log" 2>&1 9>&- ||
+        fail_log "installing $missing in the root failed" "$log"
+    say "installed in $((SECONDS - t0)) s"
 }
 
 # Build the root once (into a temporary dir, renamed when complete), then make sure /proc and
 # /dev/shm are mounted in it (they are gone after a reboot).
 ensure_root() {
     is_root || die "the servers run inside a Debian 13 root, which needs root (debootstrap, chroot): run with sudo"
+    ROOT_PACKAGES="$(root_packages)"
     if ! root_ready; then build_root; fi
     mount_root
+    root_install_missing
 }
 
 mount_root() {

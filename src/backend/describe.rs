@@ -129,6 +129,7 @@ pub fn markdown() -> String {
          is `algorithms/<name>/config.yml`. Keys match ignoring case; a grid point that breaks \
          a range or a rule is refused before anything runs.\n",
     );
+    databases_markdown(&mut out);
     for a in algorithms() {
         let _ = write!(
             out,
@@ -169,6 +170,40 @@ pub fn markdown() -> String {
         }
     }
     out
+}
+
+/// The databases' section of `docs/algorithms.md`: how each is named on the command line, in
+/// Python and in the environment, from each one's declaration.
+fn databases_markdown(out: &mut String) {
+    out.push_str(
+        "\n## Databases\n\n\
+         Each database declares these names once (`src/backend/<database>/decl.rs`); a server's URL \
+         comes from, in this order: the flag (or Python keyword), the variable, \
+         the ann-benchmarks forks' variables, then the `servers.env` of \
+         `scripts/databases.sh`.\n\n\
+         | database | flag | Python | variable | forks' variables | URL | server processes |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for db in crate::backend::databases() {
+        let d = db.kind.decl();
+        let forks = d.forks.map_or("-".to_string(), |f| {
+            format!("`{}` + `{}`", f.conn_args, f.db_name)
+        });
+        let _ = writeln!(
+            out,
+            "| {} | `{} URL` | `{}=` | `{}` | {forks} | `{}` | {} |",
+            d.name,
+            d.flag,
+            d.key,
+            d.url_var,
+            d.example_url,
+            d.server_commands
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ pub static ALGORITHM: Algorithm = Algorithm {
     query: &[],
     rules: &[],
     max_dimension: usize::MAX,
+    metrics: super::spec::ALL_METRICS,
     grid: include_str!("../../algorithms/exact/config.yml"),
     create: |_| Ok(Box::new(Exact::new())),
     contract: Contract {
@@ -27,6 +28,7 @@ pub static ALGORITHM: Algorithm = Algorithm {
         thorough_query: "",
         slow_build: "",
     },
+    build_cost: None,
 };
 
 struct Table {

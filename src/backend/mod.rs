@@ -161,6 +161,14 @@ pub trait Backend: Send {
     /// Drop the index (not the table); called when a sweep ends or before a rebuild.
     fn drop_index(&mut self) -> Result<()>;
 
+    /// Drop the tables (and indexes) this algorithm keeps for `dataset`, with their metadata,
+    /// so that the next run loads them again (`servers drop-tables`, and the calibration
+    /// tables of a dry run). Tables shared with other algorithms go too.
+    fn drop_tables(&mut self, dataset: &str) -> Result<()> {
+        let _ = dataset;
+        Ok(())
+    }
+
     /// Fail unless the index queries run on now is the one the last [`build`](Backend::build)
     /// of this backend made (not dropped or rebuilt by another session since): the runner
     /// calls it after measuring each point and stores the point only if it passes. Database
@@ -311,6 +319,50 @@ pub fn check_dimension(algorithm: &Algorithm, dimension: usize) -> Result<()> {
     )))
 }
 
+/// Refuse a dataset whose metric `algorithm`'s index does not compare by (its declared
+/// [`Algorithm::metrics`]), naming the registered algorithms that take it.
+pub fn check_metric(algorithm: &Algorithm, metric: Metric) -> Result<()> {
+    if algorithm.metrics.contains(&metric) {
+        return Ok(());
+    }
+    let takes: Vec<&str> = algorithm.metrics.iter().map(|m| m.as_str()).collect();
+    let example = match algorithm.metrics.first() {
+        Some(Metric::Angular) => " (e.g. glove-25-angular)",
+        Some(Metric::Euclidean) => " (e.g. sift-128-euclidean)",
+        None => "",
+    };
+    let others: Vec<&str> = ALGORITHMS
+        .iter()
+        .filter(|a| a.database.is_some() && a.metrics.contains(&metric))
+        .map(|a| a.name)
+        .collect();
+    let hint = if others.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", or an algorithm that takes {}: {}",
+            metric.as_str(),
+            others.join(", ")
+        )
+    };
+    Err(crate::Error::Config(format!(
+        "{}: its index compares vectors by {} only; this dataset is {}: use {} dataset{example}{hint} \
+         (nothing was sent to the server)",
+        algorithm.name,
+        takes.join(" or "),
+        metric.as_str(),
+        algorithm
+            .metrics
+            .iter()
+            .map(|m| match m {
+                Metric::Angular => "an angular",
+                Metric::Euclidean => "a euclidean",
+            })
+            .collect::<Vec<_>>()
+            .join(" or "),
+    )))
+}
+
 /// How to reach the servers, and backend options that are not grid parameters.
 #[derive(Debug, Clone, Default)]
 pub struct BackendOptions {
@@ -367,6 +419,37 @@ impl BackendOptions {
         table::check_ident(&s, "schema name")?;
         Ok(s)
     }
+}
+
+/// Drop every table the algorithms on `database` keep for `dataset` (each algorithm says which
+/// are its own: [`Backend::drop_tables`]).
+pub fn drop_tables(database: &Database, dataset: &str, opts: &BackendOptions) -> Result<()> {
+    for a in ALGORITHMS
+        .iter()
+        .filter(|a| a.database.is_some_and(|d| d.kind == database.kind))
+    {
+        (a.create)(opts)?.drop_tables(dataset)?;
+    }
+    Ok(())
+}
+
+/// Ask every database's waits to end soon ([`Database::stop_waits`]): Ctrl-C and signals.
+pub fn request_stop() {
+    for hooks in databases().iter().filter_map(|d| d.stop_waits) {
+        (hooks.request)();
+    }
+}
+
+/// Forget a stop request, before a new run.
+pub fn clear_stop() {
+    for hooks in databases().iter().filter_map(|d| d.stop_waits) {
+        (hooks.clear)();
+    }
+}
+
+/// The registered database whose key is `key` (`mariadb`, `postgres`).
+pub fn database(key: &str) -> Option<&'static Database> {
+    databases().into_iter().find(|d| d.kind.key() == key)
 }
 
 /// Connect the backend for `algorithm`.

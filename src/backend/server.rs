@@ -24,6 +24,17 @@ pub struct Database {
     /// its tables in), on a scratch table left behind by nothing: `run` calls it for every
     /// server before it loads anything, `servers check` does the same steps.
     pub privileges: fn(&ServerUrl, &str) -> Result<()>,
+    /// Ask every wait of this process on this database's servers to end soon (Ctrl-C, a
+    /// signal, KeyboardInterrupt), for drivers that cannot be interrupted otherwise; and
+    /// forget that request when a new run starts. `None`: its waits are bounded already.
+    pub stop_waits: Option<StopWaits>,
+}
+
+/// The hooks of [`Database::stop_waits`].
+#[derive(Debug, Clone, Copy)]
+pub struct StopWaits {
+    pub request: fn(),
+    pub clear: fn(),
 }
 
 impl fmt::Debug for Database {

@@ -6,8 +6,11 @@
 
 use super::server::Database;
 use super::{Backend, BackendOptions};
-use crate::Result;
+use crate::{Metric, Result};
 use std::fmt;
+
+/// Both metrics, for the algorithms that take either.
+pub const ALL_METRICS: &[Metric] = &[Metric::Euclidean, Metric::Angular];
 
 /// One algorithm: a registry entry (see [`super::ALGORITHMS`]).
 pub struct Algorithm {
@@ -30,12 +33,18 @@ pub struct Algorithm {
     pub rules: &'static [Rule],
     /// The largest vector dimension its table and index take.
     pub max_dimension: usize,
+    /// The metrics its index compares vectors by; a dataset of another metric is refused
+    /// before anything is sent to the server ([`super::check_metric`]).
+    pub metrics: &'static [Metric],
     /// The default grid, `algorithms/<name>/config.yml` (built into the binary).
     pub grid: &'static str,
     /// Connect a backend for this algorithm.
     pub create: fn(&BackendOptions) -> Result<Box<dyn Backend>>,
     /// The points the contract suite (`tests/contract.rs`) runs this algorithm at.
     pub contract: Contract,
+    /// The relative cost of one index build at these build arguments, to balance shards and
+    /// plan dry runs ([`crate::shard::cost`] says what the unit is); `None`: no model yet.
+    pub build_cost: Option<fn(&crate::params::Params) -> f64>,
 }
 
 /// Points the contract suite runs an algorithm at, as `key=value, ...` text.

@@ -7,6 +7,7 @@ mod merge;
 mod out;
 mod report;
 mod run;
+mod server_urls;
 mod servers;
 mod shell;
 

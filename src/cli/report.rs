@@ -41,7 +41,8 @@ pub struct Source {
     /// Only points measured with this many clients.
     #[arg(long)]
     pub clients: Option<usize>,
-    /// Write to this file instead of standard output.
+    /// Write to this file instead of standard output (`-`: standard output). The file is
+    /// replaced whole or not at all.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
 }
@@ -462,6 +463,10 @@ fn report_command(args: &ReportArgs) -> String {
 
 /// The stored points of the dataset and count; an error naming the directory when none.
 fn load(src: &Source) -> crate::Result<Vec<PointResult>> {
+    // An output that cannot be written fails before any work.
+    if let Some(path) = output_file(src) {
+        crate::fsutil::check_output(path, "the output")?;
+    }
     let key = crate::results::dataset_key(&src.dataset);
     let points = crate::results::load_points(&src.results, &key, src.count, &src.data_dir)?;
     if points.is_empty() {
@@ -477,11 +482,16 @@ fn load(src: &Source) -> crate::Result<Vec<PointResult>> {
     Ok(points)
 }
 
+/// `--output`, unless it is absent or `-` (standard output).
+fn output_file(src: &Source) -> Option<&Path> {
+    src.output.as_deref().filter(|p| *p != Path::new("-"))
+}
+
+/// Write `text` to `--output` atomically (an old file stays whole when the write fails), or to
+/// standard output.
 fn emit(src: &Source, text: &str) -> crate::Result<()> {
-    match &src.output {
-        Some(path) => {
-            std::fs::write(path, text).map_err(|e| crate::Error::io(path, "cannot write", e))
-        }
+    match output_file(src) {
+        Some(path) => crate::fsutil::write_atomic(path, text.as_bytes(), "the output"),
         None => {
             use std::io::{IsTerminal, Write};
             let mut out = std::io::stdout().lock();

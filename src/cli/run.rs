@@ -5,8 +5,8 @@ mod dry_run;
 mod progress;
 
 use super::out::{errln, outln};
+use super::server_urls::ServerUrls;
 use crate::backend::BackendOptions;
-use crate::connect::ServerKind;
 use crate::runner::{self, PassOrder, Progress, SweepOptions, SweepSummary};
 use crate::{Error, Result};
 use clap::Args;
@@ -85,16 +85,9 @@ pub struct RunArgs {
     /// Override query values in every group, e.g. --query ef_search=10,20 (repeatable).
     #[arg(long = "query", value_name = "KEY=V1,V2")]
     pub query: Vec<String>,
-    /// MariaDB URL, e.g. mysql://user:pass@127.0.0.1:3306/annbench. Default:
-    /// $ANNBENCH_MARIADB_URL, then $MARIADB_CONN_ARGS + $MARIADB_DB_NAME, then the server
-    /// scripts/databases.sh started.
-    #[arg(long, value_name = "URL")]
-    pub mariadb: Option<String>,
-    /// PostgreSQL URL, e.g. postgres://user:pass@127.0.0.1:5432/annbench. Default:
-    /// $ANNBENCH_POSTGRES_URL, then $POSTGRES_CONN_ARGS + $POSTGRES_DB_NAME, then the server
-    /// scripts/databases.sh started.
-    #[arg(long, value_name = "URL")]
-    pub postgres: Option<String>,
+    /// One URL flag per database (`--mariadb URL`, `--postgres URL`, ...).
+    #[command(flatten)]
+    pub servers: ServerUrls,
     /// MariaDB database and PostgreSQL schema that hold annbench's tables (default annbench);
     /// sweeps that share a server pair at the same time need one each.
     #[arg(long, env = "ANNBENCH_SCHEMA", value_name = "NAME")]
@@ -215,15 +208,11 @@ impl RunArgs {
             timeout: self.timeout,
             shard,
             keep_going: self.keep_going,
-            backend: BackendOptions {
+            backend: self.servers.apply(BackendOptions {
                 schema: self.schema,
                 build_timeout: self.timeout,
                 ..BackendOptions::default()
-            }
-            .with_urls([
-                (ServerKind::MariaDb, self.mariadb),
-                (ServerKind::Postgres, self.postgres),
-            ]),
+            }),
         })
     }
 }

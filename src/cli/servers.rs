@@ -1,6 +1,8 @@
 //! `annbench servers ...`
 
 use super::out::outln;
+use super::server_urls::ServerUrls;
+use crate::backend::{BackendOptions, databases};
 use crate::connect::ServerKind;
 use crate::servers::{CheckOutcome, ServerCheck, check_all};
 use crate::{Error, Result};
@@ -22,29 +24,20 @@ pub struct DropArgs {
     /// Dataset name, as given to `annbench run`.
     #[arg(long)]
     dataset: String,
-    /// Only on this server: mariadb or postgres (default: every configured one).
-    #[arg(long, value_parser = ["mariadb", "postgres"])]
+    /// Only on this server, by its database: mariadb, postgres, ... (default: every
+    /// configured one).
+    #[arg(long, value_parser = database_key)]
     server: Option<String>,
-    /// MariaDB URL (default as for `servers check`).
-    #[arg(long, value_name = "URL")]
-    mariadb: Option<String>,
-    /// PostgreSQL URL (default as for `servers check`).
-    #[arg(long, value_name = "URL")]
-    postgres: Option<String>,
+    /// One URL flag per database (`--mariadb URL`, ...), defaults as for `servers check`.
+    #[command(flatten)]
+    servers: ServerUrls,
 }
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// MariaDB URL, e.g. mysql://user:password@127.0.0.1:3306/annbench. Default:
-    /// $ANNBENCH_MARIADB_URL, then $MARIADB_CONN_ARGS + $MARIADB_DB_NAME, then the server
-    /// scripts/databases.sh started.
-    #[arg(long, value_name = "URL")]
-    mariadb: Option<String>,
-    /// PostgreSQL URL, e.g. postgres://user:password@127.0.0.1:5432/annbench. Default:
-    /// $ANNBENCH_POSTGRES_URL, then $POSTGRES_CONN_ARGS + $POSTGRES_DB_NAME, then the server
-    /// scripts/databases.sh started.
-    #[arg(long, value_name = "URL")]
-    postgres: Option<String>,
+    /// One URL flag per database (`--mariadb URL`, `--postgres URL`, ...).
+    #[command(flatten)]
+    servers: ServerUrls,
     /// text, or json (the findings as JSON).
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     format: String,
@@ -60,46 +53,53 @@ pub fn run(cmd: ServersCommand) -> Result<()> {
     }
 }
 
-fn drop_tables(args: DropArgs) -> Result<()> {
-    use crate::backend::pgvector::{Hnsw, Variant};
-    use crate::backend::{BackendOptions, mariadb::MariaDb, postgres::PgBackend};
-    let opts = BackendOptions::default().with_urls([
-        (ServerKind::MariaDb, args.mariadb),
-        (ServerKind::Postgres, args.postgres),
-    ]);
-    let wanted = |s: &str| args.server.as_deref().is_none_or(|w| w == s);
-    let configured = |kind: ServerKind| opts.url(kind).is_ok();
-    let mut done = 0;
-    if wanted("mariadb") && configured(ServerKind::MariaDb) {
-        MariaDb::connect(&opts)?.drop_tables(&args.dataset)?;
-        outln!("mariadb: dropped the tables of '{}'", args.dataset);
-        done += 1;
+/// `--server KEY`: a registered database's key.
+fn database_key(text: &str) -> std::result::Result<String, String> {
+    match crate::backend::database(text) {
+        Some(_) => Ok(text.to_string()),
+        None => Err(format!("expected one of {}", database_keys().join(", "))),
     }
-    if wanted("postgres") && configured(ServerKind::Postgres) {
-        // One algorithm per column type: each table is shared by the algorithms storing it.
-        for index in [&Hnsw(Variant::Vector), &Hnsw(Variant::HalfvecColumn)] {
-            PgBackend::connect(&opts, index)?.drop_table(&args.dataset)?;
+}
+
+fn database_keys() -> Vec<&'static str> {
+    databases().iter().map(|d| d.kind.key()).collect()
+}
+
+/// `--mariadb URL / --postgres URL / ...`, for messages.
+fn url_flags() -> String {
+    databases()
+        .iter()
+        .map(|d| format!("{} URL", d.kind.flag()))
+        .collect::<Vec<_>>()
+        .join(" / ")
+}
+
+fn drop_tables(args: DropArgs) -> Result<()> {
+    let opts = args.servers.apply(BackendOptions::default());
+    let mut done = 0;
+    for db in databases() {
+        let wanted = args.server.as_deref().is_none_or(|w| w == db.kind.key());
+        if wanted && opts.url(db.kind).is_ok() {
+            crate::backend::drop_tables(db, &args.dataset, &opts)?;
+            outln!(
+                "{}: dropped the tables of '{}'",
+                db.kind.key(),
+                args.dataset
+            );
+            done += 1;
         }
-        outln!("postgres: dropped the tables of '{}'", args.dataset);
-        done += 1;
     }
     if done == 0 {
-        return Err(Error::Config(
-            "no server configured: pass --mariadb / --postgres URLs (see `annbench servers check`)"
-                .into(),
-        ));
+        return Err(Error::Config(format!(
+            "no server configured: pass {} (see `annbench servers check`)",
+            url_flags()
+        )));
     }
     Ok(())
 }
 
 fn check(args: CheckArgs) -> Result<()> {
-    let urls: BTreeMap<ServerKind, String> = [
-        (ServerKind::MariaDb, args.mariadb),
-        (ServerKind::Postgres, args.postgres),
-    ]
-    .into_iter()
-    .filter_map(|(kind, url)| Some((kind, url?)))
-    .collect();
+    let urls: BTreeMap<ServerKind, String> = args.servers.0.into_iter().collect();
     let outcomes = check_all(&urls);
     if args.json || args.format == "json" {
         let text = serde_json::to_string_pretty(&outcomes)
@@ -126,11 +126,12 @@ fn check(args: CheckArgs) -> Result<()> {
         .map(|c| c.server)
         .collect();
     if checked.is_empty() {
-        return Err(Error::Config(
-            "no server configured: pass --mariadb URL / --postgres URL, set \
-             ANNBENCH_MARIADB_URL / ANNBENCH_POSTGRES_URL, or run scripts/databases.sh up"
-                .into(),
-        ));
+        let vars: Vec<&str> = databases().iter().map(|d| d.kind.decl().url_var).collect();
+        return Err(Error::Config(format!(
+            "no server configured: pass {}, set {}, or run scripts/databases.sh up",
+            url_flags(),
+            vars.join(" / ")
+        )));
     }
     if !unusable.is_empty() {
         return Err(Error::Server(format!(

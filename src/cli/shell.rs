@@ -38,8 +38,10 @@ pub fn man(args: ManArgs) -> crate::Result<()> {
     match args.dir {
         Some(dir) => {
             std::fs::create_dir_all(&dir)
-                .and_then(|()| clap_mangen::generate_to(Cli::command(), &dir))
                 .map_err(|e| crate::Error::io(&dir, "cannot write man pages to", e))?;
+            let mut cmd = Cli::command().disable_help_subcommand(true);
+            cmd.build();
+            write_pages(cmd, &dir)?;
             super::out::outln!("wrote the man pages to {}", dir.display());
             Ok(())
         }
@@ -51,6 +53,20 @@ pub fn man(args: ManArgs) -> crate::Result<()> {
             write_stdout(&buf)
         }
     }
+}
+
+/// One page per command and visible subcommand, as `clap_mangen::generate_to` names them,
+/// each written atomically (an old page stays whole when a write fails).
+fn write_pages(cmd: clap::Command, dir: &Path) -> crate::Result<()> {
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        write_pages(sub.clone(), dir)?;
+    }
+    let man = clap_mangen::Man::new(cmd);
+    let path = dir.join(man.get_filename());
+    let mut buf = Vec::new();
+    man.render(&mut buf)
+        .map_err(|e| crate::Error::io(&path, "cannot render", e))?;
+    crate::fsutil::write_atomic(&path, &buf, "a man page")
 }
 
 fn write_stdout(bytes: &[u8]) -> crate::Result<()> {

@@ -116,7 +116,7 @@ pub fn load_grid(
 ) -> Result<Grid> {
     let (text, source) = match config_file {
         Some(path) => (
-            std::fs::read_to_string(path).map_err(|e| Error::io(path, "cannot read config", e))?,
+            crate::fsutil::read_text(path, "config")?,
             path.display().to_string(),
         ),
         None => (

@@ -1,6 +1,7 @@
-//! Where the servers are, for every kind of database: `--mariadb URL` / `--postgres URL`, the
-//! `ANNBENCH_*_URL` env vars, the ann-benchmarks forks' `*_CONN_ARGS` conventions, and defaults
-//! that find the servers `scripts/databases.sh` started. Opening a connection, version checks
+//! Where the servers are, for every database in the registry: its URL flag (`--mariadb URL`),
+//! its `ANNBENCH_*_URL` variable, the ann-benchmarks forks' `*_CONN_ARGS` conventions, and
+//! defaults that find the servers `scripts/databases.sh` started; each database declares these
+//! names ([`crate::registry::DatabaseDecl`]), so nothing here names one. Opening a connection, version checks
 //! and driver errors belong to each database's backend (`src/backend/mariadb/`,
 //! `src/backend/postgres/`); the messages they share are in [`errors`].
 //!
@@ -22,12 +23,7 @@ use std::time::Duration;
 /// How long a connection attempt may take before it is reported as unreachable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Which server a URL is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ServerKind {
-    MariaDb,
-    Postgres,
-}
+pub use crate::registry::ServerKind;
 
 /// A parsed connection URL (`mysql://` / `mariadb://` or `postgres://` / `postgresql://`).
 #[derive(Clone)]
@@ -50,16 +46,12 @@ impl ServerUrl {
                 url::ParseError::RelativeUrlWithoutBase => {
                     format!("; expected a URL such as {}", kind.example())
                 }
-                _ if text.contains('@') => format!("; {ENCODE_HINT}"),
+                _ if text.contains('@') => format!("; {}", encode_hint(kind)),
                 _ => String::new(),
             };
             Error::Config(format!("bad {} URL '{shown}': {e}{hint}", kind.name()))
         })?;
-        let ok = match kind {
-            ServerKind::MariaDb => matches!(url.scheme(), "mysql" | "mariadb"),
-            ServerKind::Postgres => matches!(url.scheme(), "postgres" | "postgresql"),
-        };
-        if !ok {
+        if !kind.decl().schemes.contains(&url.scheme()) {
             return Err(Error::Config(format!(
                 "bad {} URL '{shown}': expected {}",
                 kind.name(),
@@ -89,14 +81,15 @@ impl ServerUrl {
         // A connection URL has no `#part`: there is one when a password holds a raw '#'.
         if url.fragment().is_some() {
             return Err(Error::Config(format!(
-                "bad {} URL '{shown}': it has a '#' part; {ENCODE_HINT}",
-                kind.name()
+                "bad {} URL '{shown}': it has a '#' part; {}",
+                kind.name(),
+                encode_hint(kind)
             )));
         }
         Ok(ServerUrl { kind, url })
     }
 
-    /// MariaDB or PostgreSQL.
+    /// The database it is for.
     pub fn kind(&self) -> ServerKind {
         self.kind
     }
@@ -128,18 +121,16 @@ impl ServerUrl {
         &self.url
     }
 
-    /// How the driver reaches the server: `unix socket` when the URL names one (MariaDB's
-    /// `?socket=PATH`, a PostgreSQL host that is a percent-encoded directory), else `tcp`.
+    /// How the driver reaches the server: `unix socket` when the URL names one (as its
+    /// database declares: MariaDB's `?socket=PATH`, a PostgreSQL host that is a
+    /// percent-encoded directory), else `tcp`.
     /// Recorded with results: the transport changes latency and client CPU.
     pub fn transport(&self) -> &'static str {
-        let unix = match self.kind {
-            ServerKind::MariaDb => self.url.query_pairs().any(|(k, _)| k == "socket"),
-            ServerKind::Postgres => self
-                .url
-                .host_str()
-                .is_some_and(|h| percent_decode(h).starts_with('/')),
-        };
-        if unix { "unix socket" } else { "tcp" }
+        if (self.kind.decl().unix_socket)(&self.url) {
+            "unix socket"
+        } else {
+            "tcp"
+        }
     }
 
     /// The URL with the password (in the user part or a `password=` parameter) replaced by
@@ -179,35 +170,19 @@ impl fmt::Debug for ServerUrl {
     }
 }
 
-impl ServerKind {
-    /// `MariaDB` or `PostgreSQL`.
-    pub fn name(self) -> &'static str {
-        match self {
-            ServerKind::MariaDb => "MariaDB",
-            ServerKind::Postgres => "PostgreSQL",
-        }
-    }
-
-    /// The URL flag for this kind, e.g. `--mariadb`.
-    pub fn flag(self) -> &'static str {
-        match self {
-            ServerKind::MariaDb => "--mariadb",
-            ServerKind::Postgres => "--postgres",
-        }
-    }
-
-    fn example(self) -> &'static str {
-        match self {
-            ServerKind::MariaDb => "mysql://user:password@127.0.0.1:3306/annbench",
-            ServerKind::Postgres => "postgres://user:password@127.0.0.1:5432/annbench",
-        }
-    }
-}
-
 /// How to write a password that holds URL syntax.
-const ENCODE_HINT: &str = "if the password contains @ # / ? : or %, percent-encode them in the \
-     URL (%40 %23 %2F %3F %3A %25), or give the parts with MARIADB_CONN_ARGS / POSTGRES_CONN_ARGS \
-     (user:password:host:port, taken as is)";
+fn encode_hint(kind: ServerKind) -> String {
+    let parts = kind.decl().forks.map_or(String::new(), |f| {
+        format!(
+            ", or give the parts with {} (user:password:host:port, taken as is)",
+            f.conn_args
+        )
+    });
+    format!(
+        "if the password contains @ # / ? : or %, percent-encode them in the URL \
+         (%40 %23 %2F %3F %3A %25){parts}"
+    )
+}
 
 /// Resolve the URL of the `kind` server: `explicit` (`--mariadb`, `--postgres`), then its
 /// `ANNBENCH_*_URL`, then `*_CONN_ARGS` + `*_DB_NAME`, then the `servers.env` of

@@ -1,6 +1,6 @@
-//! Where a server URL comes from, in order: the `--mariadb` / `--postgres` flag, the
-//! `ANNBENCH_*_URL` variable, the ann-benchmarks forks' `*_CONN_ARGS` + `*_DB_NAME` variables,
-//! then `servers.env` written by `scripts/databases.sh up`.
+//! Where a server URL comes from, in order: its database's flag (`--mariadb`), its
+//! `ANNBENCH_*_URL` variable, the ann-benchmarks forks' `*_CONN_ARGS` + `*_DB_NAME` variables
+//! (for the databases that have them), then `servers.env` written by `scripts/databases.sh up`.
 
 use super::{ServerKind, ServerUrl};
 use crate::{Error, Result};
@@ -27,34 +27,6 @@ impl fmt::Display for UrlSource {
             UrlSource::EnvUrl(v) | UrlSource::ConnArgs(v) => write!(f, "${v}"),
             UrlSource::ServersEnv(p) => write!(f, "{}", p.display()),
         }
-    }
-}
-
-/// Names of the settings for one server kind.
-struct Names {
-    flag: &'static str,
-    url_var: &'static str,
-    conn_args: &'static str,
-    db_name: &'static str,
-    scheme: &'static str,
-}
-
-fn names(kind: ServerKind) -> Names {
-    match kind {
-        ServerKind::MariaDb => Names {
-            flag: "--mariadb",
-            url_var: "ANNBENCH_MARIADB_URL",
-            conn_args: "MARIADB_CONN_ARGS",
-            db_name: "MARIADB_DB_NAME",
-            scheme: "mysql",
-        },
-        ServerKind::Postgres => Names {
-            flag: "--postgres",
-            url_var: "ANNBENCH_POSTGRES_URL",
-            conn_args: "POSTGRES_CONN_ARGS",
-            db_name: "POSTGRES_DB_NAME",
-            scheme: "postgres",
-        },
     }
 }
 
@@ -85,25 +57,27 @@ pub fn find_url(
     explicit: Option<&str>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Option<(ServerUrl, UrlSource)>> {
-    let n = names(kind);
+    let decl = kind.decl();
     let nonempty = |k: &str| env(k).filter(|v| !v.trim().is_empty());
     if let Some(text) = explicit {
         return Ok(Some((ServerUrl::parse(kind, text)?, UrlSource::Flag)));
     }
-    if let Some(text) = nonempty(n.url_var) {
+    if let Some(text) = nonempty(decl.url_var) {
         let url = ServerUrl::parse(kind, &text)
-            .map_err(|e| Error::Config(format!("${}: {e}", n.url_var)))?;
-        return Ok(Some((url, UrlSource::EnvUrl(n.url_var))));
+            .map_err(|e| Error::Config(format!("${}: {e}", decl.url_var)))?;
+        return Ok(Some((url, UrlSource::EnvUrl(decl.url_var))));
     }
-    if let Some(args) = nonempty(n.conn_args) {
-        let db = nonempty(n.db_name).unwrap_or_else(|| FORKS_DEFAULT_DB.to_string());
-        let url = conn_args_url(kind, &n, &args, &db)?;
-        return Ok(Some((url, UrlSource::ConnArgs(n.conn_args))));
+    if let Some(forks) = decl.forks
+        && let Some(args) = nonempty(forks.conn_args)
+    {
+        let db = nonempty(forks.db_name).unwrap_or_else(|| FORKS_DEFAULT_DB.to_string());
+        let url = conn_args_url(kind, forks.conn_args, &args, &db)?;
+        return Ok(Some((url, UrlSource::ConnArgs(forks.conn_args))));
     }
     let path = servers_env_path(env);
-    if let Some(text) = read_servers_env(&path, n.url_var)? {
+    if let Some(text) = read_servers_env(&path, decl.url_var)? {
         let url = ServerUrl::parse(kind, &text)
-            .map_err(|e| Error::Config(format!("{} in {}: {e}", n.url_var, path.display())))?;
+            .map_err(|e| Error::Config(format!("{} in {}: {e}", decl.url_var, path.display())))?;
         return Ok(Some((url, UrlSource::ServersEnv(path))));
     }
     Ok(None)
@@ -140,27 +114,26 @@ pub fn setting_shown(
 
 /// The error for a server named nowhere: every way to name it.
 pub fn not_configured(kind: ServerKind, env: &dyn Fn(&str) -> Option<String>) -> Error {
-    let n = names(kind);
+    let decl = kind.decl();
+    let forks = decl.forks.map_or(String::new(), |f| {
+        format!(
+            " (or {}=user:password:host:port with {})",
+            f.conn_args, f.db_name
+        )
+    });
     Error::Config(format!(
-        "no {} server given: pass {} URL, set {} (or {}=user:password:host:port with {}), \
-         or start local servers with scripts/databases.sh up (it writes {})",
+        "no {} server given: pass {} URL, set {}{forks}, or start local servers with \
+         scripts/databases.sh up (it writes {})",
         kind.name(),
-        n.flag,
-        n.url_var,
-        n.conn_args,
-        n.db_name,
+        decl.flag,
+        decl.url_var,
         servers_env_path(env).display()
     ))
 }
 
 /// `user:password:host:port` as the forks split it; a password may itself contain `:`.
-fn conn_args_url(kind: ServerKind, n: &Names, args: &str, db: &str) -> Result<ServerUrl> {
-    let bad = |why: &str| {
-        Error::Config(format!(
-            "${} must be user:password:host:port ({why})",
-            n.conn_args
-        ))
-    };
+fn conn_args_url(kind: ServerKind, var: &str, args: &str, db: &str) -> Result<ServerUrl> {
+    let bad = |why: &str| Error::Config(format!("${var} must be user:password:host:port ({why})"));
     let (user, rest) = args.split_once(':').ok_or_else(|| bad("no ':'"))?;
     let (rest, port) = rest.rsplit_once(':').ok_or_else(|| bad("too few fields"))?;
     let (password, host) = rest.rsplit_once(':').ok_or_else(|| bad("too few fields"))?;
@@ -170,8 +143,9 @@ fn conn_args_url(kind: ServerKind, n: &Names, args: &str, db: &str) -> Result<Se
     if user.is_empty() || host.is_empty() {
         return Err(bad("empty user or host"));
     }
-    let mut url = url::Url::parse(&format!("{}://placeholder/", n.scheme))
-        .map_err(|e| Error::Config(format!("${}: {e}", n.conn_args)))?;
+    let scheme = kind.decl().schemes.first().copied().unwrap_or_default();
+    let mut url = url::Url::parse(&format!("{scheme}://placeholder/"))
+        .map_err(|e| Error::Config(format!("${var}: {e}")))?;
     // The parts are taken as they are: encode everything, `%` included, so a `%41` in a
     // password stays those three characters.
     let enc = |t: &str| {

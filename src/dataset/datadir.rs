@@ -82,6 +82,8 @@ pub fn resolve(name_or_path: &str, data_dir: &Path) -> Result<PathBuf> {
         if as_path.is_dir() {
             return Err(directory());
         }
+        // A FIFO, device or socket: said so, never opened (a FIFO would block).
+        crate::fsutil::refuse_special(as_path, "a dataset")?;
         return Err(Error::Dataset(format!(
             "{name_or_path}: no such file (also looked in {}); check the path, or give a \
              dataset name (`annbench datasets list`)",
@@ -92,6 +94,7 @@ pub fn resolve(name_or_path: &str, data_dir: &Path) -> Result<PathBuf> {
     if local.is_file() {
         return Ok(local);
     }
+    crate::fsutil::refuse_special(&local, "a dataset")?;
     let entry = match registry::lookup(name_or_path) {
         Err(_) if as_path.is_dir() => return Err(directory()),
         other => other?,

@@ -34,6 +34,7 @@ pub fn get(
 ) -> Result<PathBuf> {
     let entry = registry::lookup(name)?;
     let path = data_dir.join(entry.file_name());
+    crate::fsutil::check_output(&path, "the dataset")?;
     if !force && path.is_file() && hdf5_io::info(&path).is_ok() {
         return Ok(path);
     }

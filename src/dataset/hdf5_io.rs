@@ -5,10 +5,11 @@
 //! matrix is read straight into its final `Array2` (one allocation: a 6 GB train set is held once).
 
 use super::{Dataset, GroundTruth, validate};
+use crate::results::h5util::{edit_in_place, write_large};
 use crate::{Error, Metric, Result};
 use hdf5::types::{FixedAscii, FixedUnicode, TypeDescriptor, VarLenAscii, VarLenUnicode};
 use ndarray::Array2;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Shapes and attributes of a dataset file, read without loading the vectors.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,6 +62,8 @@ fn check_file(path: &Path) -> Result<Checked> {
     if meta.is_dir() {
         return Err(err(path, "is a directory, not an HDF5 dataset file"));
     }
+    // A FIFO would block the open until a writer comes; a device reads whatever it yields.
+    crate::fsutil::refuse_special(path, "a dataset")?;
     let file = hdf5::File::open(path).map_err(|e| {
         err(
             path,
@@ -298,49 +301,48 @@ pub fn open_sample(path: &Path, step: usize) -> Result<Sample> {
 }
 
 /// Writes `ds` in the ann-benchmarks layout, atomically: a temporary file in the same directory
-/// renamed over `path` once complete. Attribute types follow h5py (strings for `distance`,
-/// `point_type`, `type`; an integer `dimension`); `neighbors` are int32, `distances` float32.
+/// renamed over `path` once complete, with its disk reserved before HDF5 writes the vectors
+/// ([`write_large`]: a full disk is a clear error, never an HDF5 crash). Attribute types follow
+/// h5py (strings for `distance`, `point_type`, `type`; an integer `dimension`); `neighbors` are
+/// int32, `distances` float32.
 pub fn save(ds: &Dataset, path: &Path) -> Result<()> {
     validate::check(ds)
         .map_err(|e| err(path, format!("refusing to write an invalid dataset: {e}")))?;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let file_name = path
-        .file_name()
-        .ok_or_else(|| err(path, "not a file path"))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        file_name.to_string_lossy(),
-        std::process::id()
-    ));
-    // HDF5 reports a full disk as a long low-level error: check first, with a clear one.
+    if path.file_name().is_none() {
+        return Err(err(path, "not a file path"));
+    }
     let gt = ds
         .ground_truth
         .as_ref()
         .map_or(0, |g| g.neighbors.len() * 8);
     let bytes = (ds.train.len() + ds.test.len()) * 4 + gt;
-    crate::fsutil::ensure_space(&dir, bytes as u64, "the dataset")?;
-    let written = write_file(ds, &tmp);
-    let result = written.and_then(|()| {
-        std::fs::rename(&tmp, path)
-            .map_err(|e| Error::io(path, "cannot move the finished file to", e))
-    });
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    write_large(
+        path,
+        "the dataset",
+        bytes as u64,
+        |file| attrs(ds, file),
+        |file| {
+            file.new_dataset_builder()
+                .with_data(&ds.train)
+                .create("train")?;
+            file.new_dataset_builder()
+                .with_data(&ds.test)
+                .create("test")?;
+            if let Some(gt) = &ds.ground_truth {
+                file.new_dataset_builder()
+                    .with_data(&gt.neighbors)
+                    .create("neighbors")?;
+                file.new_dataset_builder()
+                    .with_data(&gt.distances)
+                    .create("distances")?;
+            }
+            Ok(())
+        },
+    )
 }
 
-fn write_file(ds: &Dataset, tmp: &Path) -> Result<()> {
-    let h5 = |e: hdf5::Error| {
-        err(
-            tmp,
-            format!("cannot write HDF5 ({e}); check the directory is writable and has space"),
-        )
-    };
-    let file = hdf5::File::create(tmp).map_err(h5)?;
+/// The file attributes of `ds`, as h5py writes them.
+fn attrs(ds: &Dataset, file: &hdf5::File) -> hdf5::Result<()> {
     for (name, value) in [
         ("type", "dense"),
         ("distance", ds.metric.as_str()),
@@ -348,78 +350,52 @@ fn write_file(ds: &Dataset, tmp: &Path) -> Result<()> {
     ] {
         let v: VarLenUnicode = value
             .parse()
-            .map_err(|e| err(tmp, format!("attribute {name}: {e:?}")))?;
+            .map_err(|e| hdf5::Error::from(format!("attribute {name}: {e:?}")))?;
         file.new_attr::<VarLenUnicode>()
             .shape(())
-            .create(name)
-            .and_then(|a| a.write_scalar(&v))
-            .map_err(h5)?;
+            .create(name)?
+            .write_scalar(&v)?;
     }
     let dim = ds.dimension() as i64;
     file.new_attr::<i64>()
         .shape(())
-        .create("dimension")
-        .and_then(|a| a.write_scalar(&dim))
-        .map_err(h5)?;
-    file.new_dataset_builder()
-        .with_data(&ds.train)
-        .create("train")
-        .map_err(h5)?;
-    file.new_dataset_builder()
-        .with_data(&ds.test)
-        .create("test")
-        .map_err(h5)?;
-    if let Some(gt) = &ds.ground_truth {
-        file.new_dataset_builder()
-            .with_data(&gt.neighbors)
-            .create("neighbors")
-            .map_err(h5)?;
-        file.new_dataset_builder()
-            .with_data(&gt.distances)
-            .create("distances")
-            .map_err(h5)?;
-    }
-    file.close().map_err(h5)
+        .create("dimension")?
+        .write_scalar(&dim)
 }
 
 /// Replaces the ground truth of the file at `path` in place, without rewriting its vectors
-/// (a 1M x 1536 file would need another 6 GB of disk for an atomic copy). The new datasets are
-/// written under temporary names and then renamed over the old ones, so an interruption leaves
-/// either the old ground truth, none (recomputed on the next run), or the new one, and the
-/// train and test vectors untouched.
+/// (a 1M x 1536 file would need another 6 GB of disk for an atomic copy). The disk the new
+/// datasets need is reserved first ([`edit_in_place`]), so a full disk leaves the file as it
+/// was. The new datasets are written under temporary names and then renamed over the old
+/// ones, so an interruption leaves either the old ground truth, none (recomputed on the next
+/// run), or the new one, and the train and test vectors untouched.
 pub fn store_ground_truth(path: &Path, gt: &GroundTruth) -> Result<()> {
     let info = info(path)?;
     validate::check_ground_truth(gt, info.train, info.test)
         .map_err(|e| err(path, format!("refusing to store invalid ground truth: {e}")))?;
-    let h5 = |e: hdf5::Error| {
-        err(
-            path,
-            format!("cannot store the ground truth ({e}); check the file is writable"),
-        )
-    };
-    let file = hdf5::File::open_rw(path).map_err(h5)?;
-    let (tmp_n, tmp_d) = (".annbench_neighbors_new", ".annbench_distances_new");
-    for name in [tmp_n, tmp_d] {
-        if file.link_exists(name) {
-            file.unlink(name).map_err(h5)?;
+    let bytes = (gt.neighbors.len() * 8) as u64;
+    edit_in_place(path, "the ground truth", bytes, |file| {
+        let (tmp_n, tmp_d) = (".annbench_neighbors_new", ".annbench_distances_new");
+        for name in [tmp_n, tmp_d] {
+            if file.link_exists(name) {
+                file.unlink(name)?;
+            }
         }
-    }
-    file.new_dataset_builder()
-        .with_data(&gt.neighbors)
-        .create(tmp_n)
-        .map_err(h5)?;
-    file.new_dataset_builder()
-        .with_data(&gt.distances)
-        .create(tmp_d)
-        .map_err(h5)?;
-    file.flush().map_err(h5)?;
-    for (tmp, name) in [(tmp_n, "neighbors"), (tmp_d, "distances")] {
-        if file.link_exists(name) {
-            file.unlink(name).map_err(h5)?;
+        file.new_dataset_builder()
+            .with_data(&gt.neighbors)
+            .create(tmp_n)?;
+        file.new_dataset_builder()
+            .with_data(&gt.distances)
+            .create(tmp_d)?;
+        file.flush()?;
+        for (tmp, name) in [(tmp_n, "neighbors"), (tmp_d, "distances")] {
+            if file.link_exists(name) {
+                file.unlink(name)?;
+            }
+            file.relink(tmp, name)?;
         }
-        file.relink(tmp, name).map_err(h5)?;
-    }
-    file.close().map_err(h5)
+        Ok(())
+    })
 }
 
 /// A 2-D dataset's shape, or what is wrong with it.

@@ -5,17 +5,17 @@
 //! query); the GIL is taken only to deliver them, with `PassFinished` thinned to ten per
 //! second at most. The calling thread checks Python's signals every 100 ms, so Ctrl-C (a
 //! KeyboardInterrupt) stops the sweep at its next poll even while a driver call waits on a
-//! server that stopped answering: such waits end within the PostgreSQL watchdog's grace
-//! ([`crate::backend::postgres::watchdog`]) or MariaDB's read timeout. An exception in the
+//! server that stopped answering: such waits end within their database's bound (a driver's
+//! read timeout, or the grace of [`crate::backend::request_stop`]). An exception in the
 //! callback stops it too; every point stored so far stays on disk.
 
 use super::errors::IntoPyResult;
 use crate::backend::BackendOptions;
-use crate::connect::ServerKind;
 use crate::report::{export_table, render};
 use crate::runner::{self, Event, Progress, SweepOptions};
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, mpsc};
@@ -128,7 +128,7 @@ pub fn algorithms_json() -> PyResult<String> {
 /// Runs a sweep (the options of `annbench run`) and returns the JSON export rows of every
 /// point of the grid, measured now or already stored.
 #[pyfunction]
-#[pyo3(signature = (dataset, algorithms, config_files, build_overrides, query_overrides, count, runs, clients, results, data_dir, force, label, mariadb, postgres, timeout, callback, min_time=1.0, target_ci=None, max_time=None, rebuilds=1, order="rounds".to_string(), keep_going=false))]
+#[pyo3(signature = (dataset, algorithms, config_files, build_overrides, query_overrides, count, runs, clients, results, data_dir, force, label, servers, timeout, callback, min_time=1.0, target_ci=None, max_time=None, rebuilds=1, order="rounds".to_string(), keep_going=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn run_sweep(
     py: Python<'_>,
@@ -144,8 +144,7 @@ pub fn run_sweep(
     data_dir: Option<PathBuf>,
     force: bool,
     label: Option<String>,
-    mariadb: Option<String>,
-    postgres: Option<String>,
+    servers: BTreeMap<String, String>,
     timeout: Option<f64>,
     callback: Option<Py<PyAny>>,
     min_time: f64,
@@ -193,10 +192,7 @@ pub fn run_sweep(
         timeout,
         shard: None,
         keep_going,
-        backend: BackendOptions::default().with_urls([
-            (ServerKind::MariaDb, mariadb),
-            (ServerKind::Postgres, postgres),
-        ]),
+        backend: server_urls(servers)?,
     };
     let progress = PyProgress::new(callback);
     let sweep = || {
@@ -217,7 +213,7 @@ pub fn run_sweep(
         let points: Vec<_> = summary.points.into_iter().map(|p| p.result).collect();
         render::to_json(&export_table(&points))
     };
-    crate::backend::postgres::watchdog::clear_stop();
+    crate::backend::clear_stop();
     let (tx, rx) = mpsc::channel();
     // A Mutex only to make the receiver shareable with the GIL-free closure.
     let rx = Mutex::new(rx);
@@ -240,7 +236,7 @@ pub fn run_sweep(
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     if let Err(err) = py.check_signals() {
                         progress.fail(err);
-                        crate::backend::postgres::watchdog::request_stop();
+                        crate::backend::request_stop();
                     }
                 }
             }
@@ -248,7 +244,7 @@ pub fn run_sweep(
         let _ = py.detach(|| worker.join());
         outcome
     });
-    crate::backend::postgres::watchdog::clear_stop();
+    crate::backend::clear_stop();
     // A Python error (KeyboardInterrupt, a failing callback) is what stopped the sweep.
     if let Some(err) = progress.take_error() {
         if err.is_instance_of::<PyKeyboardInterrupt>(py) {
@@ -260,4 +256,28 @@ pub fn run_sweep(
         Err(crate::Error::Interrupted) => Err(progress.interrupted(&opts.results_dir)),
         other => other.py_err(),
     }
+}
+
+/// Backend options with the URLs given as keywords (`mariadb="mysql://..."`), one keyword per
+/// registered database: an unknown keyword is an error that lists them.
+fn server_urls(servers: BTreeMap<String, String>) -> PyResult<BackendOptions> {
+    let mut opts = BackendOptions::default();
+    for (key, url) in servers {
+        let Some(db) = crate::backend::database(&key) else {
+            let known: Vec<&str> = crate::backend::databases()
+                .iter()
+                .map(|d| d.kind.key())
+                .collect();
+            return Err(super::errors::to_py(crate::Error::Config(format!(
+                "unknown keyword argument {key}=: server URLs are given as {}",
+                known
+                    .iter()
+                    .map(|k| format!("{k}=URL"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))));
+        };
+        opts = opts.with_url(db.kind, url);
+    }
+    Ok(opts)
 }

@@ -6,7 +6,7 @@
 
 mod annb;
 pub mod env;
-mod h5util;
+pub(crate) mod h5util;
 pub mod merge;
 mod path;
 pub mod record;
@@ -64,6 +64,7 @@ pub fn load_points(
     let mut truth: Option<GroundTruth> = None;
     let mut points = Vec::new();
     for path in files {
+        crate::fsutil::refuse_special(&path, "a result file")?;
         let file = hdf5::File::open(&path).map_err(|e| {
             Error::Results(format!(
                 "cannot read result file {}: {e}; move it out of {} to continue",

@@ -14,7 +14,7 @@
 //! from their passes (format 1 with no fingerprint). A file is built in memory and then
 //! written atomically, so a full disk is a clear error, never a crash.
 
-use super::h5util::{file_image, read_attr_str, write_attr};
+use super::h5util::{read_attr_str, write_attr, write_image};
 use super::path::point_path;
 use super::{Environment, Pass, PointMetrics, PointResult};
 use crate::backend::BuildPhase;
@@ -75,9 +75,7 @@ pub fn write_point(results_dir: &Path, point: &PointResult) -> Result<PathBuf> {
     let dir = path.parent().unwrap_or(results_dir);
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::io(dir, "cannot create results directory", e))?;
-    let bytes = file_image(|file| fill(file, point))
-        .map_err(|e| Error::Results(format!("cannot encode the result {}: {e}", path.display())))?;
-    crate::fsutil::write_atomic(&path, &bytes, "a result file")?;
+    write_image(&path, "a result file", |file| fill(file, point))?;
     Ok(path)
 }
 
@@ -169,6 +167,8 @@ fn fill(file: &hdf5::File, p: &PointResult) -> hdf5::Result<()> {
 /// [`super::load_points`].
 pub fn read_point(path: &Path) -> Result<PointResult> {
     let err = h5err(path, "cannot read result file");
+    // A FIFO at the path would block the open until a writer comes (a sweep hung on it).
+    crate::fsutil::refuse_special(path, "a result file")?;
     let file = hdf5::File::open(path).map_err(&err)?;
     let json = read_attr_str(&file, EXTRAS_ATTR).map_err(|_| {
         Error::Results(format!(

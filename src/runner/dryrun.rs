@@ -398,24 +398,10 @@ fn calibrate_on(
 
 /// Best effort: the calibration tables are small, and a failure here must not hide the result.
 fn drop_calibration_table(algorithm: &str, dataset: &str, opts: &SweepOptions) {
-    use crate::backend::pgvector::{Hnsw, Variant};
-    use crate::backend::{mariadb::MariaDb, postgres::PgBackend};
-    match algorithm {
-        "mariadb" => {
-            if let Ok(mut m) = MariaDb::connect(&opts.backend) {
-                let _ = m.drop_tables(dataset);
-            }
-        }
-        "pgvector" | "pgvector_halfvec" | "pgvector_halfvec_column" => {
-            let index = if algorithm == "pgvector_halfvec_column" {
-                &Hnsw(Variant::HalfvecColumn)
-            } else {
-                &Hnsw(Variant::Vector)
-            };
-            if let Ok(mut p) = PgBackend::connect(&opts.backend, index) {
-                let _ = p.drop_table(dataset);
-            }
-        }
-        _ => {}
+    if let Some(mut backend) = crate::backend::algorithm(algorithm)
+        .filter(|a| a.database.is_some())
+        .and_then(|a| (a.create)(&opts.backend).ok())
+    {
+        let _ = backend.drop_tables(dataset);
     }
 }

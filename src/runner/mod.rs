@@ -122,6 +122,10 @@ impl Default for SweepOptions {
 pub const DEFAULT_RUNS: usize = 6;
 /// Default `--min-time`.
 pub const DEFAULT_MIN_TIME: Duration = Duration::from_secs(1);
+/// Largest `--count` (k) accepted; it is also bounded by the train vectors.
+pub const MAX_COUNT: usize = 100_000;
+/// Most `--clients` of one point (each holds a connection and a thread).
+pub const MAX_CLIENTS: usize = 1024;
 /// Longest `--min-time` and `--max-time` accepted.
 const LONGEST: Duration = Duration::from_secs(24 * 3600);
 
@@ -140,8 +144,12 @@ impl SweepOptions {
     /// Check the measuring options (before any server work).
     fn check_measuring(&self) -> Result<()> {
         let bad = |m: String| Err(Error::Config(m));
-        if self.count == 0 {
-            return bad("--count must be at least 1".into());
+        if self.count == 0 || self.count > MAX_COUNT {
+            return bad(format!(
+                "--count {}: give 1 to {MAX_COUNT} neighbours per query (and at most the \
+                 dataset's train vectors)",
+                self.count
+            ));
         }
         if self.runs == 0 || self.runs > assess::MAX_PASSES {
             return bad(format!(
@@ -238,6 +246,12 @@ pub fn plan(opts: &SweepOptions, rows: Option<usize>) -> Result<Vec<Grid>> {
             "--clients must list counts of at least 1, e.g. 1,2,4".into(),
         ));
     }
+    if let Some(n) = opts.clients.iter().find(|&&n| n > MAX_CLIENTS) {
+        return Err(Error::Config(format!(
+            "--clients {n}: give 1 to {MAX_CLIENTS} concurrent clients (each is a connection \
+             and a thread of this process)"
+        )));
+    }
     let overrides = Overrides {
         build: opts
             .build_overrides
@@ -252,8 +266,7 @@ pub fn plan(opts: &SweepOptions, rows: Option<usize>) -> Result<Vec<Grid>> {
     };
     let mut files = Vec::new();
     for path in &opts.config_files {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| Error::io(path, "cannot read config", e))?;
+        let text = crate::fsutil::read_text(path, "config")?;
         files.push((
             config::config_algorithm(&text, &path.display().to_string())?,
             path,

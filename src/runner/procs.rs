@@ -11,8 +11,13 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-/// Commands of database server processes.
-const SERVER_COMMANDS: [&str; 4] = ["mariadbd", "mysqld", "postgres", "postmaster"];
+/// Whether `command` is a database server process: one its database declares
+/// ([`crate::registry::DatabaseDecl::server_commands`]).
+fn is_server_command(command: &str) -> bool {
+    crate::backend::databases()
+        .iter()
+        .any(|d| d.kind.decl().server_commands.contains(&command))
+}
 
 /// Clock ticks per second of `/proc` CPU times.
 pub fn ticks_per_second() -> f64 {
@@ -179,9 +184,7 @@ pub fn connected_servers() -> (BTreeSet<i32>, bool) {
         .into_iter()
         .filter_map(|pid| {
             let (comm, _) = comm_and_parent(pid)?;
-            SERVER_COMMANDS
-                .contains(&comm.as_str())
-                .then(|| top_of(pid, &comm))
+            is_server_command(&comm).then(|| top_of(pid, &comm))
         })
         .collect();
     (roots, unseen)
@@ -299,8 +302,7 @@ fn socket_owners(inodes: &[u64]) -> (Vec<i32>, bool) {
         let Ok(pid) = p.file_name().to_string_lossy().parse::<i32>() else {
             continue;
         };
-        let is_server =
-            comm_and_parent(pid).is_some_and(|(c, _)| SERVER_COMMANDS.contains(&c.as_str()));
+        let is_server = comm_and_parent(pid).is_some_and(|(c, _)| is_server_command(&c));
         if !is_server {
             continue;
         }

@@ -245,10 +245,7 @@ pub fn describe_local(hint: ProcessHint) -> String {
 
 /// Process commands of a server kind's top process.
 pub fn server_commands(kind: ServerKind) -> &'static [&'static str] {
-    match kind {
-        ServerKind::MariaDb => &["mariadbd", "mysqld"],
-        ServerKind::Postgres => &["postgres", "postmaster"],
-    }
+    kind.decl().server_commands
 }
 
 /// CPU and memory of a whole local server (every process, and children that exited), for

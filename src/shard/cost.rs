@@ -1,43 +1,23 @@
 //! Relative cost of an index build, to balance shards. Only ratios matter: every build of a
 //! plan is over the same table.
 //!
-//! An HNSW build scans the table (a fixed cost per build), searches the graph for each new
-//! vector with a candidate list of `ef` entries, comparing each candidate's layer-0 neighbours
-//! (up to `2M`), and then repairs up to `2M` neighbour lists of `2M` entries. So the estimate is
-//! `fixed + a * ef * M + b * M^2`:
-//! - pgvector (`vector` and `halfvec`): `ef = ef_construction` (default 64), `M` default 16;
-//! - MariaDB MHNSW: its `ef_construction` is fixed at 10 and an insert asks for `2M` neighbours,
-//!   so `ef = 2M` and both terms grow with `M^2`; `M` default 6.
-//!
-//! The constants are least-squares fits to measured build seconds on `sift-5k-128-euclidean`
-//! (docs/distributed.md has the figures): the unit is "seconds on that set", which keeps
-//! MariaDB and pgvector builds comparable with each other. Other algorithms (`exact`,
-//! `pgvector_binary`, `pgvector_ivfflat`: no measured builds to fit yet) have no estimate.
+//! Each algorithm declares its model ([`crate::backend::Algorithm::build_cost`]). For HNSW: a
+//! build scans the table (a fixed cost per build), searches the graph for each new vector with
+//! a candidate list of `ef` entries, comparing each candidate's layer-0 neighbours (up to
+//! `2M`), and then repairs up to `2M` neighbour lists of `2M` entries, so the estimate is
+//! `fixed + a * ef * M + b * M^2`. The constants are least-squares fits to measured build
+//! seconds on `sift-5k-128-euclidean` (docs/distributed.md has the figures): the unit is
+//! "seconds on that set", which keeps the databases' builds comparable with each other.
+//! Algorithms without measured builds to fit have no estimate.
 
 use crate::params::Params;
 
-/// Relative build cost of `algorithm` at `build_args`, or `None` when annbench has no model.
+/// Relative build cost of `algorithm` at `build_args`, or `None` when annbench has no model
+/// (each algorithm declares its own, [`crate::backend::Algorithm::build_cost`]).
 pub fn estimate(algorithm: &str, build_args: &Params) -> Option<f64> {
-    let int = |key: &str| {
-        build_args
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(key))
-            .and_then(|(_, v)| v.as_i64())
-            .filter(|v| *v > 0)
-            .map(|v| v as f64)
-    };
-    match algorithm {
-        "pgvector" | "pgvector_halfvec" | "pgvector_halfvec_column" => {
-            let m = int("M").unwrap_or(16.0);
-            let ef = int("ef_construction").unwrap_or(64.0);
-            Some(0.74 + 0.000_51 * ef * m + 0.003_5 * m * m)
-        }
-        "mariadb" => {
-            let m = int("M").unwrap_or(6.0);
-            Some(0.79 + 0.012_4 * m * m)
-        }
-        _ => None,
-    }
+    crate::backend::algorithm(algorithm)?
+        .build_cost
+        .map(|f| f(build_args))
 }
 
 #[cfg(test)]

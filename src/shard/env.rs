@@ -86,6 +86,7 @@ fn slurm(var: &dyn Fn(&str) -> Option<String>) -> Result<Option<Shard>> {
     if count == 0 || index >= count {
         return Err(gaps());
     }
+    super::check_count(count, &source.join(", "))?;
     Ok(Some(Shard {
         index,
         count,
@@ -111,6 +112,7 @@ fn kubernetes(var: &dyn Fn(&str) -> Option<String>) -> Result<Option<Shard>> {
              JOB_COMPLETIONS to the Job's spec.completions"
         )));
     }
+    super::check_count(count, &format!("JOB_COMPLETIONS={count}"))?;
     Ok(Some(Shard {
         index,
         count,

@@ -35,6 +35,21 @@ impl fmt::Display for Shard {
     }
 }
 
+/// Most shards a plan splits into (a Kubernetes Indexed Job's limit of completions); every
+/// shard computes the assignment of all of them.
+pub const MAX_SHARDS: usize = 100_000;
+
+/// An error when `count` shards, read from `source`, are more than [`MAX_SHARDS`].
+fn check_count(count: usize, source: &str) -> Result<()> {
+    if count > MAX_SHARDS {
+        return Err(Error::Config(format!(
+            "{source}: {count} shards; give 1 to {MAX_SHARDS} shards (a shard that gets no \
+             build runs nothing, so more shards than index builds only wastes jobs)"
+        )));
+    }
+    Ok(())
+}
+
 impl Shard {
     /// `I/N` with I counted from 1, as `--shard` and `ANNBENCH_SHARD` take it.
     pub fn parse(text: &str, source: &str) -> Result<Shard> {
@@ -52,6 +67,9 @@ impl Shard {
         let n: usize = n.trim().parse().map_err(|_| bad("N is not a number"))?;
         if n == 0 {
             return Err(bad("N must be at least 1"));
+        }
+        if n > MAX_SHARDS {
+            return Err(bad(&format!("N must be at most {MAX_SHARDS}")));
         }
         if i == 0 || i > n {
             return Err(bad(&format!(

@@ -4,6 +4,7 @@ the file's extension; and the Axes a plot draws into."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 from typing import Any, Union
@@ -11,7 +12,7 @@ from typing import Any, Union
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure, SubFigure
 
-from .._annbench import ConfigError
+from .._annbench import ConfigError, IoError
 
 PathLike = Union[str, "os.PathLike[str]"]
 FIGSIZE: tuple[float, float] = (8.0, 5.5)
@@ -86,10 +87,35 @@ def check_path(path: PathLike | None) -> None:
 
 
 def save(fig: Figure, path: PathLike) -> None:
-    """Saves ``fig`` as PNG or SVG, chosen by ``path``'s extension, at the figure's dpi."""
+    """Saves ``fig`` as PNG or SVG, chosen by ``path``'s extension, at the figure's dpi,
+    atomically as annbench's Rust writers do: a hidden temp file beside ``path``, synced,
+    then renamed over it, so a failed write (a full disk) leaves an old file whole. A FIFO,
+    device or directory at ``path`` is refused, never replaced."""
     check_path(path)
-    suffix = os.path.splitext(os.fspath(path))[1].lower()
-    fig.savefig(path, format=suffix[1:], dpi=fig.get_dpi())
+    target = os.fspath(path)
+    suffix = os.path.splitext(target)[1].lower()
+    if os.path.exists(target) and not os.path.isfile(target):
+        raise ConfigError(
+            f"cannot write the plot to {target}: it is not a regular file, and annbench "
+            "replaces only regular files; give another file name"
+        )
+    directory, name = os.path.split(target)
+    tmp = os.path.join(directory or ".", f".{name}.tmp-{os.getpid()}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        with os.fdopen(fd, "wb") as out:
+            fig.savefig(out, format=suffix[1:], dpi=fig.get_dpi())
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, target)
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise IoError(f"cannot write the plot to {target}: {err.strerror or err}") from err
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def finish(fig: Figure, ax: Axes, title: str, path: PathLike | None) -> Figure:

@@ -7,7 +7,7 @@ use mysql::Conn;
 use mysql::prelude::Queryable;
 
 /// The server's process commands (`mysqld` in older packages).
-pub const PROCESS: ProcessHint = ProcessHint::WholeServer(&["mariadbd", "mysqld"]);
+pub const PROCESS: ProcessHint = ProcessHint::WholeServer(super::decl::DECL.server_commands);
 
 /// Name of the source, recorded with results.
 pub const SOURCE: &str = "performance_schema statement statistics";

@@ -54,6 +54,7 @@ pub static ALGORITHM: Algorithm = Algorithm {
     ],
     // The float32 column's limit; the bit index itself takes up to 64000.
     max_dimension: 16000,
+    metrics: super::spec::ALL_METRICS,
     grid: include_str!("../../../algorithms/pgvector_binary/config.yml"),
     create: |o| Ok(Box::new(PgBackend::connect(o, &Binary)?)),
     contract: Contract {
@@ -61,6 +62,7 @@ pub static ALGORITHM: Algorithm = Algorithm {
         thorough_query: "candidates=1000",
         slow_build: "M=48, ef_construction=400",
     },
+    build_cost: None,
 };
 
 /// The bit HNSW index with re-ranking.

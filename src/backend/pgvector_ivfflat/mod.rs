@@ -55,6 +55,7 @@ pub static ALGORITHM: Algorithm = Algorithm {
     ],
     rules: &[super::filter::FILTER_RULE],
     max_dimension: 2000,
+    metrics: super::spec::ALL_METRICS,
     grid: include_str!("../../../algorithms/pgvector_ivfflat/config.yml"),
     create: |o| Ok(Box::new(PgBackend::connect(o, &IvfFlat)?)),
     contract: Contract {
@@ -62,6 +63,7 @@ pub static ALGORITHM: Algorithm = Algorithm {
         thorough_query: "probes=10",
         slow_build: "lists=1000",
     },
+    build_cost: None,
 };
 
 /// The IVFFlat index.

@@ -9,6 +9,7 @@ mod build;
 mod check;
 mod conn;
 pub mod cost;
+pub mod decl;
 pub mod errors;
 pub mod index;
 pub mod load;
@@ -46,6 +47,10 @@ pub static DATABASE: Database = Database {
     server_info: server::server_info_at,
     check: check::check,
     privileges: check::privileges_at,
+    stop_waits: Some(super::server::StopWaits {
+        request: watchdog::request_stop,
+        clear: watchdog::clear_stop,
+    }),
 };
 
 /// Session settings of every query connection (and of EXPLAIN). On small tables or with a
@@ -375,6 +380,10 @@ impl Backend for PgBackend {
             built.as_ref().map(|(id, _)| id.as_str()),
             oid.is_some() && oid == built.as_ref().map(|(_, o)| *o),
         )
+    }
+
+    fn drop_tables(&mut self, dataset: &str) -> Result<()> {
+        self.drop_table(dataset)
     }
 
     fn drop_index(&mut self) -> Result<()> {

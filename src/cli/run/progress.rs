@@ -96,9 +96,9 @@ impl CliProgress {
                     }
                     std::thread::sleep(tick);
                 }
-                // PostgreSQL connections that still wait are closed within the watchdog's
-                // grace (shorter than this one), so the stop usually ends cleanly first.
-                crate::backend::postgres::watchdog::request_stop();
+                // Connections that still wait (PostgreSQL's) are closed within their
+                // database's grace (shorter than this one), so the stop usually ends cleanly.
+                crate::backend::request_stop();
                 let t0 = std::time::Instant::now();
                 while t0.elapsed() < STOP_GRACE {
                     if done.load(Ordering::SeqCst) {

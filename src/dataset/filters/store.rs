@@ -12,10 +12,12 @@
 //!   nearest first: the exact filtered ground truth.
 //!
 //! Format 1 (range filters only: `attr` at the top, `selectivity/<s>` groups with attribute
-//! `threshold`) is still read. Written atomically (a temporary file renamed over the old one).
+//! `threshold`) is still read. Built in memory and written atomically (a temporary file renamed
+//! over the old one).
 
 use super::{COLUMN, Column, FilterKind, Filters, Level};
 use crate::dataset::GroundTruth;
+use crate::results::h5util::write_image;
 use crate::{Error, Result};
 use hdf5::types::VarLenUnicode;
 use std::path::{Path, PathBuf};
@@ -35,84 +37,69 @@ fn err(path: &Path, what: impl std::fmt::Display) -> Error {
     Error::Dataset(format!("{}: {what}", path.display()))
 }
 
-/// Write `f` as the sidecar of the dataset file at `dataset`; returns its path.
+/// Write `f` as the sidecar of the dataset file at `dataset`; returns its path. The file is
+/// built in memory and written atomically ([`write_image`]).
 pub fn save(f: &Filters, dataset: &Path) -> Result<PathBuf> {
     let path = sidecar_path(dataset);
-    let tmp = path.with_file_name(format!(
-        ".{}.{}.tmp",
-        path.file_name().unwrap_or_default().to_string_lossy(),
-        std::process::id()
-    ));
-    let written = write(f, &tmp).and_then(|()| {
-        std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, "cannot move the file to", e))
-    });
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written.map(|()| path)
+    write_image(&path, "the filter file", |file| write(f, file))?;
+    Ok(path)
 }
 
-fn text_attr(loc: &hdf5::Location, name: &str, value: &str, tmp: &Path) -> Result<()> {
+fn text_attr(loc: &hdf5::Location, name: &str, value: &str) -> hdf5::Result<()> {
     let v: VarLenUnicode = value
         .parse()
-        .map_err(|e| err(tmp, format!("attribute {name}: {e:?}")))?;
+        .map_err(|e| hdf5::Error::from(format!("attribute {name}: {e:?}")))?;
     loc.new_attr::<VarLenUnicode>()
         .shape(())
-        .create(name)
-        .and_then(|a| a.write_scalar(&v))
-        .map_err(|e| err(tmp, format!("cannot write HDF5 ({e})")))
+        .create(name)?
+        .write_scalar(&v)
 }
 
-fn int_attr(loc: &hdf5::Location, name: &str, value: i64, tmp: &Path) -> Result<()> {
+fn int_attr(loc: &hdf5::Location, name: &str, value: i64) -> hdf5::Result<()> {
     loc.new_attr::<i64>()
         .shape(())
-        .create(name)
-        .and_then(|a| a.write_scalar(&value))
-        .map_err(|e| err(tmp, format!("cannot write HDF5 ({e})")))
+        .create(name)?
+        .write_scalar(&value)
 }
 
-fn write(f: &Filters, tmp: &Path) -> Result<()> {
-    let h5 = |e: hdf5::Error| err(tmp, format!("cannot write HDF5 ({e})"));
-    let file = hdf5::File::create(tmp).map_err(h5)?;
+fn write(f: &Filters, file: &hdf5::File) -> hdf5::Result<()> {
     let kinds: Vec<&str> = f.kinds().iter().map(|k| k.as_str()).collect();
-    text_attr(&file, "kinds", &kinds.join(","), tmp)?;
-    text_attr(&file, "vectors", &f.vectors, tmp)?;
-    int_attr(&file, "annbench_filters", FORMAT, tmp)?;
-    int_attr(&file, "seed", f.seed as i64, tmp)?;
-    let columns = file.create_group("columns").map_err(h5)?;
+    text_attr(file, "kinds", &kinds.join(","))?;
+    text_attr(file, "vectors", &f.vectors)?;
+    int_attr(file, "annbench_filters", FORMAT)?;
+    int_attr(file, "seed", f.seed as i64)?;
+    let columns = file.create_group("columns")?;
     for c in &f.columns {
         columns
             .new_dataset_builder()
             .with_data(&c.values)
-            .create(c.name.as_str())
-            .map_err(h5)?;
+            .create(c.name.as_str())?;
     }
     for kind in f.kinds() {
-        let group = file.create_group(kind.as_str()).map_err(h5)?;
+        let group = file.create_group(kind.as_str())?;
         for l in f.levels.iter().filter(|l| l.kind == kind) {
-            let g = group.create_group(&l.selectivity).map_err(h5)?;
-            text_attr(&g, "column", &l.column, tmp)?;
-            int_attr(&g, "value", l.value, tmp)?;
-            int_attr(&g, "count", l.count, tmp)?;
+            let g = group.create_group(&l.selectivity)?;
+            text_attr(&g, "column", &l.column)?;
+            int_attr(&g, "value", l.value)?;
+            int_attr(&g, "count", l.count)?;
             g.new_dataset_builder()
                 .with_data(&l.truth.neighbors)
-                .create("neighbors")
-                .map_err(h5)?;
+                .create("neighbors")?;
             g.new_dataset_builder()
                 .with_data(&l.truth.distances)
-                .create("distances")
-                .map_err(h5)?;
+                .create("distances")?;
         }
     }
-    file.close().map_err(h5)
+    Ok(())
 }
 
 /// The sidecar of the dataset file at `dataset`, if there is one.
 pub fn load(dataset: &Path) -> Result<Option<Filters>> {
     let path = sidecar_path(dataset);
-    if !path.is_file() {
+    if !path.exists() {
         return Ok(None);
     }
+    crate::fsutil::refuse_special(&path, "a filter file")?;
     let bad = |e: hdf5::Error| {
         err(
             &path,
@@ -320,10 +307,9 @@ mod tests {
         let f = super::super::generate(&ds, &["0.1".into()], &[FilterKind::Range], 4).unwrap();
         let l = &f.levels[0];
         let file = hdf5::File::create(sidecar_path(&data)).unwrap();
-        let p = Path::new("old");
-        int_attr(&file, "annbench_filters", 1, p).unwrap();
-        int_attr(&file, "seed", 4, p).unwrap();
-        text_attr(&file, "vectors", &f.vectors, p).unwrap();
+        int_attr(&file, "annbench_filters", 1).unwrap();
+        int_attr(&file, "seed", 4).unwrap();
+        text_attr(&file, "vectors", &f.vectors).unwrap();
         file.new_dataset_builder()
             .with_data(&f.columns[0].values)
             .create("attr")
@@ -332,7 +318,7 @@ mod tests {
             .create_group("selectivity")
             .and_then(|s| s.create_group("0.1"))
             .unwrap();
-        int_attr(&g, "threshold", l.value, p).unwrap();
+        int_attr(&g, "threshold", l.value).unwrap();
         g.new_dataset_builder()
             .with_data(&l.truth.neighbors)
             .create("neighbors")

@@ -148,23 +148,10 @@ pub fn html_report(mut points: Vec<PointResult>, options: &ReportOptions) -> cra
     page::render(&ctx, &sections, &tips)
 }
 
-/// Write `html` to `path` through a temporary file in the same directory, so a reader never
-/// sees half a report.
+/// Write `html` to `path` atomically ([`crate::fsutil::write_atomic`]), so a reader never
+/// sees half a report and a failed write leaves the old one.
 pub fn write_report(path: &Path, html: &str) -> crate::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path.file_name().map_or_else(
-        || "report.html".into(),
-        |n| n.to_string_lossy().into_owned(),
-    );
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    std::fs::write(&tmp, html).map_err(|e| crate::Error::io(path, "cannot write", e))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        crate::Error::io(path, "cannot write", e)
-    })
+    crate::fsutil::write_atomic(path, html.as_bytes(), "the report")
 }
 
 /// The placeholder of a chart in a section's HTML.

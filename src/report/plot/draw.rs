@@ -14,7 +14,8 @@ const FONT: &[u8] = include_bytes!("DejaVuSans.ttf");
 /// Where the legend goes (the corner the chart's lines leave free).
 pub use plotters::chart::SeriesLabelPosition as LegendAt;
 
-/// Draw `chart` into `path` (`.png` or `.svg`), `size` pixels.
+/// Draw `chart` into `path` (`.png` or `.svg`), `size` pixels. The image is drawn in memory
+/// and written atomically, so a failed write leaves no partial image and an old file intact.
 pub fn save(
     chart: &Chart,
     title: &str,
@@ -31,23 +32,50 @@ pub fn save(
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
-    let failed = |e: String| crate::Error::io(path, "cannot draw", std::io::Error::other(e));
-    match ext.as_deref() {
+    let failed = |e: String| {
+        crate::Error::Config(format!("cannot draw the plot for {}: {e}", path.display()))
+    };
+    let bytes = match ext.as_deref() {
         Some("svg") => {
-            let root = SVGBackend::new(path, size).into_drawing_area();
-            draw(&root, chart, title, legend).map_err(|e| failed(e.to_string()))?;
-            root.present().map_err(|e| failed(e.to_string()))
+            let mut svg = String::new();
+            {
+                let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+                draw(&root, chart, title, legend).map_err(|e| failed(e.to_string()))?;
+                root.present().map_err(|e| failed(e.to_string()))?;
+            }
+            svg.into_bytes()
         }
         Some("png") => {
-            let root = BitMapBackend::new(path, size).into_drawing_area();
-            draw(&root, chart, title, legend).map_err(|e| failed(e.to_string()))?;
-            root.present().map_err(|e| failed(e.to_string()))
+            let mut rgb = vec![0u8; size.0 as usize * size.1 as usize * 3];
+            {
+                let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
+                draw(&root, chart, title, legend).map_err(|e| failed(e.to_string()))?;
+                root.present().map_err(|e| failed(e.to_string()))?;
+            }
+            encode_png(&rgb, size).map_err(|e| failed(e.to_string()))?
         }
-        _ => Err(crate::Error::Config(format!(
-            "cannot save a plot as '{}': use a .png or .svg file name",
-            path.display()
-        ))),
-    }
+        _ => {
+            return Err(crate::Error::Config(format!(
+                "cannot save a plot as '{}': use a .png or .svg file name",
+                path.display()
+            )));
+        }
+    };
+    crate::fsutil::write_atomic(path, &bytes, "the plot")
+}
+
+/// 8-bit RGB pixels as a PNG file.
+fn encode_png(rgb: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>, png::EncodingError> {
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, w, h);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    // Adaptive filtering, as plotters' own encoder (the image crate) does: a quarter the size.
+    enc.set_adaptive_filter(png::AdaptiveFilterType::Adaptive);
+    let mut writer = enc.write_header()?;
+    writer.write_image_data(rgb)?;
+    writer.finish()?;
+    Ok(out)
 }
 
 type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;

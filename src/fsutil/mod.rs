@@ -1,10 +1,18 @@
-//! File-system helpers for everything annbench writes: free space before writing, atomic
-//! writes that leave no temp file behind on any error, and an up-front check that a
-//! directory is writable (so a sweep fails before it loads or builds anything).
+//! File-system helpers for everything annbench reads and writes: free space before writing,
+//! atomic writes that leave no temp file behind on any error ([`atomic`]), special files
+//! (FIFOs, devices, sockets, directories) refused where a data file is expected ([`special`]),
+//! and an up-front check that a directory is writable (so a sweep fails before it loads or
+//! builds anything).
+
+mod atomic;
+mod special;
+
+pub use atomic::{release, reserve, temp_path, write_atomic, write_atomic_with, write_error};
+pub use special::{check_output, read_text, refuse_special};
 
 use crate::{Error, Result};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Bytes kept free beyond what a write needs, so annbench never fills a disk to the last block.
 pub const SPARE_BYTES: u64 = 64 * 1024;
@@ -29,18 +37,34 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
 /// free; `what` says what was to be written.
 pub fn ensure_space(path: &Path, needed: u64, what: &str) -> Result<()> {
     match free_bytes(path) {
-        Some(free) if free < needed.saturating_add(SPARE_BYTES) => Err(Error::Io {
-            context: format!(
-                "cannot write {what} to {} (it needs {}, {} are free there; free some space \
-                 or choose another directory)",
-                path.display(),
-                human(needed.saturating_add(SPARE_BYTES)),
-                human(free)
-            ),
-            source: std::io::Error::from(std::io::ErrorKind::StorageFull),
-        }),
+        Some(free) if free < needed.saturating_add(SPARE_BYTES) => {
+            Err(no_space(path, needed, what, Some(free)))
+        }
         _ => Ok(()),
     }
+}
+
+/// The error of a full disk: `path`, what was to be written there, the space it needs and,
+/// when known, the space that is free.
+pub fn no_space(path: &Path, needed: u64, what: &str, free: Option<u64>) -> Error {
+    let free = free.or_else(|| free_bytes(path)).unwrap_or(0);
+    Error::Io {
+        context: format!(
+            "cannot write {what} to {} (it needs {}, {} are free there; free some space or \
+             choose another directory)",
+            path.display(),
+            human(needed.saturating_add(SPARE_BYTES)),
+            human(free)
+        ),
+        source: std::io::Error::from(std::io::ErrorKind::StorageFull),
+    }
+}
+
+/// True for the errors of a full file system or an exhausted quota.
+pub fn is_no_space(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::StorageFull
+        || e.kind() == std::io::ErrorKind::QuotaExceeded
+        || matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT))
 }
 
 /// `1.5 MiB`, `200 KiB`, `12 bytes`.
@@ -55,43 +79,6 @@ pub fn human(bytes: u64) -> String {
     } else {
         format!("{bytes} bytes")
     }
-}
-
-/// The hidden temp file next to `path` that an atomic write fills first.
-pub fn temp_path(path: &Path) -> PathBuf {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    dir.join(format!(".{name}.tmp-{}", std::process::id()))
-}
-
-/// Write `bytes` to `path` atomically: check free space, write a temp file in the same
-/// directory, fsync, rename. On any error the temp file is removed and `path` is untouched.
-pub fn write_atomic(path: &Path, bytes: &[u8], what: &str) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    ensure_space(dir, bytes.len() as u64, what)?;
-    let tmp = temp_path(path);
-    let written = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()
-    })()
-    .map_err(|e| Error::io(&tmp, &format!("cannot write {what} to"), e));
-    let result = written.and_then(|()| {
-        std::fs::rename(&tmp, path).map_err(|e| Error::io(path, "cannot move into place", e))
-    });
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 /// Create `dir` if needed and prove it writable by creating and removing a temp file; `flag`
@@ -131,19 +118,6 @@ mod tests {
         assert!(free > 0);
         let err = ensure_space(dir.path(), u64::MAX / 2, "a result").unwrap_err();
         assert!(err.to_string().contains("free some space"), "{err}");
-    }
-
-    #[test]
-    fn atomic_writes_replace_whole_files_and_leave_no_temp() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("f.bin");
-        write_atomic(&p, b"one", "a test file").unwrap();
-        write_atomic(&p, b"two", "a test file").unwrap();
-        assert_eq!(std::fs::read(&p).unwrap(), b"two");
-        let missing = dir.path().join("no/such/dir/f.bin");
-        assert!(write_atomic(&missing, b"x", "a test file").is_err());
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
-        assert_eq!(names.len(), 1, "{names:?}");
     }
 
     #[test]

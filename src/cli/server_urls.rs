@@ -1,0 +1,64 @@
+//! The server URL flags, one per registered database (`--mariadb URL`, `--postgres URL`, ...):
+//! made from the registry at start-up, so a new database gets its flag without an edit here.
+
+use crate::backend::{BackendOptions, databases};
+use crate::connect::ServerKind;
+use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
+
+/// The URLs given on the command line, by database.
+#[derive(Debug, Clone, Default)]
+pub struct ServerUrls(pub Vec<(ServerKind, String)>);
+
+impl ServerUrls {
+    /// `opts` with these URLs.
+    pub fn apply(self, opts: BackendOptions) -> BackendOptions {
+        opts.with_urls(self.0.into_iter().map(|(kind, url)| (kind, Some(url))))
+    }
+}
+
+impl FromArgMatches for ServerUrls {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let urls = databases()
+            .into_iter()
+            .filter_map(|db| {
+                let url = matches.get_one::<String>(db.kind.key())?;
+                Some((db.kind, url.clone()))
+            })
+            .collect();
+        Ok(ServerUrls(urls))
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl Args for ServerUrls {
+    fn augment_args(cmd: Command) -> Command {
+        databases().into_iter().fold(cmd, |cmd, db| {
+            cmd.arg(
+                Arg::new(db.kind.key())
+                    .long(db.kind.key())
+                    .value_name("URL")
+                    .help(help(db.kind)),
+            )
+        })
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+/// `MariaDB URL, e.g. mysql://...; default: $ANNBENCH_MARIADB_URL, then ...`.
+fn help(kind: ServerKind) -> String {
+    let decl = kind.decl();
+    let forks = decl.forks.map_or(String::new(), |f| {
+        format!(", then ${} + ${}", f.conn_args, f.db_name)
+    });
+    format!(
+        "{} URL, e.g. {}. Default: ${}{forks}, then the server scripts/databases.sh started.",
+        decl.name, decl.example_url, decl.url_var
+    )
+}

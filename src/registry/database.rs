@@ -1,0 +1,109 @@
+//! One database's declaration and the [`ServerKind`] every URL carries.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+/// What a database declares about itself: names, URLs, the variables that name its server,
+/// the processes that serve it. Plain data: adding a database adds one of these in its folder.
+pub struct DatabaseDecl {
+    /// The word for it on the command line and in Python: `mariadb` gives `--mariadb URL`,
+    /// the keyword `mariadb=`, the variable `ANNBENCH_MARIADB_URL`; also `servers drop-tables
+    /// --server mariadb`.
+    pub key: &'static str,
+    /// As people write it: `MariaDB`.
+    pub name: &'static str,
+    /// `--mariadb`: the URL flag (the key with two dashes).
+    pub flag: &'static str,
+    /// `ANNBENCH_MARIADB_URL`, also the key of its line in `servers.env`.
+    pub url_var: &'static str,
+    /// URL schemes it accepts, the usual one first (`mysql`, `mariadb`).
+    pub schemes: &'static [&'static str],
+    /// An example URL for messages and help.
+    pub example_url: &'static str,
+    /// The ann-benchmarks forks' variables naming its server, where they have some.
+    pub forks: Option<ForksVars>,
+    /// The names of its server processes (`/proc/PID/comm`), for server cost per query.
+    pub server_commands: &'static [&'static str],
+    /// True when `url` reaches the server through a unix socket, not TCP (recorded with every
+    /// result: the transport changes latency and client CPU).
+    pub unix_socket: fn(&url::Url) -> bool,
+}
+
+/// The forks' `user:password:host:port` variable and the database-name variable beside it.
+#[derive(Debug, Clone, Copy)]
+pub struct ForksVars {
+    /// e.g. `MARIADB_CONN_ARGS`.
+    pub conn_args: &'static str,
+    /// e.g. `MARIADB_DB_NAME`.
+    pub db_name: &'static str,
+}
+
+/// Which database a URL is for: a handle on its [`DatabaseDecl`], compared by key. Each
+/// database's folder defines its constant (`ServerKind::MariaDb`, `ServerKind::Postgres`).
+#[derive(Clone, Copy)]
+pub struct ServerKind(&'static DatabaseDecl);
+
+impl ServerKind {
+    /// The kind declared by `decl`.
+    pub const fn of(decl: &'static DatabaseDecl) -> Self {
+        ServerKind(decl)
+    }
+
+    /// Its declaration.
+    pub fn decl(self) -> &'static DatabaseDecl {
+        self.0
+    }
+
+    /// `mariadb`.
+    pub fn key(self) -> &'static str {
+        self.0.key
+    }
+
+    /// `MariaDB`.
+    pub fn name(self) -> &'static str {
+        self.0.name
+    }
+
+    /// `--mariadb`.
+    pub fn flag(self) -> &'static str {
+        self.0.flag
+    }
+
+    /// An example URL, e.g. `mysql://user:password@127.0.0.1:3306/annbench`.
+    pub fn example(self) -> &'static str {
+        self.0.example_url
+    }
+}
+
+impl PartialEq for ServerKind {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.key == other.0.key
+    }
+}
+
+impl Eq for ServerKind {}
+
+impl PartialOrd for ServerKind {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ServerKind {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.key.cmp(other.0.key)
+    }
+}
+
+impl Hash for ServerKind {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.key.hash(state);
+    }
+}
+
+impl fmt::Debug for ServerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ServerKind({})", self.0.key)
+    }
+}

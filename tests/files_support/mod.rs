@@ -1,0 +1,152 @@
+//! What the file tests share: a small mounted file system to fill up, the files under a
+//! directory, FIFOs, and a command run with a deadline (a command that blocks on a FIFO is
+//! killed and reported instead of hanging the test).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A small mounted file system, unmounted on drop.
+pub struct Mount {
+    dir: tempfile::TempDir,
+}
+
+impl Mount {
+    /// A tmpfs of `kib` KiB, else a loop-mounted ext2 image with about `kib` KiB free; `Err`
+    /// says why neither could be mounted (not root, no mount in a container).
+    pub fn new(kib: u64) -> Result<Mount, String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let p = dir.path().display().to_string();
+        let tmpfs = sh(&format!("mount -t tmpfs -o size={kib}k tmpfs '{p}'"));
+        if tmpfs.is_ok() {
+            return Ok(Mount { dir });
+        }
+        let img = format!("{p}.img");
+        let looped = sh(&format!(
+            "truncate -s {}k '{img}' && mkfs.ext2 -q -F -m 0 '{img}' && mount -o loop '{img}' '{p}' \
+             && rm -f '{img}' && head -c $(( $(df --output=avail -B1 '{p}' | tail -1) - {} )) /dev/zero > '{p}/filler'",
+            kib * 2 + 1024,
+            kib * 1024
+        ));
+        match looped {
+            Ok(()) => Ok(Mount { dir }),
+            Err(e) => {
+                let _ = std::fs::remove_file(&img);
+                Err(format!(
+                    "cannot mount tmpfs ({}) nor a loop image ({e})",
+                    tmpfs.unwrap_err()
+                ))
+            }
+        }
+    }
+
+    /// A 200 KiB mount.
+    pub fn small() -> Result<Mount, String> {
+        Mount::new(200)
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Fill the file system with a file `name` until only `left` bytes are free.
+    pub fn fill(&self, name: &str, left: u64) {
+        let free = annbench::fsutil::free_bytes(self.path()).unwrap();
+        let size = free.saturating_sub(left) as usize;
+        std::fs::write(self.path().join(name), vec![1u8; size]).unwrap();
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = sh(&format!("umount -l '{}'", self.dir.path().display()));
+    }
+}
+
+pub fn sh(script: &str) -> Result<(), String> {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+    }
+}
+
+/// Every file under `dir`, hidden ones included.
+pub fn all_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(all_files(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Hidden files (temp files) under `dir`.
+pub fn temp_files(dir: &Path) -> Vec<PathBuf> {
+    all_files(dir)
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect()
+}
+
+/// Make a FIFO at `path`.
+pub fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(
+        unsafe { libc::mkfifo(c.as_ptr(), 0o644) },
+        0,
+        "mkfifo {}",
+        path.display()
+    );
+}
+
+/// True when `path` is (still) a FIFO.
+pub fn is_fifo(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+}
+
+/// Run `cmd` with no standard input; a command still running after `limit` is killed and the
+/// test fails, saying it blocked.
+pub fn run_within(mut cmd: Command, limit: Duration) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "{cmd:?} blocked for {limit:?} and was killed; stderr:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// `annbench ARGS`, run within 30 s.
+pub fn annbench<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_annbench"));
+    cmd.args(args).env("RUST_BACKTRACE", "1");
+    run_within(cmd, Duration::from_secs(30))
+}
