@@ -259,7 +259,9 @@ fn range_messages_hold_for_empty_ranges() {
 fn a_malformed_mariadb_url_names_its_source_in_servers_check() {
     let dir = tempfile::tempdir().unwrap();
     let bad = "mysql:/bob:Pw7xQsecret@127.0.0.1:3306/db";
-    let cases: [(&[&str], Option<(&str, &str)>, &str); 3] = [
+    /// The arguments, a variable to set, and the source the header must name.
+    type Case<'a> = (&'a [&'a str], Option<(&'a str, &'a str)>, &'a str);
+    let cases: [Case; 3] = [
         (
             &["servers", "check", "--mariadb", bad],
             None,

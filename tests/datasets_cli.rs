@@ -204,7 +204,7 @@ fn subset_recomputes_ground_truth() {
         dir.path(),
     ));
     assert!(
-        err.contains("--train 9999: the file has only 5000 train rows; give --train 1 to 5000"),
+        err.contains("--train 9999: the file has only 4500 train rows; give --train 1 to 4500"),
         "{err}"
     );
 }

@@ -95,16 +95,21 @@ pub fn server_text(message: &str) -> String {
 /// short by a raw `/` or `#`.
 pub fn redact_text(text: &str) -> String {
     let text = mask_password_values(text);
-    let scheme_end = ["postgresql", "postgres", "mariadb", "mysql"]
+    // The scheme, however mangled its `://` (`postgres//`, `mysql:/`): a database's own
+    // scheme, or any scheme followed by `://`.
+    let run = text
+        .find(|c: char| !(c.is_ascii_alphanumeric() || "+.-".contains(c)))
+        .unwrap_or(text.len());
+    let known = crate::backend::databases()
         .iter()
-        .find(|s| {
-            text.get(..s.len())
-                .is_some_and(|head| head.eq_ignore_ascii_case(s))
-        })
-        .map_or(0, |s| {
-            let rest = &text[s.len()..];
-            s.len() + rest.len() - rest.trim_start_matches([':', '/']).len()
-        });
+        .flat_map(|d| d.kind.decl().schemes.iter())
+        .any(|s| s.eq_ignore_ascii_case(&text[..run]));
+    let scheme_end = if run > 0 && (known || text[run..].starts_with("://")) {
+        let rest = &text[run..];
+        run + rest.len() - rest.trim_start_matches([':', '/']).len()
+    } else {
+        0
+    };
     let (prefix, rest) = text.split_at(scheme_end);
     format!("{prefix}{}", mask_authority(rest))
 }

@@ -74,8 +74,9 @@ impl ServerUrl {
         {
             return Err(Error::Config(format!(
                 "bad {} URL '{shown}': an '@' follows the host, so the password holds a raw '/' \
-                 or '?'; {ENCODE_HINT}",
-                kind.name()
+                 or '?'; {}",
+                kind.name(),
+                encode_hint(kind)
             )));
         }
         // A connection URL has no `#part`: there is one when a password holds a raw '#'.

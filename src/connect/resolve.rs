@@ -90,23 +90,25 @@ pub fn setting_shown(
     explicit: Option<&str>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Option<(String, UrlSource)> {
-    let n = names(kind);
+    let decl = kind.decl();
     let nonempty = |k: &str| env(k).filter(|v| !v.trim().is_empty());
     let shown = |t: &str| format!("'{}'", super::errors::mask_secrets(&super::redact_text(t)));
     if let Some(text) = explicit {
         return Some((shown(text), UrlSource::Flag));
     }
-    if let Some(text) = nonempty(n.url_var) {
-        return Some((shown(&text), UrlSource::EnvUrl(n.url_var)));
+    if let Some(text) = nonempty(decl.url_var) {
+        return Some((shown(&text), UrlSource::EnvUrl(decl.url_var)));
     }
-    if let Some(args) = nonempty(n.conn_args) {
-        let key = format!("{}=", n.conn_args);
+    if let Some(forks) = decl.forks
+        && let Some(args) = nonempty(forks.conn_args)
+    {
+        let key = format!("{}=", forks.conn_args);
         let masked = super::errors::mask_secrets(&format!("{key}{args}"));
         let value = masked.strip_prefix(&key).unwrap_or("***").to_string();
-        return Some((format!("'{value}'"), UrlSource::ConnArgs(n.conn_args)));
+        return Some((format!("'{value}'"), UrlSource::ConnArgs(forks.conn_args)));
     }
     let path = servers_env_path(env);
-    match read_servers_env(&path, n.url_var) {
+    match read_servers_env(&path, decl.url_var) {
         Ok(Some(text)) => Some((shown(&text), UrlSource::ServersEnv(path))),
         _ => None,
     }

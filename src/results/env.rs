@@ -59,8 +59,13 @@ impl Host {
     }
 }
 
-/// The flags whose value is a server URL (`--mariadb URL`, `--postgres=URL`).
-const URL_FLAGS: &[&str] = &["--mariadb", "--postgres"];
+/// Whether `arg` is a flag whose value is a server URL (`--mariadb URL`, `--postgres=URL`):
+/// each database's own flag.
+fn is_url_flag(arg: &str) -> bool {
+    crate::backend::databases()
+        .iter()
+        .any(|d| d.kind.flag() == arg)
+}
 
 /// `args` as one line with every password masked: a server URL after `--mariadb` /
 /// `--postgres` however malformed (`postgres//u:pw@h`, `u:pw@h/db`, `host=h password=pw`), and
@@ -75,7 +80,7 @@ pub fn masked_command(args: impl IntoIterator<Item = String>) -> String {
             return mask_secrets(&redact_text(&arg));
         }
         if let Some((flag, value)) = arg.split_once('=') {
-            if URL_FLAGS.contains(&flag) {
+            if is_url_flag(flag) {
                 return format!("{flag}={}", mask_secrets(&redact_text(value)));
             }
         }
@@ -94,7 +99,7 @@ pub fn masked_command(args: impl IntoIterator<Item = String>) -> String {
     };
     args.into_iter()
         .map(|arg| {
-            let url_value = std::mem::replace(&mut url_next, URL_FLAGS.contains(&arg.as_str()));
+            let url_value = std::mem::replace(&mut url_next, is_url_flag(&arg));
             mask(arg, url_value)
         })
         .map(|a| {
