@@ -40,6 +40,7 @@ pub mod results;
 pub mod runner;
 pub mod servers;
 pub mod shard;
+pub mod terminal;
 
 #[cfg(feature = "python")]
 mod python;

@@ -270,8 +270,7 @@ fn the_declared_dimension_limit_holds_and_one_more_is_refused() {
             a.name
         );
         let at = random(12, max);
-        b.load(&spec("dims", metric, max), at.view())
-            .unwrap();
+        b.load(&spec("dims", metric, max), at.view()).unwrap();
         b.build(&p(a.contract.build)).unwrap();
         let mut s = b.searcher().unwrap();
         s.set_query_args(&p(a.contract.thorough_query)).unwrap();
@@ -303,7 +302,11 @@ fn a_metric_the_index_does_not_take_is_refused_before_anything_is_sent() {
                 "{}: {e}",
                 a.name
             );
-            let e = b.searcher().err().map(|e| e.to_string()).unwrap_or_default();
+            let e = b
+                .searcher()
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
             assert!(e.contains("load() must run"), "{}: {e}", a.name);
         }
     });

@@ -203,7 +203,10 @@ fn subset_recomputes_ground_truth() {
         ],
         dir.path(),
     ));
-    assert!(err.contains("cannot take 9999 train"), "{err}");
+    assert!(
+        err.contains("--train 9999: the file has only 4500 train rows; give --train 1 to 4500"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -158,3 +158,212 @@ fn a_wrong_password_refused_by_the_real_servers_is_hidden() {
         assert!(!text.contains(&real), "{text}");
     }
 }
+
+/// Every file under `dir`, read whole (HDF5 point files, JSON, the HTML report).
+fn all_files(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap();
+                out.push((path, bytes));
+            }
+        }
+    }
+    out
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+/// The URL of `url` with its password moved to a `?password=` parameter (libpq's and the
+/// MariaDB driver's URL form), plus the password.
+fn in_query(url: &annbench::connect::ServerUrl) -> (String, String) {
+    let mut u = url.expose().clone();
+    let pw = url.expose().password().unwrap().to_string();
+    u.set_password(None).unwrap();
+    u.query_pairs_mut().append_pair("password", &pw);
+    let decoded = percent_encoding::percent_decode_str(&pw)
+        .decode_utf8_lossy()
+        .into_owned();
+    (u.to_string(), decoded)
+}
+
+/// A point measured on both real servers with the password given as `?password=` (as
+/// `--mariadb=URL` and `--postgres URL`): the password is in no file under the results
+/// directory, not in the HTML report nor in any output; so for `--dry-run` and key=value
+/// settings.
+#[test]
+fn a_password_in_a_query_parameter_is_stored_and_printed_nowhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let (maria, maria_pw) = in_query(&mariadb());
+    let (pg, pg_pw) = in_query(&postgres());
+    let name = format!("pwquery{}-128-euclidean", std::process::id());
+    let src =
+        annbench::dataset::resolve("sift-5k-128-euclidean", &dir.path().join("data")).unwrap();
+    let ds = annbench::dataset::subset::subset(&src, 300, Some(5), 10, &name).unwrap();
+    let file = dir.path().join(format!("{name}.hdf5"));
+    annbench::dataset::save(&ds, &file).unwrap();
+    let results = dir.path().join("results");
+    let report = dir.path().join("report.html");
+    let (file_s, results_s, report_s) = (
+        file.display().to_string(),
+        results.display().to_string(),
+        report.display().to_string(),
+    );
+    let maria_flag = format!("--mariadb={maria}");
+    let run_args = |extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = [
+            "run",
+            "--dataset",
+            &file_s,
+            "--algorithm",
+            "mariadb",
+            "--algorithm",
+            "pgvector",
+            "--build",
+            "M=4",
+            "--query",
+            "ef_search=10",
+            "--runs",
+            "1",
+            "--min-time",
+            "0",
+            "--count",
+            "10",
+            "--results",
+            &results_s,
+            &maria_flag,
+            "--postgres",
+            &pg,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let mut outputs = Vec::new();
+    for args in [run_args(&["--dry-run"]), run_args(&[])] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (text, failed) = run(&args, &[], dir.path());
+        assert!(!failed, "{text}");
+        outputs.push(text);
+    }
+    let (text, failed) = run(
+        &[
+            "report",
+            "--dataset",
+            &name,
+            "--count",
+            "10",
+            "--results",
+            &results_s,
+            "--output",
+            &report_s,
+        ],
+        &[],
+        dir.path(),
+    );
+    assert!(!failed, "{text}");
+    outputs.push(text);
+    let pg_settings =
+        format!("host=127.0.0.1 user=annbench password='{pg_pw}' dbname=annbench sslmode=disable");
+    for args in [
+        vec!["servers", "check", maria_flag.as_str(), "--postgres", &pg],
+        vec!["servers", "check", "--postgres", &pg_settings],
+    ] {
+        outputs.push(run(&args, &[], dir.path()).0);
+    }
+    let _ = run(
+        &[
+            "servers",
+            "drop-tables",
+            "--dataset",
+            &name,
+            &maria_flag,
+            "--postgres",
+            &pg,
+        ],
+        &[],
+        dir.path(),
+    );
+    let files = all_files(dir.path());
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        html.contains("password=***"),
+        "the report shows the masked command"
+    );
+    let points = annbench::results::load_points(&results, &name, 10, dir.path()).unwrap();
+    for algorithm in ["mariadb", "pgvector"] {
+        assert!(
+            points.iter().any(|p| p.algorithm == algorithm),
+            "no {algorithm} point stored"
+        );
+    }
+    for p in &points {
+        assert!(
+            p.environment.command.contains("password=***"),
+            "{}",
+            p.environment.command
+        );
+    }
+    for pw in [&maria_pw, &pg_pw] {
+        for (path, bytes) in &files {
+            assert!(
+                !contains(bytes, pw),
+                "the password is in {}",
+                path.display()
+            );
+        }
+        for text in &outputs {
+            assert!(
+                !text.contains(pw.as_str()),
+                "the password is printed:\n{text}"
+            );
+        }
+    }
+}
+
+/// A password that is also the user's name: the server's `user 'NAME'@'%'` is shown as it is,
+/// and only the URL's password field is masked (it was `user '***'@'%'`).
+#[test]
+fn a_password_equal_to_the_user_name_masks_only_its_place() {
+    use mysql::prelude::Queryable;
+    let admin_url = mariadb();
+    let mut admin = annbench::backend::mariadb::server::connect(&admin_url).unwrap();
+    let user = unique("ann");
+    admin
+        .query_drop(format!("DROP USER IF EXISTS '{user}'@'%'"))
+        .unwrap();
+    admin
+        .query_drop(format!("CREATE USER '{user}'@'%' IDENTIFIED BY '{user}'"))
+        .unwrap();
+    let url = with(&admin_url, Some(&user), Some(&user), None);
+    let cache = tempfile::tempdir().unwrap();
+    let (text, failed) = run(
+        &["servers", "check", "--mariadb", url.expose().as_str()],
+        &[],
+        cache.path(),
+    );
+    admin
+        .query_drop(format!("DROP USER IF EXISTS '{user}'@'%'"))
+        .unwrap();
+    assert!(failed, "{text}");
+    assert!(
+        text.contains(&format!("mysql://{user}:***@")),
+        "the URL's password is masked:\n{text}"
+    );
+    assert!(
+        text.contains(&format!("Access denied for user '{user}'@'%'")),
+        "the server's message is shown whole:\n{text}"
+    );
+    assert!(!text.contains("'***'"), "{text}");
+}

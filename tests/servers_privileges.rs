@@ -224,3 +224,64 @@ fn mariadb_without_process_fails_the_check_and_the_run_up_front() {
         other => panic!("expected a checked server, got {other:?}"),
     }
 }
+
+/// A role that may create tables in the schema annbench but not create schemas in the
+/// database: `CREATE SCHEMA IF NOT EXISTS` is refused even with the schema there (`permission
+/// denied for database`), and the role was told to `GRANT CREATE ON SCHEMA public`, which does
+/// not help. Now a schema that exists is not created again, so the role is usable; where the
+/// schema is missing, it is told the privilege that is: CREATE on the database.
+#[test]
+fn postgres_schema_privileges_without_database_create() {
+    use annbench::backend::BackendOptions;
+    use annbench::backend::pgvector::{Hnsw, Variant};
+    use annbench::backend::postgres::PgBackend;
+    use annbench::connect::ServerKind;
+    static INDEX: Hnsw = Hnsw(Variant::Vector);
+    let admin_url = postgres();
+    let mut admin = connect_postgres(&admin_url).expect("admin connection");
+    let role = unique("ab_schemaonly");
+    let db = admin_url.database();
+    // The schema and annbench's metadata table, as any run leaves them.
+    let as_admin =
+        BackendOptions::default().with_url(ServerKind::Postgres, admin_url.expose().as_str());
+    drop(PgBackend::connect(&as_admin, &INDEX).expect("the admin sets up the schema"));
+    let revoke = [
+        format!("REVOKE ALL ON annbench.annbench_tables FROM {role}"),
+        format!("REVOKE ALL ON SCHEMA annbench FROM {role}"),
+        format!("DROP ROLE IF EXISTS {role}"),
+    ];
+    for sql in revoke.iter().skip(2).cloned().chain([
+        format!("CREATE ROLE {role} LOGIN PASSWORD 'pw-{role}'"),
+        format!("GRANT USAGE, CREATE ON SCHEMA annbench TO {role}"),
+        format!("GRANT SELECT, INSERT, DELETE ON annbench.annbench_tables TO {role}"),
+    ]) {
+        admin
+            .batch_execute(&sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let url = with(&admin_url, Some(&role), Some(&format!("pw-{role}")), None);
+    let checked = check_one(url.kind(), Some(url.expose().as_str()));
+    let as_role = BackendOptions::default().with_url(ServerKind::Postgres, url.expose().as_str());
+    let connected = PgBackend::connect(&as_role, &INDEX).map(drop);
+    let missing = BackendOptions {
+        schema: Some(unique("ab_noschema")),
+        ..as_role.clone()
+    };
+    let refused = PgBackend::connect(&missing, &INDEX).map(drop);
+    for sql in &revoke {
+        let _ = admin.batch_execute(sql);
+    }
+
+    match checked {
+        CheckOutcome::Checked(c) => assert!(c.error.is_none(), "{:?}", c.error),
+        other => panic!("expected a checked server, got {other:?}"),
+    }
+    connected.expect("a run connects with privileges on the schema only");
+    let msg = err_text(refused, "a run in a schema the role may not create");
+    assert!(msg.contains("permission denied for database"), "{msg}");
+    assert!(
+        msg.contains(&format!("GRANT CREATE ON DATABASE {db} TO {role}")),
+        "{msg}"
+    );
+    assert!(!msg.contains("SCHEMA public"), "{msg}");
+}

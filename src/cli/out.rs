@@ -38,8 +38,19 @@ pub fn line(args: fmt::Arguments<'_>) {
     if STDOUT_CLOSED.load(Ordering::Relaxed) {
         return;
     }
+    // Control characters (a dataset name's escape sequence) shown, not obeyed; line breaks
+    // kept, lines whole (JSON and listings are never cut).
+    let text: String = args
+        .to_string()
+        .split('\n')
+        .map(crate::terminal::escape)
+        .collect::<Vec<_>>()
+        .join("\n");
     let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_fmt(args).and_then(|()| out.write_all(b"\n")) {
+    if let Err(e) = out
+        .write_all(text.as_bytes())
+        .and_then(|()| out.write_all(b"\n"))
+    {
         STDOUT_CLOSED.store(true, Ordering::Relaxed);
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             if let Ok(mut slot) = STDOUT_ERROR.lock() {
@@ -49,10 +60,15 @@ pub fn line(args: fmt::Arguments<'_>) {
     }
 }
 
-/// Print a line to standard error (the `errln!` macro); errors are ignored (nowhere to say).
+/// Print a line to standard error (the `errln!` macro): errors, their causes, warnings and
+/// progress lines, through [`crate::terminal::for_terminal`] (control characters escaped,
+/// long lines cut). Write errors are ignored (nowhere to say).
 pub fn err_line(args: fmt::Arguments<'_>) {
+    let text = crate::terminal::for_terminal(&args.to_string());
     let mut err = std::io::stderr().lock();
-    let _ = err.write_fmt(args).and_then(|()| err.write_all(b"\n"));
+    let _ = err
+        .write_all(text.as_bytes())
+        .and_then(|()| err.write_all(b"\n"));
 }
 
 /// Flush standard output; the first write error other than a closed pipe, if any.

@@ -493,8 +493,21 @@ fn emit(src: &Source, text: &str) -> crate::Result<()> {
     match output_file(src) {
         Some(path) => crate::fsutil::write_atomic(path, text.as_bytes(), "the output"),
         None => {
-            use std::io::Write;
+            use std::io::{IsTerminal, Write};
             let mut out = std::io::stdout().lock();
+            // On a terminal, a label's or dataset name's control characters are shown, not
+            // obeyed; a file or pipe gets the text as it is.
+            let shown;
+            let text = if out.is_terminal() {
+                shown = text
+                    .split('\n')
+                    .map(crate::terminal::escape)
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                shown.as_str()
+            } else {
+                text
+            };
             // A closed pipe (`| head`) is not an error worth a message.
             match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),

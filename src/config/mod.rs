@@ -142,7 +142,59 @@ pub fn config_algorithm(text: &str, source: &str) -> Result<String> {
 fn parse_file(text: &str, source: &str) -> Result<ConfigFile> {
     // Editors on Windows start UTF-8 files with a byte-order mark; YAML allows it.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    refuse_duplicate_keys(text, source)?;
     serde_norway::from_str(text).map_err(|e| Error::Config(format!("{source}: {e}")))
+}
+
+/// A key given twice in one mapping (`m: [16]` then `m: [32]` in a group) is an error naming
+/// the file, the key and its line: read into a map, the second would silently replace the
+/// first and a grid would measure other values than the file shows. (Struct fields already
+/// say `duplicate field`; a generic YAML value refuses any repeated key.)
+fn refuse_duplicate_keys(text: &str, source: &str) -> Result<()> {
+    match serde_norway::from_str::<serde_norway::Value>(text) {
+        Err(e) if e.to_string().contains("duplicate entry") => {
+            let what = e.to_string();
+            let what = what.split(" at line ").next().unwrap_or(&what);
+            let key = what
+                .split_once("with key ")
+                .map(|(_, k)| k.trim_matches(['"', '`']).to_string());
+            let place = match (e.location(), key) {
+                (Some(l), Some(k)) => match second_key_line(text, l.index(), &k) {
+                    Some(line) => format!(" (line {line})"),
+                    None => format!(" (in the mapping at line {})", l.line()),
+                },
+                (Some(l), None) => format!(" (in the mapping at line {})", l.line()),
+                _ => String::new(),
+            };
+            Err(Error::Config(format!(
+                "{source}: {what}{place}: a key may appear once in a mapping; keep one and \
+                 list every value there (e.g. m: [16, 32])"
+            )))
+        }
+        // Other errors are reported by the typed parse, with its own words.
+        _ => Ok(()),
+    }
+}
+
+/// The line of the second `key:` from byte `from` (where the mapping starts), as a key: at a
+/// line's start (after indentation or `- `) or after `{` or `,` in a flow mapping.
+fn second_key_line(text: &str, from: usize, key: &str) -> Option<usize> {
+    let rest = text.get(from..)?;
+    let mut seen = 0;
+    for (i, _) in rest.match_indices(key) {
+        let after = rest[i + key.len()..].trim_start_matches(['"', '\'']);
+        let before = rest[..i]
+            .trim_end_matches(['"', '\''])
+            .trim_end_matches([' ', '\t']);
+        let starts_key = before.is_empty() || before.ends_with(['\n', '{', ',', '-']);
+        if after.starts_with(':') && starts_key {
+            seen += 1;
+            if seen == 2 {
+                return Some(text[..from + i].matches('\n').count() + 1);
+            }
+        }
+    }
+    None
 }
 
 /// Parse, override, expand and validate a config text; `auto` values resolve against `rows`

@@ -325,3 +325,29 @@ fn filter_kinds_expand_and_the_default_kind_is_not_stored() {
         .to_string();
     assert!(e.contains("not one of range, label"), "{e}");
 }
+
+#[test]
+fn duplicate_keys_are_refused_with_the_file_key_and_line() {
+    let text = "algorithm: pgvector\ngroups:\n  - name: a\n    build: {M: [8], ef_construction: [32]}\n    query:\n      ef_search: [10]\n      ef_search: [20]\n";
+    let err = parse_grid(text, "my.yml", &Overrides::default(), None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("my.yml: groups[0].query: duplicate entry with key \"ef_search\" (line 7)"),
+        "{err}"
+    );
+    let text = "algorithm: pgvector\ngroups:\n  - name: a\n    build: {M: [8], M: [16], ef_construction: [32]}\n    query: {ef_search: [10]}\n";
+    let err = parse_grid(text, "g.yml", &Overrides::default(), None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("\"M\"") && err.contains("line 4"), "{err}");
+    let text = "algorithm: pgvector\nalgorithm: mariadb\ngroups: []\n";
+    let err = config_algorithm(text, "t.yml").unwrap_err().to_string();
+    assert!(
+        err.contains("\"algorithm\"") && err.contains("line 2"),
+        "{err}"
+    );
+    // Anchors and aliases are one key each.
+    let text = "algorithm: pgvector\ngroups:\n  - name: a\n    build: {M: [8], ef_construction: [32]}\n    query: &q {ef_search: [10]}\n  - name: b\n    build: {M: [16], ef_construction: [32]}\n    query: *q\n";
+    parse_grid(text, "t.yml", &Overrides::default(), None).unwrap();
+}

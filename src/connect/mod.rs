@@ -10,10 +10,10 @@
 pub mod errors;
 mod resolve;
 
-pub use errors::redact_text;
+pub use errors::{is_secret_key, mask_secrets, redact_text};
 pub use resolve::{
     FORKS_DEFAULT_DB, UrlSource, find_url, lookup, not_configured, read_servers_env, resolve_from,
-    resolve_with_source, servers_env_path,
+    resolve_with_source, servers_env_path, setting_shown,
 };
 
 use crate::{Error, Result};
@@ -66,6 +66,19 @@ impl ServerUrl {
                 kind.example()
             )));
         }
+        // `postgres://bob:1234/pw@h/db` parses as host `bob`, port 1234 and a path holding the
+        // rest of the password: an `@` after a host with no user part is a raw `/` or `?` in a
+        // password, never a URL annbench would show.
+        if url.username().is_empty()
+            && (url.path().contains('@') || url.query().is_some_and(|q| q.contains('@')))
+        {
+            return Err(Error::Config(format!(
+                "bad {} URL '{shown}': an '@' follows the host, so the password holds a raw '/' \
+                 or '?'; {}",
+                kind.name(),
+                encode_hint(kind)
+            )));
+        }
         // A connection URL has no `#part`: there is one when a password holds a raw '#'.
         if url.fragment().is_some() {
             return Err(Error::Config(format!(
@@ -94,6 +107,7 @@ impl ServerUrl {
 
     /// The decoded password, for scrubbing driver messages (never for display). A
     /// `?password=` query parameter (libpq's URL form) counts too.
+    #[cfg(test)]
     pub(crate) fn password(&self) -> Option<String> {
         self.url.password().map(percent_decode).or_else(|| {
             self.url
@@ -127,13 +141,11 @@ impl ServerUrl {
         if u.password().is_some() {
             let _ = u.set_password(Some("***"));
         }
-        if u.query_pairs()
-            .any(|(k, _)| k.eq_ignore_ascii_case("password"))
-        {
+        if u.query_pairs().any(|(k, _)| errors::is_secret_key(&k)) {
             let pairs: Vec<(String, String)> = u
                 .query_pairs()
                 .map(|(k, v)| {
-                    let v = if k.eq_ignore_ascii_case("password") {
+                    let v = if errors::is_secret_key(&k) {
                         "***".into()
                     } else {
                         v.into_owned()
@@ -218,6 +230,10 @@ mod tests {
             "postgres://h/db?sslmode=off&password=Zq9pw",
             "http://bob:Zq9pw@h/db",
             "mysql://bob:%5AZq9pw@h:notaport/db",
+            "postgres://bob:1234/Zq9pw@h/db",
+            "mysql://bob:1234?Zq9pw@h/db",
+            "postgres://u@h/db?pass%77ord=Zq9pw",
+            "host=h user=bob passfile=/x/Zq9pw dbname=d",
         ];
         for text in cases {
             for kind in [ServerKind::MariaDb, ServerKind::Postgres] {
@@ -255,7 +271,7 @@ mod tests {
             t.len() < 120 && t.contains("(2000 characters)") && t.ends_with("column `v`"),
             "{t}"
         );
-        assert_eq!(errors::tidy("a\nb 'short'"), "a\\x0Ab 'short'");
+        assert_eq!(errors::tidy("a\nb 'short'"), "a\\x0ab 'short'");
     }
 
     #[test]

@@ -83,6 +83,37 @@ pub fn find_url(
     Ok(None)
 }
 
+/// Which setting names the `kind` server, in [`find_url`]'s order, and its text with the
+/// password masked, whether or not it parses: how `servers check` names a malformed setting.
+pub fn setting_shown(
+    kind: ServerKind,
+    explicit: Option<&str>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Option<(String, UrlSource)> {
+    let decl = kind.decl();
+    let nonempty = |k: &str| env(k).filter(|v| !v.trim().is_empty());
+    let shown = |t: &str| format!("'{}'", super::errors::mask_secrets(&super::redact_text(t)));
+    if let Some(text) = explicit {
+        return Some((shown(text), UrlSource::Flag));
+    }
+    if let Some(text) = nonempty(decl.url_var) {
+        return Some((shown(&text), UrlSource::EnvUrl(decl.url_var)));
+    }
+    if let Some(forks) = decl.forks
+        && let Some(args) = nonempty(forks.conn_args)
+    {
+        let key = format!("{}=", forks.conn_args);
+        let masked = super::errors::mask_secrets(&format!("{key}{args}"));
+        let value = masked.strip_prefix(&key).unwrap_or("***").to_string();
+        return Some((format!("'{value}'"), UrlSource::ConnArgs(forks.conn_args)));
+    }
+    let path = servers_env_path(env);
+    match read_servers_env(&path, decl.url_var) {
+        Ok(Some(text)) => Some((shown(&text), UrlSource::ServersEnv(path))),
+        _ => None,
+    }
+}
+
 /// The error for a server named nowhere: every way to name it.
 pub fn not_configured(kind: ServerKind, env: &dyn Fn(&str) -> Option<String>) -> Error {
     let decl = kind.decl();

@@ -24,7 +24,7 @@ pub fn bar(len: u64, what: &str) -> ProgressBar {
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> ");
     bar.set_style(style);
-    bar.set_message(what.to_owned());
+    bar.set_message(crate::terminal::for_terminal(what));
     bar
 }
 

@@ -36,17 +36,40 @@ pub fn default_test_rows(n: usize) -> usize {
     (n / 10).clamp(1, 10_000)
 }
 
+/// Why `n` vectors cannot be split with `test_rows` test vectors, in words that hold for every
+/// `n`: with fewer than 2 there is no valid `--test` at all (never "between 1 and 0").
+fn split_message(n: usize, test_rows: usize) -> String {
+    let vectors = |k: usize| format!("{k} vector{}", if k == 1 { "" } else { "s" });
+    if n < 2 {
+        format!(
+            "cannot split {} into train and test: --test needs at least 1 row and train at \
+             least 1, but the file has {}; give more vectors, or the queries in a file of \
+             their own with --queries",
+            vectors(n),
+            vectors(n)
+        )
+    } else if test_rows == 0 {
+        format!(
+            "--test 0: the test split needs at least 1 row (give 1 to {})",
+            n - 1
+        )
+    } else {
+        format!(
+            "--test {test_rows}: the file has {}, and at least 1 must stay for train; give \
+             --test 1 to {}",
+            vectors(n),
+            n - 1
+        )
+    }
+}
+
 /// Splits rows into (train, test) with a seeded shuffle; each part keeps the input order.
 /// The train part reuses `data`'s allocation (rows are moved down over the test rows), so a
 /// split holds the data once, plus the test rows.
 pub fn split(data: Array2<f32>, test_rows: usize, seed: u64) -> Result<(Array2<f32>, Array2<f32>)> {
     let (n, d) = data.dim();
     if test_rows == 0 || test_rows >= n {
-        return Err(Error::Config(format!(
-            "cannot split {n} vectors into train and {test_rows} test vectors; --test must be \
-             between 1 and {}",
-            n.saturating_sub(1)
-        )));
+        return Err(Error::Config(split_message(n, test_rows)));
     }
     let mut perm: Vec<usize> = (0..n).collect();
     Rng::new(seed).shuffle(&mut perm);

@@ -229,15 +229,21 @@ fn read(path: &Path, with_ground_truth: bool) -> Result<Dataset> {
 /// subsets of files too large to load whole. Values are validated like [`open`].
 pub fn open_head(path: &Path, train_rows: usize, test_rows: usize) -> Result<Dataset> {
     let Checked { file, info } = check_file(path)?;
-    if train_rows == 0 || train_rows > info.train || test_rows == 0 || test_rows > info.test {
-        return Err(err(
-            path,
-            format!(
-                "cannot take {train_rows} train and {test_rows} test rows: the file has {} and \
-                 {} (each must be at least 1)",
-                info.train, info.test
-            ),
-        ));
+    for (flag, want, has) in [
+        ("--train", train_rows, info.train),
+        ("--test", test_rows, info.test),
+    ] {
+        let part = &flag[2..];
+        let message = if has == 0 {
+            format!("{flag} needs at least 1 row but the file has 0 {part} rows")
+        } else if want == 0 {
+            format!("{flag} 0: give at least 1 row (the file has {has} {part} rows)")
+        } else if want > has {
+            format!("{flag} {want}: the file has only {has} {part} rows; give {flag} 1 to {has}")
+        } else {
+            continue;
+        };
+        return Err(err(path, message));
     }
     let read = |name: &str, rows: usize| -> Result<Array2<f32>> {
         file.dataset(name)

@@ -59,30 +59,49 @@ impl Host {
     }
 }
 
-/// `args` as one line: each argument that holds a URL with a password (`--mariadb
-/// mysql://u:pw@h/db`, `--postgres=postgres://...`) gets `***` for the password; arguments
-/// with spaces are quoted.
+/// Whether `arg` is a flag whose value is a server URL (`--mariadb URL`, `--postgres=URL`):
+/// each database's own flag.
+fn is_url_flag(arg: &str) -> bool {
+    crate::backend::databases()
+        .iter()
+        .any(|d| d.kind.flag() == arg)
+}
+
+/// `args` as one line with every password masked: a server URL after `--mariadb` /
+/// `--postgres` however malformed (`postgres//u:pw@h`, `u:pw@h/db`, `host=h password=pw`), and
+/// in any argument a URL's password field, a `password=` (`passfile=`, ...) value, quoted or not,
+/// and a `*_CONN_ARGS=user:password:host:port` password (see
+/// [`crate::connect::mask_secrets`]). Arguments with spaces are quoted.
 pub fn masked_command(args: impl IntoIterator<Item = String>) -> String {
-    let mask = |arg: String| -> String {
-        let (head, value) = match arg.find("://") {
-            None => return arg,
-            Some(i) => match arg[..i].find('=') {
-                Some(eq) => arg.split_at(eq + 1),
-                None => ("", arg.as_str()),
-            },
+    use crate::connect::{mask_secrets, redact_text};
+    let mut url_next = false;
+    let mask = |arg: String, url_value: bool| -> String {
+        if url_value {
+            return mask_secrets(&redact_text(&arg));
+        }
+        if let Some((flag, value)) = arg.split_once('=') {
+            if is_url_flag(flag) {
+                return format!("{flag}={}", mask_secrets(&redact_text(value)));
+            }
+        }
+        let Some(i) = arg.find("://") else {
+            return mask_secrets(&arg);
+        };
+        let (head, value) = match arg[..i].find('=') {
+            Some(eq) => arg.split_at(eq + 1),
+            None => ("", arg.as_str()),
         };
         match url::Url::parse(value) {
-            Ok(mut u) if u.password().is_some() => {
-                let _ = u.set_password(Some("***"));
-                format!("{head}{u}")
-            }
-            Ok(_) => arg.clone(),
+            Ok(_) => mask_secrets(&arg),
             // Not a URL we can read: keep nothing after the scheme rather than risk a secret.
             Err(_) => format!("{head}{}://***", &value[..value.find("://").unwrap_or(0)]),
         }
     };
     args.into_iter()
-        .map(mask)
+        .map(|arg| {
+            let url_value = std::mem::replace(&mut url_next, is_url_flag(&arg));
+            mask(arg, url_value)
+        })
         .map(|a| {
             if a.contains(char::is_whitespace) {
                 format!("'{a}'")
@@ -155,6 +174,35 @@ mod tests {
              --postgres=postgres://u:***@localhost/db --label 'two words' --x=weird://***"
         );
         assert!(!line.contains("s3cret") && !line.contains("p%40ss"));
+    }
+
+    #[test]
+    fn passwords_in_parameters_and_settings_are_masked() {
+        let args = [
+            "annbench",
+            "--mariadb=mysql://u@h/annbench?password=Zq9pw",
+            "--postgres",
+            "postgres://u@h:5432/annbench?sslmode=disable&PassWord=Zq9pw",
+            "--postgres",
+            "host=h password='Zq9 pw' dbname=ann",
+            "--mariadb",
+            "u:Zq9pw@h/db",
+            "--postgres=postgres//u:Zq9pw@h/db",
+            "MARIADB_CONN_ARGS=u:Zq9pw:h:3306",
+            "--label",
+            "ann",
+        ]
+        .map(String::from);
+        let line = masked_command(args);
+        assert!(!line.contains("Zq9"), "{line}");
+        assert!(
+            line.ends_with("MARIADB_CONN_ARGS=u:***:h:3306 --label ann"),
+            "{line}"
+        );
+        assert!(
+            line.contains("--mariadb=mysql://u@h/annbench?password=***"),
+            "{line}"
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use crate::backend::Database;
 use crate::backend::server::CheckReport;
-use crate::connect::{ServerKind, UrlSource, find_url, not_configured};
+use crate::connect::{ServerKind, UrlSource, find_url, not_configured, setting_shown};
 use std::collections::BTreeMap;
 
 /// What `servers check` found for one server.
@@ -87,20 +87,24 @@ fn check_database(db: &Database, explicit: Option<&str>) -> CheckOutcome {
             };
         }
         Err(e) => {
-            let mut c = ServerCheck::new(kind, String::new(), describe_source(None));
+            // A malformed setting: name it (masked) and where it came from.
+            let (shown, source) = setting_shown(kind, explicit, &env)
+                .map(|(text, source)| (text, source.to_string()))
+                .unwrap_or_else(|| ("(malformed)".into(), "an unknown setting".into()));
+            let mut c = ServerCheck::new(kind, shown, source);
             c.error = Some(e.to_string());
             return CheckOutcome::Checked(c);
         }
     };
-    let mut c = ServerCheck::new(kind, url.redacted(), describe_source(Some(&source)));
+    let mut c = ServerCheck::new(kind, url.redacted(), describe_source(&source));
     if let Err(e) = (db.check)(&url, &mut c.report, machine_ram()) {
         c.error = Some(e.to_string());
     }
     CheckOutcome::Checked(c)
 }
 
-fn describe_source(source: Option<&UrlSource>) -> String {
-    source.map(|s| s.to_string()).unwrap_or_default()
+fn describe_source(source: &UrlSource) -> String {
+    source.to_string()
 }
 
 /// Total RAM of this machine in bytes (the recommended sizes assume a local server).

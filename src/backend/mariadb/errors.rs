@@ -5,7 +5,7 @@
 
 use crate::Error;
 use crate::connect::ServerUrl;
-use crate::connect::errors::{START_HINT, io_message, kind_text, scrub, tidy};
+use crate::connect::errors::{START_HINT, io_message, kind_text, scrub, server_text, tidy};
 
 /// A MariaDB driver error during `context` (e.g. "connecting", "creating the table").
 pub fn mariadb_error(url: &ServerUrl, context: &str, err: mysql::Error) -> Error {
@@ -28,7 +28,7 @@ pub fn mariadb_error(url: &ServerUrl, context: &str, err: mysql::Error) -> Error
             1044 | 1142 | 1143 | 1227 => format!(
                 "MariaDB at {url}: user '{user}' lacks a privilege while {context}: {}. \
                  Grant it, e.g. GRANT ALL ON `{db}`.* TO '{user}'@'%'",
-                scrub(&e.message, url)
+                tidy(&scrub(&e.message, url))
             ),
             // ER_CON_COUNT_ERROR
             1040 => format!(
@@ -106,10 +106,14 @@ pub fn sql_err(e: mysql::Error, what: &str) -> Error {
     };
     if lost {
         Error::Server(format!(
-            "MariaDB connection lost while {what}: {e} (is the server still running?)"
+            "MariaDB connection lost while {what}: {} (is the server still running?)",
+            server_text(&e.to_string())
         ))
     } else {
-        Error::Backend(format!("MariaDB error while {what}: {e}"))
+        Error::Backend(format!(
+            "MariaDB error while {what}: {}",
+            server_text(&e.to_string())
+        ))
     }
 }
 

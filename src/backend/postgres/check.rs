@@ -139,9 +139,15 @@ fn privileges(
         )));
     }
     let table = format!("{schema}.{}", crate::backend::server::scratch_table());
+    // CREATE SCHEMA needs CREATE on the database even with IF NOT EXISTS and the schema there:
+    // a user who may create tables in the schema needs no more.
+    let create_schema = if exists {
+        String::new()
+    } else {
+        format!("CREATE SCHEMA IF NOT EXISTS {schema}; ")
+    };
     let mut sql = format!(
-        "CREATE SCHEMA IF NOT EXISTS {schema}; \
-         CREATE TABLE {table} (id int PRIMARY KEY, v vector(2) NOT NULL); \
+        "{create_schema}CREATE TABLE {table} (id int PRIMARY KEY, v vector(2) NOT NULL); \
          INSERT INTO {table} VALUES (1, '[0,0]'), (2, '[1,1]'); \
          CREATE INDEX ON {table} USING hnsw (v vector_l2_ops); SET LOCAL enable_seqscan = off;"
     );

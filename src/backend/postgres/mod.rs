@@ -124,10 +124,25 @@ impl PgBackend {
         // ([`guard::lock_table`]) clears what is left.
         let _ = client.batch_execute("SET client_connection_check_interval = '1s'");
         let schema = opts.schema()?;
-        client.create_if_missing(
-            &format!("CREATE SCHEMA IF NOT EXISTS {schema}"),
-            &format!("creating schema {schema} (grant CREATE)"),
-        )?;
+        // CREATE SCHEMA needs CREATE on the database even when the schema exists (IF NOT
+        // EXISTS or not): a user who may only create tables in it must not be refused.
+        let schema_exists = client
+            .query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[&schema])
+            .map_err(|e| errors::postgres_error(&url, "reading the schemas", e))?
+            .is_some();
+        if !schema_exists {
+            match client.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}")) {
+                Err(e) if errors::is_duplicate(&e) => {}
+                Err(e) => {
+                    return Err(errors::postgres_error(
+                        &url,
+                        &format!("creating schema {schema}"),
+                        e,
+                    ));
+                }
+                Ok(()) => {}
+            }
+        }
         meta::ensure(&mut client, &schema)?;
         Ok(PgBackend {
             url,

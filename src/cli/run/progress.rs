@@ -126,7 +126,7 @@ impl CliProgress {
         if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} [{elapsed}]") {
             pb.set_style(style);
         }
-        pb.set_message(msg);
+        pb.set_message(crate::terminal::for_terminal(&msg));
         pb.enable_steady_tick(Duration::from_millis(120));
         self.replace(Some(pb));
     }
@@ -146,7 +146,7 @@ impl CliProgress {
     fn bar_of(&self, len: u64, msg: &str) -> ProgressBar {
         if let Some(pb) = self.bar.lock().ok().and_then(|b| b.clone()) {
             if pb.length() == Some(len) {
-                pb.set_message(msg.to_owned());
+                pb.set_message(crate::terminal::for_terminal(msg));
                 return pb;
             }
         }
@@ -155,7 +155,7 @@ impl CliProgress {
         if let Ok(style) = ProgressStyle::with_template(template) {
             pb.set_style(style);
         }
-        pb.set_message(msg.to_owned());
+        pb.set_message(crate::terminal::for_terminal(msg));
         self.replace(Some(pb.clone()));
         pb
     }
@@ -165,7 +165,7 @@ impl CliProgress {
     /// without escape codes.
     fn line(&self, text: String) {
         match self.bar.lock().ok().and_then(|b| b.clone()) {
-            Some(pb) if !pb.is_hidden() => pb.println(text),
+            Some(pb) if !pb.is_hidden() => pb.println(crate::terminal::for_terminal(&text)),
             _ => errln!("{text}"),
         }
     }
@@ -309,10 +309,10 @@ impl Progress for CliProgress {
                 {
                     pb.set_style(style);
                 }
-                pb.set_message(format!(
+                pb.set_message(crate::terminal::for_terminal(&format!(
                     "{algorithm}({}): {points} point(s)",
                     describe(build_args)
-                ));
+                )));
                 self.replace(Some(pb));
             }
             Event::PointStarted { .. } => {}
@@ -330,12 +330,12 @@ impl Progress for CliProgress {
                         pb.inc_length(1);
                     }
                     pb.inc(1);
-                    pb.set_message(format!(
+                    pb.set_message(crate::terminal::for_terminal(&format!(
                         "{algorithm}: {} x{clients} {} {qps:.0} QPS{}",
                         describe(query_args),
                         kind.as_str(),
                         if *heavy { " (interference)" } else { "" }
-                    ));
+                    )));
                 }
             }
             Event::SweepStarted {

@@ -131,14 +131,16 @@ fn settings_html(algorithm: &str, label: Option<&str>, pts: &[&PointResult]) -> 
     out
 }
 
-/// The distinct command lines that measured the points (passwords were masked when they were
-/// recorded), with how many points each measured.
+/// The distinct command lines that measured the points, with how many points each measured.
+/// Passwords are masked when a command is recorded, and again here: a file written by an
+/// earlier annbench, or merged from another machine, may hold one that was not.
 fn commands_html(points: &[PointResult]) -> String {
-    let mut counts: Vec<(&str, usize)> = Vec::new();
+    let mut counts: Vec<(String, usize)> = Vec::new();
     for p in points.iter().filter(|p| !p.environment.command.is_empty()) {
-        match counts.iter_mut().find(|(c, _)| *c == p.environment.command) {
+        let command = crate::connect::mask_secrets(&p.environment.command);
+        match counts.iter_mut().find(|(c, _)| *c == command) {
             Some((_, n)) => *n += 1,
-            None => counts.push((&p.environment.command, 1)),
+            None => counts.push((command, 1)),
         }
     }
     if counts.is_empty() {

@@ -136,7 +136,10 @@ fn footer(ctx: &Context<'_>) -> String {
         crate::results::env::now_rfc3339()
     );
     if let Some(cmd) = &ctx.options.command {
-        out.push_str(&format!(" with <code>{}</code>", text(cmd)));
+        out.push_str(&format!(
+            " with <code>{}</code>",
+            text(&crate::connect::mask_secrets(cmd))
+        ));
     }
     out.push_str(&format!(
         ". Charts by Chart.js {CHART_JS_VERSION} (MIT licence), embedded: the page loads \

@@ -109,8 +109,10 @@ pub fn truncate4(x: f64) -> f64 {
     (x * 10_000.0 + 1e-9).floor() / 10_000.0
 }
 
+/// `|` escaped for the table, a line break as a space, and control characters (a label's or
+/// dataset name's escape sequences) shown as `\x1b` (see [`crate::terminal::escape`]).
 fn escape(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    crate::terminal::escape(&s.replace('|', "\\|").replace('\n', " "))
 }
 
 #[cfg(test)]

@@ -1,0 +1,314 @@
+//! What annbench prints is fit for a terminal and makes sense for every input: escape
+//! sequences in dataset names and server messages are shown, not obeyed; a server's
+//! 5,000-character message is cut; duplicate YAML keys, empty ranges and a malformed MariaDB
+//! URL in `servers check` get messages that name the file, the key, the source and the fix.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn annbench(args: &[&str], cache: &Path) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_annbench"));
+    cmd.args(args).env("ANNBENCH_CACHE_DIR", cache);
+    for v in [
+        "ANNBENCH_MARIADB_URL",
+        "ANNBENCH_POSTGRES_URL",
+        "MARIADB_CONN_ARGS",
+        "POSTGRES_CONN_ARGS",
+    ] {
+        cmd.env_remove(v);
+    }
+    cmd.output().expect("run the annbench binary")
+}
+
+fn all_output(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// No raw control character but line breaks.
+fn assert_no_controls(text: &str, what: &str) {
+    if let Some(c) = text.chars().find(|c| c.is_control() && *c != '\n') {
+        panic!("{what}: raw control character {c:?} printed in:\n{text:?}");
+    }
+}
+
+/// A PostgreSQL "server" on loopback that answers every startup with a FATAL error whose
+/// message is `message` (an escape sequence and 5,000 characters), then closes.
+fn fake_postgres(message: String) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(8) {
+            let Ok(mut s) = stream else { continue };
+            let mut len = [0u8; 4];
+            if s.read_exact(&mut len).is_err() {
+                continue;
+            }
+            let mut rest = vec![0u8; (u32::from_be_bytes(len) as usize).saturating_sub(4)];
+            let _ = s.read_exact(&mut rest);
+            let mut body = Vec::new();
+            for (field, value) in [(b'S', "FATAL"), (b'V', "FATAL"), (b'C', "28000")] {
+                body.push(field);
+                body.extend_from_slice(value.as_bytes());
+                body.push(0);
+            }
+            body.push(b'M');
+            body.extend_from_slice(message.as_bytes());
+            body.push(0);
+            body.push(0);
+            let mut packet = vec![b'E'];
+            packet.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
+            packet.extend_from_slice(&body);
+            let _ = s.write_all(&packet);
+        }
+    });
+    port
+}
+
+#[test]
+fn a_long_server_message_with_escapes_is_shown_escaped_and_cut() {
+    let cache = tempfile::tempdir().unwrap();
+    let message = format!("\x1b[2J\x1b]0;owned\x07bad{}", "x".repeat(5000));
+    let port = fake_postgres(message);
+    let url = format!("postgres://u:pw@127.0.0.1:{port}/db?sslmode=disable");
+    for args in [
+        vec!["servers", "check", "--postgres", url.as_str()],
+        vec![
+            "run",
+            "--dataset",
+            "sift-5k-128-euclidean",
+            "--algorithm",
+            "pgvector",
+            "--postgres",
+            url.as_str(),
+            "--results",
+            &cache.path().join("results").display().to_string(),
+            "--data-dir",
+            &cache.path().join("data").display().to_string(),
+        ],
+    ] {
+        let out = annbench(&args, cache.path());
+        let text = all_output(&out);
+        assert!(!out.status.success(), "{text}");
+        assert_no_controls(&text, args[0]);
+        assert!(text.contains("\\x1b[2J"), "{text}");
+        assert!(text.contains("more characters)"), "{text}");
+        assert!(text.len() < 1500, "{} characters:\n{text}", text.len());
+    }
+}
+
+#[test]
+fn escape_sequences_in_a_dataset_name_are_shown_not_obeyed() {
+    let dir = tempfile::tempdir().unwrap();
+    // A file whose name holds escapes (copied from elsewhere, or merged from another machine).
+    let src =
+        annbench::dataset::resolve("sift-5k-128-euclidean", &dir.path().join("data")).unwrap();
+    let evil = dir
+        .path()
+        .join("\x1b[31mred\x1b]0;title\x07-128-euclidean.hdf5");
+    std::fs::copy(&src, &evil).unwrap();
+    let evil_s = evil.display().to_string();
+    let missing = dir.path().join("gone\x1b[2J.hdf5").display().to_string();
+    for (args, ok) in [
+        (vec!["datasets", "info", evil_s.as_str()], true),
+        (vec!["datasets", "info", missing.as_str()], false),
+        (
+            vec![
+                "run",
+                "--dataset",
+                evil_s.as_str(),
+                "--algorithm",
+                "exact",
+                "--count",
+                "5",
+                "--runs",
+                "1",
+                "--min-time",
+                "0",
+                "--results",
+                &dir.path().join("results").display().to_string(),
+            ],
+            true,
+        ),
+    ] {
+        let out = annbench(&args, dir.path());
+        let text = all_output(&out);
+        assert_eq!(out.status.success(), ok, "{args:?}: {text}");
+        assert_no_controls(&text, &format!("{args:?}"));
+        if args[0] == "datasets" {
+            assert!(text.contains("\\x1b["), "{args:?}: {text}");
+        }
+    }
+    let out = annbench(
+        &[
+            "table",
+            "--dataset",
+            &evil_s,
+            "--count",
+            "5",
+            "--format",
+            "markdown",
+            "--results",
+            &dir.path().join("results").display().to_string(),
+        ],
+        dir.path(),
+    );
+    let text = all_output(&out);
+    assert_no_controls(&text, "table");
+}
+
+#[test]
+fn duplicate_yaml_keys_are_refused_with_file_key_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = dir.path().join("grid.yml");
+    std::fs::write(
+        &grid,
+        "algorithm: mariadb\ngroups:\n  - name: a\n    build: {M: [8]}\n    query:\n      ef_search: [10, 20]\n      ef_search: [40]\n",
+    )
+    .unwrap();
+    let out = annbench(
+        &[
+            "run",
+            "--dataset",
+            "sift-5k-128-euclidean",
+            "--data-dir",
+            &dir.path().join("data").display().to_string(),
+            "--config",
+            &grid.display().to_string(),
+            "--results",
+            &dir.path().join("results").display().to_string(),
+            "--dry-run",
+        ],
+        dir.path(),
+    );
+    let text = all_output(&out);
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains(&format!(
+            "{}: groups[0].query: duplicate entry with key \"ef_search\" (line 7)",
+            grid.display()
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn range_messages_hold_for_empty_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("one.npy");
+    // A .npy file of one float32 vector of dimension 2.
+    let header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2), }";
+    let mut h = header.to_string();
+    while (10 + h.len() + 1) % 64 != 0 {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(h.as_bytes());
+    bytes.extend_from_slice(&1.0f32.to_le_bytes());
+    bytes.extend_from_slice(&2.0f32.to_le_bytes());
+    std::fs::write(&one, bytes).unwrap();
+    let out = annbench(
+        &[
+            "datasets",
+            "create",
+            &one.display().to_string(),
+            "--metric",
+            "euclidean",
+            "--data-dir",
+            &dir.path().display().to_string(),
+        ],
+        dir.path(),
+    );
+    let text = all_output(&out);
+    assert!(!out.status.success(), "{text}");
+    assert!(!text.contains("between 1 and 0"), "{text}");
+    assert!(
+        text.contains(
+            "--test needs at least 1 row and train at least 1, but the file has 1 vector"
+        ),
+        "{text}"
+    );
+    let out = annbench(
+        &[
+            "datasets",
+            "subset",
+            "sift-5k-128-euclidean",
+            "--train",
+            "10",
+            "--test",
+            "0",
+            "--data-dir",
+            &dir.path().display().to_string(),
+        ],
+        dir.path(),
+    );
+    let text = all_output(&out);
+    assert!(
+        text.contains("--test 0: give at least 1 row (the file has"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_malformed_mariadb_url_names_its_source_in_servers_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = "mysql:/bob:Pw7xQsecret@127.0.0.1:3306/db";
+    /// The arguments, a variable to set, and the source the header must name.
+    type Case<'a> = (&'a [&'a str], Option<(&'a str, &'a str)>, &'a str);
+    let cases: [Case; 3] = [
+        (
+            &["servers", "check", "--mariadb", bad],
+            None,
+            "(from command line)",
+        ),
+        (
+            &["servers", "check"],
+            Some(("ANNBENCH_MARIADB_URL", bad)),
+            "(from $ANNBENCH_MARIADB_URL)",
+        ),
+        (
+            &["servers", "check"],
+            Some(("MARIADB_CONN_ARGS", "bob:Pw7xQsecret")),
+            "(from $MARIADB_CONN_ARGS)",
+        ),
+    ];
+    for (args, env, source) in cases {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_annbench"));
+        cmd.args(args).env("ANNBENCH_CACHE_DIR", dir.path());
+        for v in [
+            "ANNBENCH_MARIADB_URL",
+            "ANNBENCH_POSTGRES_URL",
+            "MARIADB_CONN_ARGS",
+            "POSTGRES_CONN_ARGS",
+        ] {
+            cmd.env_remove(v);
+        }
+        if let Some((k, v)) = env {
+            cmd.env(k, v);
+        }
+        let text = all_output(&cmd.output().unwrap());
+        let header = text
+            .lines()
+            .find(|l| l.starts_with("MariaDB"))
+            .unwrap_or_else(|| panic!("no MariaDB header:\n{text}"));
+        assert!(
+            header.ends_with(source) && !header.contains("  ") && !header.contains("()"),
+            "{header}"
+        );
+        assert!(!text.contains("Qsecret"), "{text}");
+        assert!(text.contains("status: UNUSABLE: "), "{text}");
+    }
+    // What is malformed is said.
+    let out = annbench(&["servers", "check", "--mariadb", bad], dir.path());
+    let text = all_output(&out);
+    assert!(
+        text.contains("bad MariaDB URL 'mysql:/bob:***@127.0.0.1:3306/db': no host"),
+        "{text}"
+    );
+}
