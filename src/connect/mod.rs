@@ -105,9 +105,8 @@ impl ServerUrl {
         percent_decode(self.url.username())
     }
 
-    /// The decoded password, for scrubbing driver messages (never for display). A
-    /// `?password=` query parameter (libpq's URL form) counts too.
-    #[cfg(test)]
+    /// The decoded password, for drivers that take it apart from the URL (never for display).
+    /// A `?password=` query parameter (libpq's URL form) counts too.
     pub(crate) fn password(&self) -> Option<String> {
         self.url.password().map(percent_decode).or_else(|| {
             self.url
