@@ -10,7 +10,7 @@ use super::progress::{Event, Progress};
 use super::schedule::{self, BuildStep};
 use super::server_cost::{Probe, WholeServer};
 use super::stored::{self, Stored};
-use super::sweep::{Ctx, warn};
+use super::ctx::{Ctx, warn};
 use super::{SweepPoint, SweepSummary};
 use crate::backend::{Backend, BuildReport, BuildStatus, BuildWatch};
 use crate::config::BuildPoint;

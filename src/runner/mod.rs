@@ -4,6 +4,7 @@
 
 pub mod assess;
 mod build;
+mod ctx;
 mod data;
 pub mod dryrun;
 pub mod estimate;
