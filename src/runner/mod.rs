@@ -13,7 +13,6 @@ pub mod measure;
 mod notices;
 pub mod point;
 mod preflight;
-pub mod procs;
 pub mod progress;
 pub mod recall;
 mod schedule;
