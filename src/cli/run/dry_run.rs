@@ -123,15 +123,15 @@ fn print_builds(
         let mut have = 0;
         for query_args in &build.query_args {
             for &clients in &opts.clients {
-                let key = PointKey {
+                let key = PointKey::new(
                     dataset,
-                    count: opts.count,
-                    algorithm: &u.algorithm,
-                    build_args: &build.build_args,
+                    opts.count,
+                    &u.algorithm,
+                    &build.build_args,
                     query_args,
                     clients,
-                    label: opts.label.as_deref(),
-                };
+                    opts.label.as_deref(),
+                );
                 if !opts.force && point_path(&opts.results_dir, &key)?.is_file() {
                     have += 1;
                 }
