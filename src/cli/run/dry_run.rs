@@ -17,10 +17,7 @@ use std::path::Path;
 
 /// The dataset name a sweep stores points under: the file stem of a path, else the name.
 pub fn dataset_name(name_or_path: &str) -> String {
-    let looks_like_path = name_or_path.contains('/')
-        || name_or_path.contains(std::path::MAIN_SEPARATOR)
-        || name_or_path.ends_with(".hdf5");
-    if looks_like_path {
+    if dataset::datadir::looks_like_path(name_or_path) {
         dataset::hdf5_io::name_of(Path::new(name_or_path))
     } else {
         name_or_path.to_string()
