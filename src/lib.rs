@@ -33,6 +33,7 @@ pub mod fsutil;
 pub mod metric;
 pub mod metrics;
 pub mod params;
+pub mod procfs;
 pub mod python_args;
 pub mod registry;
 pub mod report;

@@ -4,18 +4,22 @@
 //! (PostgreSQL `pg_stat_statements`, MariaDB `performance_schema` digests), which work for
 //! remote servers too.
 
-/// Which local processes serve a connection (the runner checks that they belong to a server
-/// this process is connected to before it reads them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProcessHint {
-    /// Not a server connection (in-process backends).
-    None,
-    /// The one process serving this connection, e.g. PostgreSQL's `pg_backend_pid()`; its
-    /// server's exited children (parallel workers) count too.
-    Backend(i32),
-    /// Every thread of the server process with one of these commands (MariaDB: one process,
-    /// one thread per connection plus background threads).
-    WholeServer(&'static [&'static str]),
+pub use crate::procfs::ProcessHint;
+
+/// The commands of every declared database's server processes
+/// ([`crate::registry::DatabaseDecl::server_commands`]): what [`crate::procfs`] counts as a
+/// server when it looks for the servers this process is connected to.
+pub fn all_server_commands() -> Vec<&'static str> {
+    super::databases()
+        .iter()
+        .flat_map(|d| d.kind.decl().server_commands.iter().copied())
+        .collect()
+}
+
+/// [`crate::procfs::describe_local`] with every database's server commands, for
+/// `servers check`.
+pub fn describe_local(hint: ProcessHint) -> String {
+    crate::procfs::describe_local(hint, &all_server_commands())
 }
 
 /// Cumulative counters of the server's statistics for the search statement.

@@ -277,8 +277,8 @@ fn write(
     let path = match output {
         Some(p) => p,
         None => {
-            dataset::datadir::check_name(&ds.name)?;
-            dataset::datadir::ensure_dir(data_dir)?;
+            dataset::datafile::check_name(&ds.name)?;
+            dataset::datafile::ensure_dir(data_dir)?;
             data_dir.join(format!("{}.hdf5", ds.name))
         }
     };

@@ -2,7 +2,7 @@
 //! licences), written into the data directory on first use so the installed CLI and Python
 //! wheel work without a checkout.
 
-use super::datadir;
+use super::datafile;
 use super::registry::Entry;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -28,8 +28,8 @@ pub fn bytes(name: &str) -> Option<&'static [u8]> {
 pub fn write_to(entry: &Entry, dir: &Path) -> Result<PathBuf> {
     let data = bytes(&entry.name)
         .ok_or_else(|| Error::Dataset(format!("'{}' is not a bundled dataset", entry.name)))?;
-    datadir::ensure_dir(dir)?;
+    datafile::ensure_dir(dir)?;
     let path = dir.join(entry.file_name());
-    datadir::write_atomic(&path, data)?;
+    datafile::write_atomic(&path, data)?;
     Ok(path)
 }

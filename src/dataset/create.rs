@@ -108,7 +108,7 @@ pub fn from_parts(
     test: Array2<f32>,
     k: usize,
 ) -> Result<Dataset> {
-    super::datadir::check_name(name)?;
+    super::datafile::check_name(name)?;
     let mut ds = Dataset {
         name: name.to_owned(),
         metric,
@@ -137,7 +137,7 @@ fn load(path: &Path, format: Option<Format>, dim: Option<usize>) -> Result<Array
 /// `annbench datasets create`: reads the vectors, splits (or reads queries), computes ground truth.
 pub fn create(opts: &CreateOptions) -> Result<Dataset> {
     if let Some(name) = &opts.name {
-        super::datadir::check_name(name)?;
+        super::datafile::check_name(name)?;
     }
     let data = load(&opts.input, opts.format, opts.dim)?;
     let (train, test) = match &opts.queries {

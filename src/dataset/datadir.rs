@@ -42,6 +42,20 @@ pub fn local_files(data_dir: &Path) -> Vec<(PathBuf, Option<super::Info>)> {
         .collect()
 }
 
+/// Whether a `--dataset` argument is a file path rather than a dataset name: it holds a path
+/// separator or ends in `.hdf5` or `.h5`. The one rule for name resolution ([`resolve`]), the
+/// store key of a dataset (`crate::results::dataset_key`) and the dry run's name. `.h5` counts
+/// as a path everywhere: it is HDF5's other common extension and the one of filter sidecars,
+/// no registered name ends in it, and a name is looked up as `{name}.hdf5`, so `x.h5` as a
+/// name could only ever look for `x.h5.hdf5`; taking it as a path also makes the run, the
+/// dry run and the reports agree on its store key (the file stem).
+pub fn looks_like_path(arg: &str) -> bool {
+    arg.contains('/')
+        || arg.contains(std::path::MAIN_SEPARATOR)
+        || arg.ends_with(".hdf5")
+        || arg.ends_with(".h5")
+}
+
 /// What [`resolve`] would write into `data_dir` for `name`, if anything: a bundled set not yet
 /// written out, or a synthetic set not yet generated (`None` for a path or a file present).
 pub fn would_write(name: &str, data_dir: &Path) -> Option<(Source, PathBuf)> {
@@ -71,10 +85,7 @@ pub fn resolve(name_or_path: &str, data_dir: &Path) -> Result<PathBuf> {
              dataset name with --data-dir {name_or_path}"
         ))
     };
-    let looks_like_path = name_or_path.contains(std::path::MAIN_SEPARATOR)
-        || name_or_path.contains('/')
-        || name_or_path.ends_with(".hdf5");
-    if looks_like_path {
+    if looks_like_path(name_or_path) {
         let in_dir = data_dir.join(name_or_path);
         if !name_or_path.contains('/') && in_dir.is_file() {
             return Ok(in_dir);
@@ -111,44 +122,17 @@ pub fn resolve(name_or_path: &str, data_dir: &Path) -> Result<PathBuf> {
     }
 }
 
-/// Refuse a dataset name that is not one plain file name: it becomes `{data_dir}/{name}.hdf5`,
-/// so `../x` or `a/b` would write outside the data directory, and a leading `.` would hide it.
-pub fn check_name(name: &str) -> Result<()> {
-    let why = if name.is_empty() {
-        Some("it is empty")
-    } else if name.contains(['/', '\\', '\0']) {
-        Some("it contains a path separator")
-    } else if name.starts_with('.') {
-        Some("it starts with '.'")
-    } else if name.chars().any(char::is_control) {
-        Some("it contains a control character")
-    } else if name.len() > 200 {
-        Some("it is longer than 200 bytes")
-    } else {
-        None
-    };
-    match why {
-        None => Ok(()),
-        Some(why) => Err(Error::Config(format!(
-            "dataset name {name:?} cannot be used: {why}; a name is a plain file name such as \
-             my-vectors-384-angular (use --output PATH to write elsewhere)"
-        ))),
+#[cfg(test)]
+mod tests {
+    use super::looks_like_path;
+
+    #[test]
+    fn paths_are_told_from_names() {
+        for path in ["data/x", "./x", "/abs/x-2-euclidean", "x.hdf5", "x.h5", "d/x.filters.h5"] {
+            assert!(looks_like_path(path), "{path}");
+        }
+        for name in ["fashion-mnist-784-euclidean", "x", "x.hdf5.bak", "x.h50", "hdf5", ""] {
+            assert!(!looks_like_path(name), "{name}");
+        }
     }
-}
-
-/// Creates `dir` (and parents) with an error that names it and the fix.
-pub fn ensure_dir(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| {
-        Error::io(
-            dir,
-            "cannot create the data directory (choose another with --data-dir or ANNBENCH_DATA_DIR)",
-            e,
-        )
-    })
-}
-
-/// Writes `bytes` to `path` atomically (temporary file in the same directory, then rename),
-/// after checking there is room.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    crate::fsutil::write_atomic(path, bytes, "the dataset")
 }

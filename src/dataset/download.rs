@@ -4,7 +4,7 @@
 //! never holds a partial or broken file.
 
 use super::registry::{self, Entry, Source};
-use super::{bundled, datadir, hdf5_io, synthetic};
+use super::{bundled, datafile, hdf5_io, synthetic};
 use crate::{Error, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fs::{File, OpenOptions};
@@ -42,7 +42,7 @@ pub fn get(
         Source::Bundled => bundled::write_to(entry, data_dir),
         Source::Synthetic => synthetic::generate_to(entry, data_dir),
         Source::Download => {
-            datadir::ensure_dir(data_dir)?;
+            datafile::ensure_dir(data_dir)?;
             download(&entry.url(base_url), &path, progress, entry)
         }
     }

@@ -40,6 +40,7 @@ pub mod bars;
 pub mod bundled;
 pub mod create;
 pub mod datadir;
+pub mod datafile;
 pub mod difficulty;
 pub mod download;
 pub mod embeddings;

@@ -15,7 +15,7 @@ pub fn subset(
     k: usize,
     name: &str,
 ) -> Result<Dataset> {
-    super::datadir::check_name(name)?;
+    super::datafile::check_name(name)?;
     let test = match test {
         Some(t) => t,
         None => hdf5_io::info(src)?.test,

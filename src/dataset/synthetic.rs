@@ -8,7 +8,7 @@
 
 use super::embeddings::{self, Embeddings};
 use super::registry::{Entry, Source};
-use super::{Dataset, create, datadir, hdf5_io};
+use super::{Dataset, create, datafile, hdf5_io};
 use crate::{Error, Result};
 use ndarray::Array2;
 use std::path::{Path, PathBuf};
@@ -115,7 +115,7 @@ pub fn generate_to(entry: &Entry, dir: &Path) -> Result<PathBuf> {
 /// [`generate_to`], also returning where the time went.
 pub fn generate_to_timed(entry: &Entry, dir: &Path) -> Result<(PathBuf, Timings)> {
     let (ds, mut timings) = generate_timed(entry, SEED)?;
-    datadir::ensure_dir(dir)?;
+    datafile::ensure_dir(dir)?;
     let path = dir.join(entry.file_name());
     let t0 = Instant::now();
     hdf5_io::save(&ds, &path)?;

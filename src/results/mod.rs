@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 /// finds it).
 pub fn dataset_key(dataset: &str) -> String {
     let path = std::path::Path::new(dataset);
-    if dataset.ends_with(".hdf5") || dataset.ends_with(".h5") || dataset.contains('/') {
+    if crate::dataset::datadir::looks_like_path(dataset) {
         path.file_stem()
             .map_or_else(|| dataset.to_owned(), |s| s.to_string_lossy().into_owned())
     } else {

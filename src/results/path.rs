@@ -27,18 +27,42 @@ pub struct PointKey<'a> {
     pub label: Option<&'a str>,
 }
 
+impl<'a> PointKey<'a> {
+    /// The key of one point; every key is made here, so a field added to the identity is
+    /// given everywhere.
+    pub fn new(
+        dataset: &'a str,
+        count: usize,
+        algorithm: &'a str,
+        build_args: &'a Params,
+        query_args: &'a Params,
+        clients: usize,
+        label: Option<&'a str>,
+    ) -> PointKey<'a> {
+        PointKey {
+            dataset,
+            count,
+            algorithm,
+            build_args,
+            query_args,
+            clients,
+            label,
+        }
+    }
+}
+
 impl PointResult {
     /// This point's identity in the store.
     pub fn key(&self) -> PointKey<'_> {
-        PointKey {
-            dataset: &self.dataset,
-            count: self.count,
-            algorithm: &self.algorithm,
-            build_args: &self.build_args,
-            query_args: &self.query_args,
-            clients: self.clients,
-            label: self.label.as_deref(),
-        }
+        PointKey::new(
+            &self.dataset,
+            self.count,
+            &self.algorithm,
+            &self.build_args,
+            &self.query_args,
+            self.clients,
+            self.label.as_deref(),
+        )
     }
 }
 

@@ -9,15 +9,7 @@ fn params(v: serde_json::Value) -> Params {
 }
 
 fn key<'a>(b: &'a Params, q: &'a Params, label: Option<&'a str>) -> PointKey<'a> {
-    PointKey {
-        dataset: "d",
-        count: 10,
-        algorithm: "mariadb",
-        build_args: b,
-        query_args: q,
-        clients: 2,
-        label,
-    }
+    PointKey::new("d", 10, "mariadb", b, q, 2, label)
 }
 
 #[test]

@@ -10,7 +10,7 @@ use super::progress::{Event, Progress};
 use super::schedule::{self, BuildStep};
 use super::server_cost::{Probe, WholeServer};
 use super::stored::{self, Stored};
-use super::sweep::{Ctx, warn};
+use super::ctx::{Ctx, warn};
 use super::{SweepPoint, SweepSummary};
 use crate::backend::{Backend, BuildReport, BuildStatus, BuildWatch};
 use crate::config::BuildPoint;
@@ -45,15 +45,15 @@ pub(super) fn run_build(
     let mut whys = Vec::new();
     for query_args in &build.query_args {
         for &clients in &opts.clients {
-            let key = PointKey {
-                dataset: &ctx.data.name,
-                count: opts.count,
-                algorithm: ctx.algorithm,
-                build_args: &build.build_args,
+            let key = PointKey::new(
+                &ctx.data.name,
+                opts.count,
+                ctx.algorithm,
+                &build.build_args,
                 query_args,
                 clients,
-                label: opts.label.as_deref(),
-            };
+                opts.label.as_deref(),
+            );
             let found = results::point_path(&opts.results_dir, &key)
                 .and_then(|path| Ok((stored::lookup(ctx, summary, &key, &path)?, path)));
             let (found, path) = match found {

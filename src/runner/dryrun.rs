@@ -196,15 +196,15 @@ pub fn dry_run_after_check(
             let mut points = Vec::new();
             for q in &b.query_args {
                 for &clients in &opts.clients {
-                    let key = PointKey {
-                        dataset: &info.name,
-                        count: opts.count,
-                        algorithm: &grid.algorithm,
-                        build_args: &b.build_args,
-                        query_args: q,
+                    let key = PointKey::new(
+                        &info.name,
+                        opts.count,
+                        &grid.algorithm,
+                        &b.build_args,
+                        q,
                         clients,
-                        label: opts.label.as_deref(),
-                    };
+                        opts.label.as_deref(),
+                    );
                     let stored =
                         !opts.force && results::point_path(&opts.results_dir, &key)?.exists();
                     let like = |p: &&Prior| {

@@ -18,7 +18,7 @@
 //! unprivileged user and a server of another user over TCP), other CPU is unknown and only
 //! steal can make a pass heavy.
 
-use super::procs;
+use crate::procfs::procs;
 use crate::results::Interference;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -55,7 +55,8 @@ impl Watcher {
     /// Find the local database servers this process is connected to. Call it once the query
     /// connections are open.
     pub fn discover() -> Watcher {
-        let (roots, unseen) = procs::connected_servers();
+        let (roots, unseen) =
+            procs::connected_servers(&crate::backend::cost::all_server_commands());
         Watcher {
             servers: roots.into_iter().collect(),
             visible: !unseen,

@@ -4,6 +4,7 @@
 
 pub mod assess;
 mod build;
+mod ctx;
 mod data;
 pub mod dryrun;
 pub mod estimate;
@@ -12,7 +13,6 @@ pub mod measure;
 mod notices;
 pub mod point;
 mod preflight;
-pub mod procs;
 pub mod progress;
 pub mod recall;
 mod schedule;

@@ -32,15 +32,15 @@ pub(super) fn check(
         for build in &grid.builds {
             for query_args in &build.query_args {
                 for &clients in &opts.clients {
-                    let key = PointKey {
+                    let key = PointKey::new(
                         dataset,
-                        count: opts.count,
-                        algorithm: &grid.algorithm,
-                        build_args: &build.build_args,
+                        opts.count,
+                        &grid.algorithm,
+                        &build.build_args,
                         query_args,
                         clients,
-                        label: opts.label.as_deref(),
-                    };
+                        opts.label.as_deref(),
+                    );
                     results::point_path(&opts.results_dir, &key)?;
                 }
             }

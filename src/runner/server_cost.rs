@@ -11,21 +11,12 @@
 //! statistics are read on the first client's connection, outside the `/proc` window, so
 //! reading them costs the pass nothing.
 
-use super::procs::{self, Ticks};
 use crate::backend::Searcher;
-use crate::backend::cost::{ProcessHint, StatementCounters, Statements};
+use crate::backend::cost::{ProcessHint, StatementCounters, Statements, all_server_commands};
 use crate::connect::ServerKind;
+use crate::procfs::procs::{self, Ticks};
+use crate::procfs::{Procs, locate, only_root};
 use crate::results::{PassServerCost, ServerCost};
-
-/// The server processes a pass's cost is read from.
-#[derive(Debug, Clone)]
-enum Procs {
-    /// PostgreSQL: the clients' backends, and the top server process whose exited children
-    /// count too.
-    Backends { pids: Vec<i32>, root: i32 },
-    /// Every thread of one process (MariaDB).
-    Whole { pid: i32 },
-}
 
 /// How a point's server cost is read, found once its query connections are open.
 #[derive(Debug, Clone, Default)]
@@ -57,7 +48,7 @@ impl Probe {
         if hints.iter().all(|h| *h == ProcessHint::None) {
             return p; // in-process: no server
         }
-        match locate(&hints) {
+        match locate(&hints, &all_server_commands()) {
             Ok((procs, source)) => {
                 p.procs = Some(procs);
                 p.cpu_source = Some(source);
@@ -155,94 +146,6 @@ impl Probe {
     }
 }
 
-/// The processes behind `hints`, with a description for results, or a note why none.
-fn locate(hints: &[ProcessHint]) -> Result<(Procs, String), String> {
-    let (roots, unseen) = procs::connected_servers();
-    let hidden = if unseen {
-        " (some server's processes belong to another user: run annbench as that user or root)"
-    } else {
-        " (a remote server, a container's own pid namespace, or processes of another user)"
-    };
-    let mut pids = Vec::new();
-    let mut root_of_all = None;
-    for hint in hints {
-        match *hint {
-            ProcessHint::None => {}
-            ProcessHint::WholeServer(commands) => {
-                let pid = only_root(&roots, commands)?;
-                let name = procs::command(pid).unwrap_or_default();
-                return Ok((
-                    Procs::Whole { pid },
-                    format!("/proc: {name} pid {pid}, all threads"),
-                ));
-            }
-            ProcessHint::Backend(pid) => {
-                let root = roots
-                    .iter()
-                    .copied()
-                    .find(|&r| procs::process_tree(r).contains(&pid))
-                    .ok_or_else(|| {
-                        format!(
-                            "server CPU and context switches unavailable: backend pid {pid} is \
-                             not a process of a local server this client is connected to{hidden}"
-                        )
-                    })?;
-                if root_of_all.is_some_and(|r| r != root) {
-                    return Err("server CPU unavailable: the clients' backends belong to \
-                                different servers"
-                        .into());
-                }
-                root_of_all = Some(root);
-                pids.push(pid);
-            }
-        }
-    }
-    let root = root_of_all.ok_or("server CPU unavailable: no server process".to_string())?;
-    let list: Vec<String> = pids.iter().map(i32::to_string).collect();
-    let source = format!(
-        "/proc: backend pid(s) {} of server pid {root}, plus its children that exited \
-         during the pass (parallel workers)",
-        list.join(", ")
-    );
-    Ok((Procs::Backends { pids, root }, source))
-}
-
-/// The one connected server whose top process runs one of `commands`.
-fn only_root(roots: &std::collections::BTreeSet<i32>, commands: &[&str]) -> Result<i32, String> {
-    let found: Vec<i32> = roots
-        .iter()
-        .copied()
-        .filter(|&r| procs::command(r).is_some_and(|c| commands.contains(&c.as_str())))
-        .collect();
-    match found.as_slice() {
-        [one] => Ok(*one),
-        [] => Err(format!(
-            "server CPU and context switches unavailable: no local {} process serves this \
-             client's connections (a remote server, a container's own pid namespace, or \
-             processes of another user)",
-            commands.join("/")
-        )),
-        _ => Err(format!(
-            "server CPU unavailable: this client is connected to {} local {} servers and \
-             cannot tell which one serves the queries",
-            found.len(),
-            commands.join("/")
-        )),
-    }
-}
-
-/// Whether the process behind `hint` is readable, for `servers check`: `available (...)` or
-/// `unavailable: why`.
-pub fn describe_local(hint: ProcessHint) -> String {
-    match locate(&[hint]) {
-        Ok((_, source)) => format!(
-            "available: server CPU and context switches per query from {}",
-            source.trim_start_matches("/proc: ")
-        ),
-        Err(note) => format!("unavailable: {note}"),
-    }
-}
-
 /// Process commands of a server kind's top process.
 pub fn server_commands(kind: ServerKind) -> &'static [&'static str] {
     kind.decl().server_commands
@@ -263,7 +166,7 @@ pub struct TreeSample(std::collections::HashMap<i32, u64>, u64);
 impl WholeServer {
     /// The one connected local server of `kind`, if visible.
     pub fn find(kind: ServerKind) -> Option<WholeServer> {
-        let (roots, _) = procs::connected_servers();
+        let (roots, _) = procs::connected_servers(&all_server_commands());
         only_root(&roots, server_commands(kind))
             .ok()
             .map(|root| WholeServer {

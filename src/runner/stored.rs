@@ -5,7 +5,7 @@
 //! its old name), or an unreadable file.
 
 use super::SweepSummary;
-use super::sweep::{Ctx, warn};
+use super::ctx::{Ctx, warn};
 use crate::results::{self, PointKey, PointResult};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};

@@ -27,6 +27,10 @@ impl SqlConn for Conn {
             .map_err(|e| sql_err(e, what))?;
         Ok(row.map(|r| r.unwrap().into_iter().map(cell).collect()))
     }
+
+    fn killable_state(&self) -> Option<&'static str> {
+        Some(super::KILLABLE_STATE)
+    }
 }
 
 fn values(args: &[Arg<'_>]) -> Vec<Value> {

@@ -88,6 +88,6 @@ pub fn sources(conn: &mut Conn) -> CostSources {
     };
     vec![
         (SOURCE.to_string(), state),
-        ("/proc".to_string(), crate::runner::server_cost::describe_local(PROCESS)),
+        ("/proc".to_string(), crate::backend::cost::describe_local(PROCESS)),
     ]
 }

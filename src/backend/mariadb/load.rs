@@ -4,9 +4,11 @@
 //! vector data, so memory stays bounded for any dataset size. With several connections each
 //! takes the next free chunk. `examples/bench_mariadb_load.rs` measures every method against
 //! mariadb-connector-python; [`LoadMethod::default`] is the fastest measured (figures in
-//! `docs/bench-backends.md`). How one chunk is sent is in `load_send`.
+//! `docs/bench-backends.md`). How one chunk is sent is in `load_send`, the methods are in
+//! `load_method`.
 
 use super::load_send::send_chunk;
+pub use super::load_method::{LoadMethod, PREPARED_ROWS};
 use super::sql_err;
 use crate::backend::parallel::on_each_connection;
 use super::server::connect as connect_mariadb;
@@ -30,53 +32,6 @@ pub const DEFAULT_CONNECTIONS: usize = 1;
 
 /// Vector bytes per transaction on each connection.
 pub const COMMIT_BYTES: usize = 256 << 20;
-
-/// How rows are sent to MariaDB.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum LoadMethod {
-    /// A prepared `INSERT ... VALUES (?, ?)` executed with an array of rows per round trip:
-    /// MariaDB's bulk binary protocol (`COM_STMT_BULK_EXECUTE`), as Connector/C and
-    /// mariadb-connector-python's `executemany` use it. Vectors travel as raw bytes, so the
-    /// server neither parses nor converts them: the least server CPU per row of all methods,
-    /// and the default.
-    #[default]
-    Bulk,
-    /// A prepared multi-row `INSERT ... VALUES (?, ?), (?, ?), ...` with binary parameters,
-    /// [`PREPARED_ROWS`] rows per execution (COM_STMT_EXECUTE).
-    PreparedMultiRow,
-    /// Multi-row `INSERT ... VALUES (id, X'..'), ...` text statements: the server parses
-    /// twice the vector bytes as hex.
-    InsertHex,
-    /// `LOAD DATA LOCAL INFILE` of raw little-endian f32 bytes, backslash-escaped.
-    LoadDataBinary,
-    /// One prepared `INSERT ... VALUES (?, ?)` per row, autocommit: the naive baseline.
-    InsertRowByRow,
-}
-
-/// Rows per statement of [`LoadMethod::PreparedMultiRow`].
-pub const PREPARED_ROWS: usize = 200;
-
-impl LoadMethod {
-    /// Every method, default first (benchmarks and tests run them all).
-    pub const ALL: [LoadMethod; 5] = [
-        LoadMethod::Bulk,
-        LoadMethod::PreparedMultiRow,
-        LoadMethod::InsertHex,
-        LoadMethod::LoadDataBinary,
-        LoadMethod::InsertRowByRow,
-    ];
-
-    /// The method's name, recorded with the results as the load method.
-    pub fn label(self) -> &'static str {
-        match self {
-            LoadMethod::Bulk => "bulk binary INSERT (COM_STMT_BULK_EXECUTE)",
-            LoadMethod::PreparedMultiRow => "prepared multi-row INSERT (binary parameters)",
-            LoadMethod::InsertHex => "multi-row INSERT (hex literals)",
-            LoadMethod::LoadDataBinary => "LOAD DATA LOCAL INFILE (binary)",
-            LoadMethod::InsertRowByRow => "row-by-row prepared INSERT",
-        }
-    }
-}
 
 /// What a load did: its wall time and the method as it actually ran.
 #[derive(Debug, Clone, PartialEq)]

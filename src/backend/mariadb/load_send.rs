@@ -1,7 +1,7 @@
 //! Sending one chunk of train rows (`lo..hi`, ids are row numbers) with one [`LoadMethod`].
 //! Vectors are MariaDB's `VECTOR` bytes: the f32 values little-endian, 4 bytes each.
 
-use super::load::{LoadMethod, PREPARED_ROWS};
+use super::load_method::{LoadMethod, PREPARED_ROWS};
 use super::sql_err;
 use crate::{Error, Result};
 use mysql::prelude::Queryable;

@@ -10,6 +10,7 @@ pub mod decl;
 pub mod cost;
 pub mod errors;
 pub mod load;
+mod load_method;
 mod load_send;
 pub mod privileges;
 pub mod search;

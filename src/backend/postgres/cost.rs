@@ -86,7 +86,7 @@ pub fn sources(client: &mut Client) -> CostSources {
         (SOURCE.to_string(), state),
         (
             "/proc".to_string(),
-            crate::runner::server_cost::describe_local(hint),
+            crate::backend::cost::describe_local(hint),
         ),
     ]
 }

@@ -162,7 +162,7 @@ fn stop_session(c: &mut dyn SqlConn, session: i64) {
                 .ok()
                 .flatten()
                 .and_then(|r| r.first().and_then(|s| s.text().map(str::to_string)));
-            if state.as_deref() == Some(crate::backend::mariadb::KILLABLE_STATE) {
+            if c.killable_state().is_some_and(|k| state.as_deref() == Some(k)) {
                 c.run(
                     &format!("KILL QUERY {session}"),
                     "stopping a dead run's statement",

@@ -104,6 +104,13 @@ pub trait SqlConn {
 
     /// The first row of a query with bound arguments, if any.
     fn first_row(&mut self, sql: &str, args: &[Arg<'_>], what: &str) -> Result<Option<Vec<Cell>>>;
+
+    /// The processlist state in which another session's statement may be killed safely
+    /// ([`guard`] stops a dead run's statement only in it), for a database whose statements
+    /// are killed only in some state (MariaDB's, see `mariadb/stop.rs`); `None` by default.
+    fn killable_state(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// A table annbench owns: schema (MariaDB database, PostgreSQL schema) and name, both checked

@@ -17,10 +17,7 @@ use std::path::Path;
 
 /// The dataset name a sweep stores points under: the file stem of a path, else the name.
 pub fn dataset_name(name_or_path: &str) -> String {
-    let looks_like_path = name_or_path.contains('/')
-        || name_or_path.contains(std::path::MAIN_SEPARATOR)
-        || name_or_path.ends_with(".hdf5");
-    if looks_like_path {
+    if dataset::datadir::looks_like_path(name_or_path) {
         dataset::hdf5_io::name_of(Path::new(name_or_path))
     } else {
         name_or_path.to_string()
@@ -123,15 +120,15 @@ fn print_builds(
         let mut have = 0;
         for query_args in &build.query_args {
             for &clients in &opts.clients {
-                let key = PointKey {
+                let key = PointKey::new(
                     dataset,
-                    count: opts.count,
-                    algorithm: &u.algorithm,
-                    build_args: &build.build_args,
+                    opts.count,
+                    &u.algorithm,
+                    &build.build_args,
                     query_args,
                     clients,
-                    label: opts.label.as_deref(),
-                };
+                    opts.label.as_deref(),
+                );
                 if !opts.force && point_path(&opts.results_dir, &key)?.is_file() {
                     have += 1;
                 }

@@ -11,12 +11,11 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-/// Whether `command` is a database server process: one its database declares
-/// ([`crate::registry::DatabaseDecl::server_commands`]).
-fn is_server_command(command: &str) -> bool {
-    crate::backend::databases()
-        .iter()
-        .any(|d| d.kind.decl().server_commands.contains(&command))
+/// Whether `command` is a database server process: one of `servers`, the commands the
+/// databases declare ([`crate::registry::DatabaseDecl::server_commands`], passed in by the
+/// caller: this module sits below the databases).
+fn is_server_command(command: &str, servers: &[&str]) -> bool {
+    servers.contains(&command)
 }
 
 /// Clock ticks per second of `/proc` CPU times.
@@ -157,7 +156,8 @@ pub fn process_tree(root: i32) -> Vec<i32> {
 
 /// The topmost server processes (one per server) this process is connected to, and whether
 /// some loopback peer could not be identified (its owner's `/proc/<pid>/fd` is unreadable).
-pub fn connected_servers() -> (BTreeSet<i32>, bool) {
+/// `servers`: the commands of the database server processes.
+pub fn connected_servers(servers: &[&str]) -> (BTreeSet<i32>, bool) {
     let mut peers = BTreeSet::new();
     let mut tcp_inodes = Vec::new();
     if let Ok(dir) = std::fs::read_dir("/proc/self/fd") {
@@ -178,13 +178,13 @@ pub fn connected_servers() -> (BTreeSet<i32>, bool) {
         }
     }
     let peer_inodes = tcp_peer_inodes(&tcp_inodes);
-    let (owners, unseen) = socket_owners(&peer_inodes);
+    let (owners, unseen) = socket_owners(&peer_inodes, servers);
     peers.extend(owners);
     let roots = peers
         .into_iter()
         .filter_map(|pid| {
             let (comm, _) = comm_and_parent(pid)?;
-            is_server_command(&comm).then(|| top_of(pid, &comm))
+            is_server_command(&comm, servers).then(|| top_of(pid, &comm))
         })
         .collect();
     (roots, unseen)
@@ -286,9 +286,9 @@ fn tcp_peer_inodes(ours: &[u64]) -> Vec<u64> {
         .collect()
 }
 
-/// Processes (of the known server commands) holding the given socket inodes, and whether an
+/// Processes (of the `servers` commands) holding the given socket inodes, and whether an
 /// inode was left without an owner because some server's descriptors could not be read.
-fn socket_owners(inodes: &[u64]) -> (Vec<i32>, bool) {
+fn socket_owners(inodes: &[u64], servers: &[&str]) -> (Vec<i32>, bool) {
     if inodes.is_empty() {
         return (Vec::new(), false);
     }
@@ -302,7 +302,7 @@ fn socket_owners(inodes: &[u64]) -> (Vec<i32>, bool) {
         let Ok(pid) = p.file_name().to_string_lossy().parse::<i32>() else {
             continue;
         };
-        let is_server = comm_and_parent(pid).is_some_and(|(c, _)| is_server_command(&c));
+        let is_server = comm_and_parent(pid).is_some_and(|(c, _)| is_server_command(&c, servers));
         if !is_server {
             continue;
         }
@@ -351,7 +351,7 @@ mod tests {
         // The peer of a socket pair is this very process: excluded.
         assert_eq!(unix_peer(a.as_raw_fd()), None);
         // The test process is no database server: nothing is reported.
-        let (servers, _) = connected_servers();
+        let (servers, _) = connected_servers(&["mariadbd", "mysqld", "postgres", "postmaster"]);
         assert!(servers.iter().all(|&p| p != std::process::id() as i32));
     }
 

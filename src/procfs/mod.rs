@@ -1,0 +1,9 @@
+//! Linux `/proc`: readers of CPU ticks, memory and processes ([`procs`]), and locating the
+//! database server processes behind a connection ([`locate`]). Below the databases and the
+//! runner, and depends on neither: the server process names are passed in by the callers
+//! (`crate::backend::cost::all_server_commands`).
+
+pub mod locate;
+pub mod procs;
+
+pub use locate::{ProcessHint, Procs, describe_local, locate, only_root};
