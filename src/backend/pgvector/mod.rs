@@ -148,9 +148,7 @@ pub static HALFVEC_COLUMN: Algorithm = Algorithm {
     )
 };
 
-/// The range a halfvec column refuses values beyond, and the fix.
-pub const HALFVEC_COLUMN_LIMIT: &str = "the float16 range (+-65504) of a halfvec column; use an \
-    algorithm with a float32 column, e.g. pgvector or pgvector_halfvec";
+pub use super::postgres::index::HALFVEC_COLUMN_LIMIT;
 
 fn connect(opts: &BackendOptions, index: &'static Hnsw) -> Result<Box<dyn Backend>> {
     Ok(Box::new(PgBackend::connect(opts, index)?))

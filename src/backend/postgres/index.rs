@@ -9,6 +9,10 @@ use crate::backend::args::Args;
 use crate::backend::server::Version;
 use crate::backend::spec::{Algorithm, Param};
 
+/// The range a halfvec column refuses values beyond, and the fix.
+pub const HALFVEC_COLUMN_LIMIT: &str = "the float16 range (+-65504) of a halfvec column; use an \
+    algorithm with a float32 column, e.g. pgvector or pgvector_halfvec";
+
 /// The type of the table's vector column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Column {

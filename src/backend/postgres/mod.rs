@@ -219,7 +219,7 @@ impl PgBackend {
                 spec.dimension,
                 &spec.dataset,
                 half::f16::MAX.to_f32(),
-                crate::backend::pgvector::HALFVEC_COLUMN_LIMIT,
+                index::HALFVEC_COLUMN_LIMIT,
             ),
             Column::Vector => check_train(train, spec.dimension, &spec.dataset),
         }

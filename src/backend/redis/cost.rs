@@ -66,7 +66,7 @@ pub fn sources() -> CostSources {
         ),
         (
             "/proc".to_string(),
-            crate::runner::server_cost::describe_local(PROCESS),
+            crate::backend::cost::describe_local(PROCESS),
         ),
     ]
 }
