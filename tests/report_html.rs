@@ -262,7 +262,8 @@ fn errors_name_the_input_and_the_fix() {
     for p in &points() {
         write_point(dir.path(), p).unwrap();
     }
-    let out = annbench(dir.path(), &["--base", "v9", "-o", "/dev/null"]);
+    let html = dir.path().join("report.html");
+    let out = annbench(dir.path(), &["--base", "v9", "-o", html.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--base v9") && err.contains("v1, v2"), "{err}");
 

@@ -99,10 +99,7 @@ fn write_raw(
 }
 
 fn url(kind: ServerKind) -> connect::ServerUrl {
-    let var = match kind {
-        ServerKind::MariaDb => "ANNBENCH_MARIADB_URL",
-        ServerKind::Postgres => "ANNBENCH_POSTGRES_URL",
-    };
+    let var = kind.decl().url_var;
     let text = connect::lookup(var)
         .unwrap()
         .unwrap_or_else(|| panic!("{var} is not set: run scripts/databases.sh up"));

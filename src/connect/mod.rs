@@ -126,7 +126,7 @@ impl ServerUrl {
     /// percent-encoded directory), else `tcp`.
     /// Recorded with results: the transport changes latency and client CPU.
     pub fn transport(&self) -> &'static str {
-        if (self.kind.decl().unix_socket)(&self.url) {
+        if self.kind.decl().unix_socket.applies(&self.url) {
             "unix socket"
         } else {
             "tcp"

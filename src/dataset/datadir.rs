@@ -128,10 +128,24 @@ mod tests {
 
     #[test]
     fn paths_are_told_from_names() {
-        for path in ["data/x", "./x", "/abs/x-2-euclidean", "x.hdf5", "x.h5", "d/x.filters.h5"] {
+        for path in [
+            "data/x",
+            "./x",
+            "/abs/x-2-euclidean",
+            "x.hdf5",
+            "x.h5",
+            "d/x.filters.h5",
+        ] {
             assert!(looks_like_path(path), "{path}");
         }
-        for name in ["fashion-mnist-784-euclidean", "x", "x.hdf5.bak", "x.h50", "hdf5", ""] {
+        for name in [
+            "fashion-mnist-784-euclidean",
+            "x",
+            "x.hdf5.bak",
+            "x.h50",
+            "hdf5",
+            "",
+        ] {
             assert!(!looks_like_path(name), "{name}");
         }
     }

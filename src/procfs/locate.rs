@@ -82,7 +82,10 @@ pub fn locate(hints: &[ProcessHint], servers: &[&str]) -> Result<(Procs, String)
 }
 
 /// The one connected server whose top process runs one of `commands`.
-pub fn only_root(roots: &std::collections::BTreeSet<i32>, commands: &[&str]) -> Result<i32, String> {
+pub fn only_root(
+    roots: &std::collections::BTreeSet<i32>,
+    commands: &[&str],
+) -> Result<i32, String> {
     let found: Vec<i32> = roots
         .iter()
         .copied()

@@ -5,7 +5,9 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 
 /// What a database declares about itself: names, URLs, the variables that name its server,
-/// the processes that serve it. Plain data: adding a database adds one of these in its folder.
+/// the processes that serve it. Plain data (comparable, so that its [`ServerKind`] constants
+/// work in `match` patterns): adding a database adds one of these in its folder.
+#[derive(Debug, PartialEq, Eq)]
 pub struct DatabaseDecl {
     /// The word for it on the command line and in Python: `mariadb` gives `--mariadb URL`,
     /// the keyword `mariadb=`, the variable `ANNBENCH_MARIADB_URL`; also `servers drop-tables
@@ -25,13 +27,39 @@ pub struct DatabaseDecl {
     pub forks: Option<ForksVars>,
     /// The names of its server processes (`/proc/PID/comm`), for server cost per query.
     pub server_commands: &'static [&'static str],
-    /// True when `url` reaches the server through a unix socket, not TCP (recorded with every
-    /// result: the transport changes latency and client CPU).
-    pub unix_socket: fn(&url::Url) -> bool,
+    /// How a URL says it reaches the server through a unix socket, not TCP (recorded with
+    /// every result: the transport changes latency and client CPU).
+    pub unix_socket: SocketRule,
+}
+
+/// How a database's URLs name a unix socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SocketRule {
+    /// A query parameter holds the socket's path (MariaDB's `?socket=PATH`).
+    QueryParameter(&'static str),
+    /// The host is a percent-encoded directory (libpq's `%2Frun%2Fpostgresql`).
+    HostIsDirectory,
+    /// Its URLs always mean TCP.
+    Never,
+}
+
+impl SocketRule {
+    /// True when `url` names a unix socket by this rule.
+    pub fn applies(self, url: &url::Url) -> bool {
+        match self {
+            SocketRule::QueryParameter(key) => url.query_pairs().any(|(k, _)| k == key),
+            SocketRule::HostIsDirectory => url.host_str().is_some_and(|h| {
+                percent_encoding::percent_decode_str(h)
+                    .decode_utf8_lossy()
+                    .starts_with('/')
+            }),
+            SocketRule::Never => false,
+        }
+    }
 }
 
 /// The forks' `user:password:host:port` variable and the database-name variable beside it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ForksVars {
     /// e.g. `MARIADB_CONN_ARGS`.
     pub conn_args: &'static str,
@@ -39,9 +67,9 @@ pub struct ForksVars {
     pub db_name: &'static str,
 }
 
-/// Which database a URL is for: a handle on its [`DatabaseDecl`], compared by key. Each
-/// database's folder defines its constant (`ServerKind::MariaDb`, `ServerKind::Postgres`).
-#[derive(Clone, Copy)]
+/// Which database a URL is for: a handle on its [`DatabaseDecl`], ordered and hashed by key.
+/// Each database's folder defines its constant (`ServerKind::MariaDb`, `ServerKind::Postgres`).
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct ServerKind(&'static DatabaseDecl);
 
 impl ServerKind {
@@ -76,14 +104,6 @@ impl ServerKind {
     }
 }
 
-impl PartialEq for ServerKind {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.key == other.0.key
-    }
-}
-
-impl Eq for ServerKind {}
-
 impl PartialOrd for ServerKind {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
@@ -96,6 +116,7 @@ impl Ord for ServerKind {
     }
 }
 
+// Keys are unique in the registry, so ordering and hashing by key agree with equality.
 impl Hash for ServerKind {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.0.key.hash(state);

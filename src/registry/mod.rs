@@ -9,4 +9,4 @@
 
 mod database;
 
-pub use database::{DatabaseDecl, ForksVars, ServerKind};
+pub use database::{DatabaseDecl, ForksVars, ServerKind, SocketRule};

@@ -3,6 +3,7 @@
 //! count) on every build, and store each point after its last build. With `--keep-going` a
 //! failing build or point is recorded and the sweep goes on.
 
+use super::ctx::{Ctx, warn};
 use super::interference::Watcher;
 use super::measure::PassBuffers;
 use super::point::{Measured, PassEnv, PointRun};
@@ -10,7 +11,6 @@ use super::progress::{Event, Progress};
 use super::schedule::{self, BuildStep};
 use super::server_cost::{Probe, WholeServer};
 use super::stored::{self, Stored};
-use super::ctx::{Ctx, warn};
 use super::{SweepPoint, SweepSummary};
 use crate::backend::{Backend, BuildReport, BuildStatus, BuildWatch};
 use crate::config::BuildPoint;

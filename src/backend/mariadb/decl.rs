@@ -1,6 +1,6 @@
 //! MariaDB's declaration: what the CLI, Python, URL parsing and server cost read about it.
 
-use crate::registry::{DatabaseDecl, ForksVars, ServerKind};
+use crate::registry::{DatabaseDecl, ForksVars, ServerKind, SocketRule};
 
 pub static DECL: DatabaseDecl = DatabaseDecl {
     key: "mariadb",
@@ -14,7 +14,7 @@ pub static DECL: DatabaseDecl = DatabaseDecl {
         db_name: "MARIADB_DB_NAME",
     }),
     server_commands: &["mariadbd", "mysqld"],
-    unix_socket: |url| url.query_pairs().any(|(k, _)| k == "socket"),
+    unix_socket: SocketRule::QueryParameter("socket"),
 };
 
 #[allow(non_upper_case_globals)]

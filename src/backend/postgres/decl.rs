@@ -1,6 +1,6 @@
 //! PostgreSQL's declaration: what the CLI, Python, URL parsing and server cost read about it.
 
-use crate::registry::{DatabaseDecl, ForksVars, ServerKind};
+use crate::registry::{DatabaseDecl, ForksVars, ServerKind, SocketRule};
 
 pub static DECL: DatabaseDecl = DatabaseDecl {
     key: "postgres",
@@ -15,13 +15,7 @@ pub static DECL: DatabaseDecl = DatabaseDecl {
     }),
     server_commands: &["postgres", "postmaster"],
     // libpq's URL form names a socket directory as a percent-encoded host (`%2Frun%2Fpostgresql`).
-    unix_socket: |url| {
-        url.host_str().is_some_and(|h| {
-            percent_encoding::percent_decode_str(h)
-                .decode_utf8_lossy()
-                .starts_with('/')
-        })
-    },
+    unix_socket: SocketRule::HostIsDirectory,
 };
 
 #[allow(non_upper_case_globals)]

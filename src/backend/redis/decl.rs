@@ -1,7 +1,7 @@
 //! Redis's declaration: what the CLI, Python, URL parsing and server cost read about it
 //! ([`DECL`]), and the other facts of its own that its backend uses.
 
-use crate::registry::{DatabaseDecl, ServerKind};
+use crate::registry::{DatabaseDecl, ServerKind, SocketRule};
 
 pub static DECL: DatabaseDecl = DatabaseDecl {
     key: KEY,
@@ -14,7 +14,7 @@ pub static DECL: DatabaseDecl = DatabaseDecl {
     forks: None,
     server_commands: PROCESS_NAMES,
     // annbench's client connects over TCP only.
-    unix_socket: |_| false,
+    unix_socket: SocketRule::Never,
 };
 
 #[allow(non_upper_case_globals)]

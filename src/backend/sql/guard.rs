@@ -162,7 +162,9 @@ fn stop_session(c: &mut dyn SqlConn, session: i64) {
                 .ok()
                 .flatten()
                 .and_then(|r| r.first().and_then(|s| s.text().map(str::to_string)));
-            if c.killable_state().is_some_and(|k| state.as_deref() == Some(k)) {
+            if c.killable_state()
+                .is_some_and(|k| state.as_deref() == Some(k))
+            {
                 c.run(
                     &format!("KILL QUERY {session}"),
                     "stopping a dead run's statement",
