@@ -147,17 +147,18 @@ fn a_vector_beyond_mariadbs_range_is_named_before_loading() {
         metric: Metric::Euclidean,
         dimension: DIM,
     };
-    // One value of 2^64 makes the squared length overflow a float: refused before loading.
+    // One value of 2^64 makes the squared length overflow a float: refused before loading
+    // (as is any squared length whose distances could overflow float32, beyond 8.5e37).
     let mut train = tricky(20);
     train[(7, 9)] = -18_446_744_073_709_551_616.0;
     let e = b.load(&spec, train.view()).unwrap_err().to_string();
     assert!(
-        e.contains("row 7") && e.contains("scale the vectors down"),
+        e.contains("row 7") && e.contains("scale all vectors down"),
         "{e}"
     );
-    // Just below it, the server takes the vector.
+    // Just below the float32-safe bound (9.2e18 squared), the server takes the vector.
     train.row_mut(7).fill(0.0);
-    train[(7, 9)] = 1.8e19;
+    train[(7, 9)] = 9.0e18;
     b.load(&spec, train.view()).unwrap();
     b.drop_tables(&spec.dataset).unwrap();
 }
