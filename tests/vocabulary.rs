@@ -271,6 +271,39 @@ fn a_shared_column_holds_the_same_figure() {
     }
 }
 
+/// The export's fixed columns are the registry of metrics (`annbench::report::metrics`), in
+/// order, and each metric with a unit is listed under it in docs/vocabulary.md.
+#[test]
+fn the_registry_names_the_export_columns_and_the_docs_list_its_units() {
+    use annbench::report::metrics::METRICS;
+    let export = annbench(&["export", "--format", "json"]);
+    let names: Vec<String> = columns(&records(&export));
+    let registry: Vec<&str> = METRICS.iter().map(|m| m.name).collect();
+    assert_eq!(names[..registry.len()], registry[..]);
+    assert!(
+        names[registry.len()..]
+            .iter()
+            .all(|c| c.starts_with("param_"))
+    );
+    let docs = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/vocabulary.md"),
+    )
+    .unwrap();
+    for m in METRICS {
+        if let Some(suffix) = m.unit.suffix() {
+            let row = docs
+                .lines()
+                .find(|l| l.starts_with(&format!("| `{suffix}` |")))
+                .unwrap_or_else(|| panic!("docs/vocabulary.md has no row for {suffix}"));
+            assert!(
+                row.contains(&format!("`{}`", m.name)),
+                "docs/vocabulary.md: {} is not listed under {suffix}",
+                m.name
+            );
+        }
+    }
+}
+
 #[test]
 fn integer_parameters_stay_integers() {
     let csv = annbench(&["export", "--format", "csv"]);

@@ -33,6 +33,7 @@ __all__ = [
     "build_json",
     "clients_json",
     "report_html",
+    "metrics_json",
     "run_sweep",
     "algorithms_json",
 ]
@@ -181,3 +182,8 @@ def run_sweep(
     keep_going: bool = False,
 ) -> str: ...
 def algorithms_json() -> str: ...
+def metrics_json() -> str:
+    """The registry of metrics as JSON records: ``name``, ``title``, ``description``,
+    ``unit``, ``format``, ``group``, ``tip_line`` and ``plot`` (``label``, ``short``,
+    ``scale``, ``lower_is_better``, ``per_client``, ``rank``; ``null`` for metrics no axis
+    shows)."""

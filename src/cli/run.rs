@@ -341,7 +341,7 @@ fn print_points(summary: &SweepSummary, opts: &SweepOptions) {
 /// `[low, high]` (with its coverage below 95%), or `-` without an interval (one pass).
 fn interval_text(p: &crate::results::PointResult) -> String {
     match p.metrics.qps_interval() {
-        Some(i) => crate::report::table::interval_text(i, 1),
+        Some(i) => crate::report::figure_text::interval_text(i, 1),
         None => "-".into(),
     }
 }

@@ -20,7 +20,8 @@ use pyo3::prelude::*;
 fn annbench_ext(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    // The export's fixed columns, so the Python frames cannot drift from the Rust export.
+    // The export's fixed columns (the registry of metrics), so the Python frames cannot drift
+    // from the Rust export.
     m.add(
         "RESULT_COLUMNS",
         pyo3::types::PyTuple::new(py, crate::report::export::EXPORT_COLUMNS)?,
@@ -47,6 +48,7 @@ fn annbench_ext(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(report::build_json, m)?)?;
     m.add_function(wrap_pyfunction!(report::clients_json, m)?)?;
     m.add_function(wrap_pyfunction!(report::report_html, m)?)?;
+    m.add_function(wrap_pyfunction!(report::metrics_json, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::run_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(sweep::algorithms_json, m)?)?;
     Ok(())

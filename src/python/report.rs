@@ -201,3 +201,11 @@ mod tests {
         assert_eq!(dataset_key("x.hdf5"), "x");
     }
 }
+
+/// The registry of metrics ([`crate::report::metrics`]) as JSON records: name, title,
+/// description, unit, format, group, tip_line and plot (the axis of `annbench.plot.METRICS`).
+#[pyfunction]
+pub fn metrics_json() -> PyResult<String> {
+    serde_json::to_string(&report::metrics::to_json())
+        .map_err(|e| super::errors::to_py(crate::Error::Results(format!("cannot write JSON: {e}"))))
+}

@@ -2,11 +2,11 @@
 //! build seconds (isecs, the index build alone), the server's CPU seconds during the build
 //! (local servers), index and table sizes and load seconds.
 
-use super::export::param_cell;
+use super::metrics::mebibytes;
 use super::names::{build_name, param_name};
+use super::params::param_cell;
 use super::render::{Cell, Column, Style, Table};
 use super::series::{Distinct, cmp_params};
-use super::table::mebibytes;
 use crate::params::Params;
 use crate::results::PointResult;
 

@@ -1,6 +1,7 @@
 //! QPS vs clients at fixed parameters: the classic "clients | QPS" table, one group per
 //! (algorithm, label, build args, query args) that was run with more than one client count.
 
+use super::metrics::spec;
 use super::names::point_name;
 use super::render::{Cell, Column, Style, Table};
 use super::series::{cmp_points, params_identity};
@@ -112,19 +113,21 @@ fn cpu_per_connection(p: &PointResult) -> Option<f64> {
 
 /// The groups as one [`Table`]; `algorithm` is the registry id, latencies in ms.
 pub fn clients_rows_table(groups: &[ClientsGroup], show_label: bool) -> Table {
-    let mut label = Column::new("label", "label", Style::Plain);
+    // The registry's metrics with their titles and styles, then this table's own.
+    let metric = |name: &str| spec(name).column();
+    let mut label = metric("label");
     label.in_markdown = show_label;
     let columns = vec![
-        Column::new("algorithm", "algorithm", Style::Plain),
+        metric("algorithm"),
         label,
-        Column::new("name", "parameters", Style::Plain),
-        Column::new("clients", "clients", Style::Plain),
-        Column::new("qps", "QPS", Style::Fixed(1)),
-        Column::new("qps_ci_low", "low", Style::Fixed(1)).machine_only(),
-        Column::new("qps_ci_high", "high", Style::Fixed(1)).machine_only(),
-        Column::new("latency_p50_ms", "p50 ms", Style::Fixed(3)),
-        Column::new("latency_p99_ms", "p99 ms", Style::Fixed(3)),
-        Column::new("recall", "recall", Style::Recall),
+        metric("name"),
+        metric("clients"),
+        metric("qps"),
+        metric("qps_ci_low").machine_only(),
+        metric("qps_ci_high").machine_only(),
+        metric("latency_p50_ms"),
+        metric("latency_p99_ms"),
+        metric("recall"),
         Column::new("scaling", "scaling", Style::Ratio),
         Column::new(
             "client_cpu_per_connection",

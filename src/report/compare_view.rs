@@ -2,10 +2,10 @@
 //! Markdown a table per match kind, the summary statistics and the notes.
 
 use super::compare::{Comparison, MatchKind, Matched, RatioSummary, Side, Verdict};
+use super::figure_text::{flags_text, interval_text, qps_text};
 use super::render::{
     Cell, Column, Format, Style, Table, json_pretty, to_csv, to_json_records, to_markdown,
 };
-use super::table::{flags_text, interval_text, qps_text};
 use crate::metrics::interval::Interval;
 
 impl Comparison {

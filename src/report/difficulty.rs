@@ -3,8 +3,9 @@
 //! first; each point gets one row per bin with the recall and latency of those queries only.
 //! An index that looks fine on average can fail on the hard third; this shows it.
 
-use super::export::flat_params;
+use super::metrics::{Group, in_group, spec};
 use super::names::point_name;
+use super::params::{flat_params, param_cell};
 use super::render::{Cell, Column, Style, Table};
 use super::series::cmp_points;
 use crate::dataset::difficulty::Difficulty;
@@ -128,25 +129,29 @@ pub fn split_table(
         .flat_map(|p| flat_params(p))
         .map(|(k, _)| k)
         .collect();
-    let fixed = [
-        ("dataset", Style::Plain),
-        ("count", Style::Plain),
-        ("algorithm", Style::Plain),
-        ("label", Style::Plain),
-        ("clients", Style::Plain),
-        ("name", Style::Plain),
-        ("difficulty", Style::Plain),
-        ("bin", Style::Plain),
-        ("bin_low", Style::Fixed(2)),
-        ("bin_high", Style::Fixed(2)),
-        ("queries", Style::Plain),
-        ("recall", Style::Recall),
-        ("epsilon_recall", Style::Recall),
-        ("latency_mean_ms", Style::Fixed(3)),
-        ("latency_p50_ms", Style::Fixed(3)),
-        ("latency_p99_ms", Style::Fixed(3)),
-    ];
-    let mut columns: Vec<Column> = fixed.iter().map(|(n, s)| Column::new(n, n, *s)).collect();
+    // The point's columns and its figures from the registry (headed by their names), the
+    // bin's own in between.
+    let named = |name: &str, style: Style| Column::new(name, name, style);
+    let mut columns: Vec<Column> = in_group(Group::Point)
+        .map(|m| named(m.name, m.style))
+        .collect();
+    columns.extend([
+        named("difficulty", Style::Plain),
+        named("bin", Style::Plain),
+        named("bin_low", Style::Fixed(2)),
+        named("bin_high", Style::Fixed(2)),
+        named("queries", Style::Plain),
+    ]);
+    columns.extend(
+        [
+            "recall",
+            "epsilon_recall",
+            "latency_mean_ms",
+            "latency_p50_ms",
+            "latency_p99_ms",
+        ]
+        .map(|name| named(name, spec(name).style)),
+    );
     columns.extend(params.iter().map(|n| Column::new(n, n, Style::Plain)));
     let mut rows = Vec::new();
     for p in sorted {
@@ -181,7 +186,7 @@ pub fn split_table(
             row.extend(params.iter().map(|name| {
                 mine.iter()
                     .find(|(k, _)| k == name)
-                    .map_or(Cell::Null, |(_, v)| super::export::param_cell(v))
+                    .map_or(Cell::Null, |(_, v)| param_cell(v))
             }));
             rows.push(row);
         }

@@ -2,89 +2,29 @@
 //! from. Column names are a stable interface and say their unit (docs/vocabulary.md):
 //! `*_ms` milliseconds (per-query times), `*_seconds` seconds (loads, builds), `*_mib` MiB.
 
+use super::figure_text::flags_text;
+use super::metrics::{METRICS, mebibytes};
 use super::names::point_name;
+use super::params::{flat_params, param_cell};
+use super::point_filter::{filter_kind, plan_short};
 use super::render::{Cell, Column, Style, Table};
 use super::series::cmp_points;
-use crate::results::PointResult;
-use serde_json::Value;
+use crate::results::{PointResult, ServerCost};
 use std::collections::BTreeSet;
 
-/// The fixed columns, in order; `param_<name>` columns follow, sorted by name.
-pub const EXPORT_COLUMNS: [&str; 51] = [
-    "dataset",
-    "count",
-    "algorithm",
-    "label",
-    "clients",
-    "name",
-    "recall",
-    "epsilon_recall",
-    "qps",
-    "qps_ci_low",
-    "qps_ci_high",
-    "qps_ci_level",
-    "qps_best",
-    "qps_min",
-    "qps_max",
-    "qps_cv",
-    "passes",
-    "passes_total",
-    "flags",
-    "other_cpu_share",
-    "steal_share",
-    "load_average",
-    "cpu_probe_us",
-    "filter",
-    "short_results",
-    "mean_rows",
-    "plan",
-    "latency_mean_ms",
-    "latency_p50_ms",
-    "latency_p95_ms",
-    "latency_p99_ms",
-    "latency_p999_ms",
-    "build_seconds",
-    "load_seconds",
-    "index_mib",
-    "table_mib",
-    "server_cpu_ms",
-    "server_cpu_user_ms",
-    "server_cpu_system_ms",
-    "server_cpu_cv",
-    "server_voluntary_switches",
-    "server_involuntary_switches",
-    "server_exec_ms",
-    "client_network_ms",
-    "server_buffer_hits",
-    "server_buffer_reads",
-    "build_cpu_seconds",
-    "server_memory_after_build_mib",
-    "server_memory_after_passes_mib",
-    "server_cpu_source",
-    "server_statements_source",
-];
+/// The fixed columns, in order: the names of the registry's [`METRICS`](super::metrics::METRICS)
+/// (their meanings and units are declared there); `param_<name>` columns follow, sorted by
+/// name.
+pub const EXPORT_COLUMNS: [&str; super::metrics::NAMES.len()] = super::metrics::NAMES;
 
 /// Every point (sorted by dataset, count, algorithm, label, clients, build then query
 /// parameters) with the [`EXPORT_COLUMNS`] and one `param_<name>` column per build or query
 /// parameter, lower-cased (`param_m`, `param_ef_construction`, `param_ef_search`). A query
 /// parameter with the name of a build parameter gets `param_<name>_query`.
 ///
-/// `qps` is the median of the passes in use with its interval `qps_ci_low..qps_ci_high`
-/// (coverage `qps_ci_level`), `qps_best` the best pass, `qps_min` / `qps_max` / `qps_cv`
-/// the spread of the passes in use (`passes` of `passes_total`), `flags` the reasons for
-/// caution (`interference,spread,stalled`), and `other_cpu_share`, `steal_share` and
-/// `load_average` the worst interference among the passes in use (shares of the machine's
-/// CPU), `cpu_probe_us` the CPU speed probe (median over those passes of the CPU microseconds
-/// a fixed piece of work took around each pass; higher is a slower CPU). `filter`: the filter kind of filtered points (`range`, `label`; the `selectivity`
-/// query arg is `param_selectivity`), empty for unfiltered points. `short_results`: queries
-/// answered with fewer than k ids (filtered points: fewer than min(k, matching rows)); `mean_rows`: ids returned per query; `plan`: the plan EXPLAIN
-/// showed, in a few words (`vector index`, `B-tree + exact sort`). Latencies are of the
-/// median pass, in ms. The `server_*` columns are the database server's cost per query
-/// (docs/server-cost.md): CPU ms (user + system) and context switches of local servers,
-/// execution ms and buffer hits and reads from the server's statistics, `client_network_ms`
-/// = mean latency - server execution time, the build's server CPU seconds next to
-/// `build_seconds`, the server's resident memory in MiB, and the sources; empty where not
-/// measured. Sizes are in MiB (2^20 bytes).
+/// What each fixed column holds, in which unit, is declared with it in
+/// [`super::metrics::METRICS`]; the `server_*` columns are empty where not measured
+/// (docs/server-cost.md). Sizes are in MiB (2^20 bytes).
 pub fn export_table(points: &[PointResult]) -> Table {
     let mut sorted: Vec<&PointResult> = points.iter().collect();
     sorted.sort_by(|a, b| cmp_points(a, b));
@@ -93,9 +33,9 @@ pub fn export_table(points: &[PointResult]) -> Table {
         .flat_map(|p| flat_params(p))
         .map(|(k, _)| k)
         .collect();
-    let mut columns: Vec<Column> = EXPORT_COLUMNS
+    let mut columns: Vec<Column> = METRICS
         .iter()
-        .map(|n| Column::new(n, n, column_style(n)))
+        .map(|m| Column::new(m.name, m.name, m.export_style()))
         .collect();
     columns.extend(params.iter().map(|n| Column::new(n, n, Style::Plain)));
     let rows = sorted
@@ -114,15 +54,7 @@ pub fn export_table(points: &[PointResult]) -> Table {
     Table { columns, rows }
 }
 
-/// Recalls are truncated in CSV and Markdown (never rounded up to a threshold).
-fn column_style(name: &str) -> Style {
-    if name.ends_with("recall") {
-        Style::Recall
-    } else {
-        Style::Plain
-    }
-}
-
+/// The cells of the registry's metrics, in its order.
 fn fixed_cells(p: &PointResult) -> Vec<Cell> {
     let m = &p.metrics;
     let used: Vec<f64> = if p.passes.is_empty() {
@@ -143,112 +75,70 @@ fn fixed_cells(p: &PointResult) -> Vec<Cell> {
             .filter_map(|x| x.interference.as_ref().and_then(f))
             .reduce(f64::max)
     };
-    let mut cells = vec![
-        Cell::Text(p.dataset.clone()),
-        Cell::Int(p.count as i64),
-        Cell::Text(p.algorithm.clone()),
-        Cell::from(p.label.as_deref()),
-        Cell::Int(p.clients as i64),
-        Cell::Text(point_name(p)),
-        Cell::Float(m.recall),
-        Cell::Float(m.epsilon_recall),
-        Cell::Float(m.qps),
-        Cell::from(m.qps_ci_low),
-        Cell::from(m.qps_ci_high),
-        Cell::from(m.qps_ci_level),
-        Cell::Float(m.qps_best),
-        Cell::from(min),
-        Cell::from(max),
-        Cell::from(m.qps_cv),
-        Cell::Int(m.passes as i64),
-        Cell::Int(m.qps_passes.len() as i64),
-        Cell::Text(super::table::flags_text(&m.flags)),
-        Cell::from(worst(&|i| i.other_share())),
-        Cell::from(worst(&|i| Some(i.steal_share()))),
-        Cell::from(worst(&|i| Some(i.load_average))),
-        Cell::from(p.cpu_probe_us()),
-        Cell::from(super::filtered::filter_kind(p).map(|k| k.as_str())),
-        Cell::Int(m.short_results as i64),
-        Cell::from(m.mean_rows),
-        Cell::from(m.plan.as_deref().map(super::filtered::plan_short)),
-        Cell::Float(m.latency_mean * 1e3),
-        Cell::Float(m.latency_p50 * 1e3),
-        Cell::Float(m.latency_p95 * 1e3),
-        Cell::Float(m.latency_p99 * 1e3),
-        Cell::Float(m.latency_p999 * 1e3),
-        Cell::Float(p.build_seconds),
-        Cell::from(p.load_seconds),
-        mib(p.index_size_bytes),
-        mib(p.table_size_bytes),
-    ];
-    cells.extend(server_cells(m.server.as_ref()));
-    cells
-}
-
-/// The `server_*` columns (empty without a measured server cost).
-fn server_cells(s: Option<&crate::results::ServerCost>) -> Vec<Cell> {
-    let f = |g: fn(&crate::results::ServerCost) -> Option<f64>| Cell::from(s.and_then(g));
-    let ms = |g: fn(&crate::results::ServerCost) -> Option<f64>| {
-        Cell::from(s.and_then(g).map(|x| x * 1e3))
-    };
-    let b = |g: fn(&crate::results::ServerCost) -> Option<u64>| mib(s.and_then(g));
-    let t = |g: fn(&crate::results::ServerCost) -> Option<&String>| {
-        Cell::from(s.and_then(g).map(String::as_str))
-    };
-    vec![
-        ms(|s| s.cpu_per_query),
-        ms(|s| s.cpu_user_per_query),
-        ms(|s| s.cpu_system_per_query),
-        f(|s| s.cpu_cv),
-        f(|s| s.voluntary_switches_per_query),
-        f(|s| s.involuntary_switches_per_query),
-        ms(|s| s.exec_per_query),
-        ms(|s| s.client_network_per_query),
-        f(|s| s.buffer_hits_per_query),
-        f(|s| s.buffer_reads_per_query),
-        f(|s| s.build_cpu_seconds),
-        b(|s| s.memory_after_build_bytes),
-        b(|s| s.memory_after_passes_bytes),
-        t(|s| s.cpu_source.as_ref()),
-        t(|s| s.statements_source.as_ref()),
-    ]
-}
-
-/// (column name, value) of the point's build then query parameters.
-pub(crate) fn flat_params(p: &PointResult) -> Vec<(String, Value)> {
-    let column = |k: &str| format!("param_{}", k.to_lowercase());
-    let build: Vec<(String, Value)> = p
-        .build_args
+    let s = m.server.as_ref();
+    let f = |g: fn(&ServerCost) -> Option<f64>| Cell::from(s.and_then(g));
+    let ms = |g: fn(&ServerCost) -> Option<f64>| Cell::from(s.and_then(g).map(|x| x * 1e3));
+    let b = |g: fn(&ServerCost) -> Option<u64>| mib(s.and_then(g));
+    let t = |g: fn(&ServerCost) -> Option<&String>| Cell::from(s.and_then(g).map(String::as_str));
+    METRICS
         .iter()
-        .map(|(k, v)| (column(k), v.clone()))
-        .collect();
-    let query = p.query_args.iter().map(|(k, v)| {
-        let name = column(k);
-        if build.iter().any(|(b, _)| *b == name) {
-            (format!("{name}_query"), v.clone())
-        } else {
-            (name, v.clone())
-        }
-    });
-    let mut all = build.clone();
-    all.extend(query);
-    all
-}
-
-pub(crate) fn param_cell(v: &Value) -> Cell {
-    match v {
-        Value::Null => Cell::Null,
-        Value::Bool(b) => Cell::Bool(*b),
-        Value::Number(n) => n
-            .as_i64()
-            .map(Cell::Int)
-            .or_else(|| n.as_f64().map(Cell::Float))
-            .unwrap_or_else(|| Cell::Text(n.to_string())),
-        Value::String(s) => Cell::Text(s.clone()),
-        other => Cell::Text(other.to_string()),
-    }
+        .map(|spec| match spec.name {
+            "dataset" => Cell::Text(p.dataset.clone()),
+            "count" => Cell::Int(p.count as i64),
+            "algorithm" => Cell::Text(p.algorithm.clone()),
+            "label" => Cell::from(p.label.as_deref()),
+            "clients" => Cell::Int(p.clients as i64),
+            "name" => Cell::Text(point_name(p)),
+            "recall" => Cell::Float(m.recall),
+            "epsilon_recall" => Cell::Float(m.epsilon_recall),
+            "qps" => Cell::Float(m.qps),
+            "qps_ci_low" => Cell::from(m.qps_ci_low),
+            "qps_ci_high" => Cell::from(m.qps_ci_high),
+            "qps_ci_level" => Cell::from(m.qps_ci_level),
+            "qps_best" => Cell::Float(m.qps_best),
+            "qps_min" => Cell::from(min),
+            "qps_max" => Cell::from(max),
+            "qps_cv" => Cell::from(m.qps_cv),
+            "passes" => Cell::Int(m.passes as i64),
+            "passes_total" => Cell::Int(m.qps_passes.len() as i64),
+            "flags" => Cell::Text(flags_text(&m.flags)),
+            "other_cpu_share" => Cell::from(worst(&|i| i.other_share())),
+            "steal_share" => Cell::from(worst(&|i| Some(i.steal_share()))),
+            "load_average" => Cell::from(worst(&|i| Some(i.load_average))),
+            "cpu_probe_us" => Cell::from(p.cpu_probe_us()),
+            "filter" => Cell::from(filter_kind(p).map(|k| k.as_str())),
+            "short_results" => Cell::Int(m.short_results as i64),
+            "mean_rows" => Cell::from(m.mean_rows),
+            "plan" => Cell::from(m.plan.as_deref().map(plan_short)),
+            "latency_mean_ms" => Cell::Float(m.latency_mean * 1e3),
+            "latency_p50_ms" => Cell::Float(m.latency_p50 * 1e3),
+            "latency_p95_ms" => Cell::Float(m.latency_p95 * 1e3),
+            "latency_p99_ms" => Cell::Float(m.latency_p99 * 1e3),
+            "latency_p999_ms" => Cell::Float(m.latency_p999 * 1e3),
+            "build_seconds" => Cell::Float(p.build_seconds),
+            "load_seconds" => Cell::from(p.load_seconds),
+            "index_mib" => mib(p.index_size_bytes),
+            "table_mib" => mib(p.table_size_bytes),
+            "server_cpu_ms" => ms(|s| s.cpu_per_query),
+            "server_cpu_user_ms" => ms(|s| s.cpu_user_per_query),
+            "server_cpu_system_ms" => ms(|s| s.cpu_system_per_query),
+            "server_cpu_cv" => f(|s| s.cpu_cv),
+            "server_voluntary_switches" => f(|s| s.voluntary_switches_per_query),
+            "server_involuntary_switches" => f(|s| s.involuntary_switches_per_query),
+            "server_exec_ms" => ms(|s| s.exec_per_query),
+            "client_network_ms" => ms(|s| s.client_network_per_query),
+            "server_buffer_hits" => f(|s| s.buffer_hits_per_query),
+            "server_buffer_reads" => f(|s| s.buffer_reads_per_query),
+            "build_cpu_seconds" => f(|s| s.build_cpu_seconds),
+            "server_memory_after_build_mib" => b(|s| s.memory_after_build_bytes),
+            "server_memory_after_passes_mib" => b(|s| s.memory_after_passes_bytes),
+            "server_cpu_source" => t(|s| s.cpu_source.as_ref()),
+            "server_statements_source" => t(|s| s.statements_source.as_ref()),
+            other => unreachable!("the export has no cell for metric {other}"),
+        })
+        .collect()
 }
 
 fn mib(b: Option<u64>) -> Cell {
-    Cell::from(b.map(super::table::mebibytes))
+    Cell::from(b.map(mebibytes))
 }

@@ -2,22 +2,12 @@
 //! filter kind and selectivity, with what a filter changes: queries answered short, rows
 //! returned per query, and the plan the server used.
 
+pub use super::point_filter::{filter_kind, plan_short, selectivity};
 use super::render::{Cell, Column, Style, Table};
 use super::table::best_at_recall_of;
 use crate::backend::filter::filter_of;
 use crate::dataset::filters::FilterKind;
 use crate::results::PointResult;
-
-/// The selectivity of a point (canonical text), `None` for an unfiltered point.
-pub fn selectivity(p: &PointResult) -> Option<&str> {
-    filter_of(&p.query_args).map(|(_, s)| s)
-}
-
-/// The filter kind of a point (`range` unless its `filter` arg says `label`), `None` for an
-/// unfiltered point.
-pub fn filter_kind(p: &PointResult) -> Option<FilterKind> {
-    filter_of(&p.query_args).map(|(k, _)| k)
-}
 
 /// Whether any point is filtered.
 pub fn any_filtered(points: &[PointResult]) -> bool {
@@ -49,11 +39,6 @@ pub fn by_filter(points: &[PointResult]) -> Vec<FilterGroup<'_>> {
         x.0.total_cmp(&y.0).then(x.1.cmp(&y.1))
     });
     groups
-}
-
-/// The plan in a few words (`vector index`, `B-tree + exact sort`), without EXPLAIN's lines.
-pub fn plan_short(plan: &str) -> &str {
-    plan.split(" (").next().unwrap_or(plan)
 }
 
 /// One best-QPS-at-recall table ([`best_at_recall_of`]) per filter kind and selectivity,

@@ -28,8 +28,8 @@ impl SeriesKey {
             algorithm: point.algorithm.clone(),
             label: point.label.clone(),
             clients: point.clients,
-            selectivity: super::filtered::selectivity(point).map(str::to_string),
-            filter: super::filtered::filter_kind(point),
+            selectivity: super::point_filter::selectivity(point).map(str::to_string),
+            filter: super::point_filter::filter_kind(point),
         }
     }
 }

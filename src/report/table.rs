@@ -11,8 +11,10 @@
 //! *tie* when the two points' confidence intervals overlap: the winner then won by noise, as
 //! far as the measurement can tell.
 
-use super::export::{flat_params, param_cell};
+pub use super::figure_text::{flags_text, interval_text, qps_text};
+pub use super::metrics::mebibytes;
 use super::names::{algorithm_name, point_name};
+use super::params::{flat_params, param_cell};
 use super::render::{Cell, Column, Style, Table, truncate4};
 use super::series::{Distinct, SeriesKey, check_one_dataset};
 use crate::metrics::interval::Interval;
@@ -489,38 +491,4 @@ fn shown(column: Column, visible: bool) -> Column {
     } else {
         column.machine_only()
     }
-}
-
-/// `a,b` of the flags (empty when none).
-pub fn flags_text(flags: &[Flag]) -> String {
-    flags
-        .iter()
-        .map(|f| f.as_str())
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// `~1234.5 [1200.0, 1250.3]`: the figure, `~` when flagged, and its interval when known,
-/// with its coverage when below 95% (fewer than 6 passes): `[900.0, 1100.0] 75%`.
-pub fn qps_text(qps: f64, interval: Option<Interval>, flagged: bool) -> String {
-    let mark = if flagged { "~" } else { "" };
-    match interval {
-        Some(i) => format!("{mark}{qps:.1} {}", interval_text(i, 1)),
-        None => format!("{mark}{qps:.1}"),
-    }
-}
-
-/// `[low, high]` with `decimals`, and the coverage when it is below 95%.
-pub fn interval_text(i: Interval, decimals: usize) -> String {
-    let level = if i.level < crate::metrics::interval::LEVEL - 1e-9 {
-        format!(" {:.0}%", i.level * 100.0)
-    } else {
-        String::new()
-    };
-    format!("[{:.decimals$}, {:.decimals$}]{level}", i.low, i.high)
-}
-
-/// Bytes as MiB (2^20 bytes), the unit of every size column (`*_mib`), plot and log line.
-pub fn mebibytes(bytes: u64) -> f64 {
-    bytes as f64 / (1u64 << 20) as f64
 }

@@ -3,11 +3,13 @@ scale and which way is better (the side the Pareto frontier takes)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import Union
+from typing import Any, Union
 
 import pandas as pd
 
+from .. import _annbench
 from .._annbench import ConfigError
 
 SCALES = ("linear", "log", "logit")
@@ -39,44 +41,27 @@ class Metric:
         return self.short or self.column
 
 
-#: The metrics known by name (the columns of :func:`annbench.results`, docs/vocabulary.md).
-METRICS: dict[str, Metric] = {
-    m.column: m
-    for m in (
-        Metric("recall", "Recall", "Recall", per_client=False),
-        Metric(
-            "epsilon_recall",
-            "Epsilon recall (distance <= 1.01 x the true k-th)",
-            "Epsilon recall",
-            per_client=False,
-        ),
-        Metric("qps", "Queries per second (1/s)", "QPS", "log"),
-        Metric("qps_best", "Queries per second, best pass (1/s)", "Best-pass QPS", "log"),
-        Metric("latency_mean_ms", "Mean latency (ms)", "Mean latency", "log", True),
-        Metric("latency_p50_ms", "p50 latency (ms)", "p50 latency", "log", True),
-        Metric("latency_p95_ms", "p95 latency (ms)", "p95 latency", "log", True),
-        Metric("latency_p99_ms", "p99 latency (ms)", "p99 latency", "log", True),
-        Metric("latency_p999_ms", "p99.9 latency (ms)", "p99.9 latency", "log", True),
-        Metric("server_cpu_ms", "Server CPU per query (ms)", "Server CPU", "log", True),
-        Metric(
-            "server_exec_ms", "Server execution per query (ms)", "Server execution", "log", True
-        ),
-        Metric(
-            "build_seconds", "Index build time (s)", "Build time", "log", True, per_client=False
-        ),
-        Metric(
-            "build_cpu_seconds",
-            "Index build CPU time (s)",
-            "Build CPU time",
-            "log",
-            True,
-            per_client=False,
-        ),
-        Metric("load_seconds", "Load time (s)", "Load time", "log", True, per_client=False),
-        Metric("index_mib", "Index size (MiB)", "Index size", "log", True, per_client=False),
-        Metric("table_mib", "Table size (MiB)", "Table size", "log", True, per_client=False),
-    )
-}
+def _registry_metrics() -> dict[str, Metric]:
+    """The plot metrics of the Rust registry of metrics (``src/report/metrics.rs``), in its
+    plot order."""
+    records: list[dict[str, Any]] = json.loads(_annbench.metrics_json())
+    plotted = sorted((r for r in records if r["plot"]), key=lambda r: int(r["plot"]["rank"]))
+    return {
+        r["name"]: Metric(
+            r["name"],
+            r["plot"]["label"],
+            r["plot"]["short"],
+            r["plot"]["scale"],
+            bool(r["plot"]["lower_is_better"]),
+            bool(r["plot"]["per_client"]),
+        )
+        for r in plotted
+    }
+
+
+#: The metrics known by name (the columns of :func:`annbench.results`, docs/vocabulary.md),
+#: declared once with the export's columns in Rust's registry of metrics.
+METRICS: dict[str, Metric] = _registry_metrics()
 
 MetricLike = Union[str, Metric]
 

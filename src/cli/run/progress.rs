@@ -366,7 +366,7 @@ impl Progress for CliProgress {
                 let m = &point.metrics;
                 let ci = m
                     .qps_interval()
-                    .map(|i| format!(" {}", crate::report::table::interval_text(i, 1)))
+                    .map(|i| format!(" {}", crate::report::figure_text::interval_text(i, 1)))
                     .unwrap_or_default();
                 let flags: Vec<&str> = m.flags.iter().map(|f| f.as_str()).collect();
                 self.line(format!(

@@ -20,7 +20,7 @@ pub fn view(ctx: &Context<'_>, _tips: &mut Tips) -> crate::Result<Option<Section
         "index-size",
         Axis::log("Index size (MiB, log scale)"),
         false,
-        |p| p.index_size_bytes.map(crate::report::table::mebibytes),
+        |p| p.index_size_bytes.map(crate::report::metrics::mebibytes),
         |_| None,
     );
     let mut html = String::from(

@@ -1,46 +1,13 @@
 //! Tooltip text of a point: its name and every figure of the export table, grouped into
-//! short lines. Columns the export gains later (intervals, flags) are listed after the known
-//! ones under their own names, so they show without a change here.
+//! short lines. The registry says which metrics those lines show
+//! ([`MetricSpec::tip_line`](crate::report::metrics::MetricSpec::tip_line)); the other columns
+//! are listed after them under their own names, so a metric the export gains shows without a
+//! change here.
 
 use super::Tips;
+use crate::report::metrics::metric;
 use crate::report::render::{Cell, Style, Table, display_text};
 use crate::results::PointResult;
-
-/// Export columns the grouped lines already show (the `param_*` columns are in the name).
-const SHOWN: &[&str] = &[
-    "dataset",
-    "count",
-    "algorithm",
-    "label",
-    "clients",
-    "name",
-    "recall",
-    "epsilon_recall",
-    "qps",
-    "qps_ci_low",
-    "qps_ci_high",
-    "qps_ci_level",
-    "qps_best",
-    "qps_min",
-    "qps_max",
-    "qps_cv",
-    "passes",
-    "passes_total",
-    "flags",
-    "other_cpu_share",
-    "steal_share",
-    "load_average",
-    "short_results",
-    "latency_mean_ms",
-    "latency_p50_ms",
-    "latency_p95_ms",
-    "latency_p99_ms",
-    "latency_p999_ms",
-    "build_seconds",
-    "load_seconds",
-    "index_mib",
-    "table_mib",
-];
 
 /// The tooltip lines of each point, in the order of `points` (which must be in report order,
 /// the export table's own).
@@ -127,7 +94,8 @@ pub fn point_tips(points: &[PointResult], table: &Table) -> Tips {
                 .map_or(String::new(), |l| format!("label {l}, "));
             lines.push(format!("{label}{} client{}", p.clients, plural(p.clients)));
             for (c, cell) in table.columns.iter().zip(row) {
-                let known = SHOWN.contains(&c.name.as_str()) || c.name.starts_with("param_");
+                let known =
+                    metric(&c.name).is_some_and(|m| m.tip_line) || c.name.starts_with("param_");
                 if !known && !matches!(cell, Cell::Null | Cell::Missing(_)) {
                     lines.push(format!("{}: {}", c.name, display_text(cell, Style::Plain)));
                 }

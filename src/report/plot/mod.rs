@@ -90,7 +90,7 @@ fn chart(ctx: &Context<'_>, o: &PlotOptions) -> crate::Result<(Chart, String, Le
         ),
         PlotKind::IndexSizeRecall => (
             recall("index-size", Axis::log("Index size (MiB)"), false, |p| {
-                p.index_size_bytes.map(crate::report::table::mebibytes)
+                p.index_size_bytes.map(crate::report::metrics::mebibytes)
             }),
             "Index size vs recall".into(),
             LegendAt::UpperLeft,
