@@ -85,7 +85,7 @@ impl Dialect for PostgresDialect {
         format!("ANALYZE {}", self.qualified(t))
     }
 
-    /// `pg_try_advisory_lock` on ([`LOCK_CLASS`], a 32-bit hash of `name`).
+    /// `pg_try_advisory_lock` on (`LOCK_CLASS`, a 32-bit hash of `name`).
     fn try_lock<'a>(&self, name: &'a str) -> (String, Vec<Arg<'a>>) {
         (
             format!("SELECT pg_try_advisory_lock({LOCK_CLASS}, $1::int4)::int4"),
