@@ -18,8 +18,9 @@
 //!   (`decl.rs`: a [`registry::DatabaseDecl`], whose key makes its URL flag, Python keyword
 //!   and `ANNBENCH_<KEY>_URL`), its [`backend::Database`] (version check, `server_info`,
 //!   `servers check`, privileges, stop hooks), driver errors, bulk load, [`backend::Backend`]
-//!   and [`backend::Searcher`] (a SQL database also implements [`backend::sql::SqlConn`], which
-//!   brings the shared metadata table, table reuse and build watcher), its algorithms' lines
+//!   and [`backend::Searcher`] (a SQL database also implements [`backend::sql::SqlConn`] and,
+//!   in `dialect.rs`, its SQL flavour [`backend::sql::Dialect`], which bring the shared
+//!   metadata table, table reuse, table lock and build watcher), its algorithms' lines
 //!   in the `registry!` list, and `scripts/lib/databases-<database>.sh` for its server.
 //!   [`connect`], [`cli`], the Python layer, [`runner`] and [`shard`] name no database.
 

@@ -8,8 +8,8 @@ use mysql::prelude::Queryable;
 use mysql::{Conn, Value};
 
 impl SqlConn for Conn {
-    fn dialect(&self) -> Dialect {
-        Dialect::MariaDb
+    fn dialect(&self) -> &'static dyn Dialect {
+        &super::dialect::DIALECT
     }
 
     fn run(&mut self, sql: &str, what: &str) -> Result<()> {
@@ -26,10 +26,6 @@ impl SqlConn for Conn {
             .exec_first(sql, values(args))
             .map_err(|e| sql_err(e, what))?;
         Ok(row.map(|r| r.unwrap().into_iter().map(cell).collect()))
-    }
-
-    fn killable_state(&self) -> Option<&'static str> {
-        Some(super::KILLABLE_STATE)
     }
 }
 

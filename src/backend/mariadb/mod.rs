@@ -7,6 +7,7 @@ mod build;
 mod check;
 mod conn;
 pub mod decl;
+pub mod dialect;
 pub mod cost;
 pub mod errors;
 pub mod load;

@@ -7,8 +7,8 @@ use postgres::types::{ToSql, Type};
 use postgres::{Client, Row};
 
 impl SqlConn for Client {
-    fn dialect(&self) -> Dialect {
-        Dialect::Postgres
+    fn dialect(&self) -> &'static dyn Dialect {
+        &super::dialect::DIALECT
     }
 
     fn run(&mut self, sql: &str, what: &str) -> Result<()> {

@@ -10,6 +10,7 @@ mod check;
 mod conn;
 pub mod cost;
 pub mod decl;
+pub mod dialect;
 pub mod errors;
 pub mod index;
 pub mod load;

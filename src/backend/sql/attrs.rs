@@ -8,7 +8,7 @@
 //! table is filled once; attribute columns the workload no longer has are dropped, so the
 //! table holds exactly the workload's columns.
 
-use super::{Cell, Dialect, SqlConn, TableName};
+use super::{Cell, SqlConn, TableName};
 use crate::backend::table::check_ident;
 use crate::dataset::filters::Column;
 use crate::{Error, Result};
@@ -51,12 +51,9 @@ fn expected(values: &[i32]) -> (i64, i64) {
 
 /// The attribute columns the table has now.
 fn existing(c: &mut dyn SqlConn, t: &TableName) -> Result<Vec<String>> {
-    let list = match c.dialect() {
-        Dialect::Postgres => "string_agg(column_name::text, ',')",
-        Dialect::MariaDb => "GROUP_CONCAT(column_name)",
-    };
+    let list = c.dialect().comma_joined("column_name");
     // Both names are checked identifiers ([a-z0-9_]), safe as literals (a bound text would
-    // need a cast to PostgreSQL's sql_identifier).
+    // need a cast to the server's own identifier type on some servers).
     let row = c.first_row(
         &format!(
             "SELECT {list} FROM information_schema.columns WHERE table_schema = '{}' AND \
@@ -82,17 +79,12 @@ fn current(c: &mut dyn SqlConn, t: &TableName, names: &[&str]) -> Result<Vec<(i6
         return Ok(Vec::new());
     }
     let d = c.dialect();
-    let (big, cast_open, cast_close) = match d {
-        Dialect::Postgres => ("int8", "(", ")::int8"),
-        Dialect::MariaDb => ("SIGNED", "CAST(", " AS SIGNED)"),
-    };
+    let big = d.int8_type();
     let terms: Vec<String> = names
         .iter()
         .map(|n| {
-            format!(
-                "COUNT({n}), {cast_open}COALESCE(SUM(MOD(CAST({n} AS {big}) * (id + 1), \
-                 {MODULUS})), 0){cast_close}"
-            )
+            let sum = format!("COALESCE(SUM(MOD(CAST({n} AS {big}) * (id + 1), {MODULUS})), 0)");
+            format!("COUNT({n}), {}", d.cast_int8(&sum))
         })
         .collect();
     let sql = format!("SELECT {} FROM {}", terms.join(", "), t.qualified(d));
@@ -138,10 +130,7 @@ pub fn ensure(c: &mut dyn SqlConn, t: &TableName, columns: &[Column]) -> Result<
         return Ok(0.0);
     }
     let started = Instant::now();
-    let ty = match d {
-        Dialect::Postgres => "int4",
-        Dialect::MariaDb => "INT",
-    };
+    let ty = d.attribute_type();
     let mut alter: Vec<String> = extra.iter().map(|n| format!("DROP COLUMN {n}")).collect();
     alter.extend(
         stale
@@ -158,10 +147,8 @@ pub fn ensure(c: &mut dyn SqlConn, t: &TableName, columns: &[Column]) -> Result<
     if !stale.is_empty() {
         fill(c, t, &stale)?;
     }
-    if d == Dialect::Postgres {
-        // The UPDATE wrote a new version of every row: reclaim the old ones and refresh the
-        // statistics the planner chooses between the vector index and the B-trees with.
-        c.run(&format!("VACUUM (ANALYZE) {qt}"), "vacuuming the table")?;
+    if let Some(sql) = d.after_full_update(t) {
+        c.run(&sql, "vacuuming the table")?;
     }
     let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
     let got = current(c, t, &names)?;
@@ -181,12 +168,8 @@ pub fn ensure(c: &mut dyn SqlConn, t: &TableName, columns: &[Column]) -> Result<
 /// Send `columns` through a temporary table and set them with one `UPDATE ... JOIN`.
 fn fill(c: &mut dyn SqlConn, t: &TableName, columns: &[&Column]) -> Result<()> {
     let d = c.dialect();
-    let qt = t.qualified(d);
     let tmp = "annbench_attr_load";
-    let drop_tmp = match d {
-        Dialect::Postgres => format!("DROP TABLE IF EXISTS pg_temp.{tmp}"),
-        Dialect::MariaDb => format!("DROP TEMPORARY TABLE IF EXISTS {tmp}"),
-    };
+    let drop_tmp = d.drop_temporary_table(tmp);
     c.run(&drop_tmp, "dropping a leftover temporary table")?;
     let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
     let defs: Vec<String> = names.iter().map(|n| format!("{n} INT NOT NULL")).collect();
@@ -212,22 +195,7 @@ fn fill(c: &mut dyn SqlConn, t: &TableName, columns: &[&Column]) -> Result<()> {
         }
         c.run(&sql, "sending the attributes")?;
     }
-    let update = match d {
-        Dialect::Postgres => {
-            let set: Vec<String> = names.iter().map(|n| format!("{n} = s.{n}")).collect();
-            format!(
-                "UPDATE {qt} AS t SET {} FROM {tmp} AS s WHERE t.id = s.id",
-                set.join(", ")
-            )
-        }
-        Dialect::MariaDb => {
-            let set: Vec<String> = names.iter().map(|n| format!("t.{n} = s.{n}")).collect();
-            format!(
-                "UPDATE {qt} AS t JOIN {tmp} AS s ON t.id = s.id SET {}",
-                set.join(", ")
-            )
-        }
-    };
+    let update = d.update_from(t, tmp, &names);
     c.run(&update, "filling the attribute columns")?;
     c.run(&drop_tmp, "dropping the temporary table")
 }
@@ -241,21 +209,16 @@ pub fn set_btrees<'a>(
     on: bool,
 ) -> Result<()> {
     let d = c.dialect();
-    let qt = t.qualified(d);
     for column in columns {
         let name = btree_name(t, column)?;
-        let sql = match (d, on) {
-            (_, true) => format!("CREATE INDEX IF NOT EXISTS {name} ON {qt} ({column})"),
-            (Dialect::Postgres, false) => format!("DROP INDEX IF EXISTS {}.{name}", t.schema),
-            (Dialect::MariaDb, false) => format!("DROP INDEX IF EXISTS {name} ON {qt}"),
+        let sql = if on {
+            d.create_index(t, &name, column)
+        } else {
+            d.drop_index(t, &name)
         };
         c.run(&sql, "building or dropping an attribute B-tree")?;
     }
-    let analyze = match d {
-        Dialect::Postgres => format!("ANALYZE {qt}"),
-        Dialect::MariaDb => format!("ANALYZE TABLE {qt}"),
-    };
-    c.run(&analyze, "refreshing the table statistics")
+    c.run(&d.analyze(t), "refreshing the table statistics")
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! Two sweeps on one server must never measure each other's index. Two guards, for every
 //! SQL database:
 //!
-//! - a **table lock**: a session-level advisory lock per table (`GET_LOCK` on MariaDB,
-//!   `pg_try_advisory_lock` on PostgreSQL), taken by the admin connection before it loads or
+//! - a **table lock**: a session-level advisory lock per table (the server's own, see
+//!   [`Dialect::try_lock`](super::Dialect::try_lock)), taken by the admin connection before it loads or
 //!   reuses the table and held until that connection closes, so through every build and point
 //!   of the algorithm's sweep. A second run on the same table retries for a few seconds (the
 //!   moment a server takes to notice a client that died), then fails naming the holder. The
@@ -14,14 +14,12 @@
 //!   it back (with the database's own check that its index still exists), and a point
 //!   measured on another index, or on none, is an error and never stored.
 
-use super::{Arg, Cell, Dialect, SqlConn, TableName, meta};
+use super::{Cell, SqlConn, TableName, meta};
 use crate::{Error, Result};
 use std::time::{Duration, Instant};
 
-/// `classid` of annbench's PostgreSQL advisory locks (the table name's hash is the `objid`).
-const PG_LOCK_CLASS: i32 = 0x616e_6e62; // "annb"
-
-/// The lock's name: the qualified table, within MariaDB's 64 characters.
+/// The lock's name: the qualified table, within 64 characters (the longest lock name some
+/// servers accept).
 fn lock_name(t: &TableName) -> String {
     let full = format!("annbench.{}.{}", t.schema, t.name);
     if full.len() <= 64 {
@@ -30,15 +28,11 @@ fn lock_name(t: &TableName) -> String {
     format!("annbench.{:016x}", fnv1a(full.as_bytes()))
 }
 
-fn fnv1a(bytes: &[u8]) -> u64 {
+/// The 64-bit FNV-1a hash of `bytes` (stable across runs and builds).
+pub fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
-}
-
-/// PostgreSQL's `objid` for `t` (a stable 32-bit hash of the lock name).
-fn pg_objid(t: &TableName) -> i64 {
-    (fnv1a(lock_name(t).as_bytes()) & 0x7fff_ffff) as i64
 }
 
 /// How long a busy table lock is retried before the run gives up: covers the moment a server
@@ -89,13 +83,7 @@ pub fn lock_table(c: &mut dyn SqlConn, t: &TableName) -> Result<()> {
 
 fn try_lock(c: &mut dyn SqlConn, t: &TableName) -> Result<bool> {
     let name = lock_name(t);
-    let (take, args): (String, Vec<Arg<'_>>) = match c.dialect() {
-        Dialect::MariaDb => ("SELECT GET_LOCK(?, 0)".into(), vec![Arg::Text(&name)]),
-        Dialect::Postgres => (
-            format!("SELECT pg_try_advisory_lock({PG_LOCK_CLASS}, $1::int4)::int4"),
-            vec![Arg::Int(pg_objid(t))],
-        ),
-    };
+    let (take, args) = c.dialect().try_lock(&name);
     let got = c.first_row(&take, &args, "taking the table lock")?;
     Ok(got.and_then(|r| r.first().and_then(Cell::int)) == Some(1))
 }
@@ -139,51 +127,18 @@ fn dead_run(statement: &str) -> Option<u32> {
     (!alive).then_some(pid)
 }
 
-/// Stop the statement of another session of this user. PostgreSQL: terminate the backend
-/// (its build is rolled back with it). MariaDB: `KILL QUERY`, but only while an `ALTER` is
-/// copying rows, the one state where a kill is safe on 11.8 (see `mariadb/stop.rs`); in any
-/// other state it is left to reach that state or finish, and the server then closes it.
+/// Stop the statement of another session of this user, as far as the server can do so safely
+/// ([`Dialect::stop_session`](super::Dialect::stop_session)); a statement left running is asked
+/// again on the next retry, or finishes and the server then closes its session.
 fn stop_session(c: &mut dyn SqlConn, session: i64) {
-    let _ = match c.dialect() {
-        Dialect::Postgres => c
-            .first_row(
-                "SELECT pg_terminate_backend($1::int4)",
-                &[Arg::Int(session)],
-                "stopping a dead run's statement",
-            )
-            .map(|_| ()),
-        Dialect::MariaDb => {
-            let state = c
-                .first_row(
-                    "SELECT STATE FROM information_schema.PROCESSLIST WHERE ID = ?",
-                    &[Arg::Int(session)],
-                    "reading a dead run's statement",
-                )
-                .ok()
-                .flatten()
-                .and_then(|r| r.first().and_then(|s| s.text().map(str::to_string)));
-            if c.killable_state()
-                .is_some_and(|k| state.as_deref() == Some(k))
-            {
-                c.run(
-                    &format!("KILL QUERY {session}"),
-                    "stopping a dead run's statement",
-                )
-            } else {
-                Ok(())
-            }
-        }
-    };
+    let _ = c.dialect().stop_session(c, session);
 }
 
 /// Release every table lock this session holds, before it closes: the server frees them with
 /// the session anyway, but only once it has noticed the close, which may be after the next
 /// backend of the same process asks for the same table.
 pub fn unlock_all(c: &mut dyn SqlConn) {
-    let sql = match c.dialect() {
-        Dialect::MariaDb => "SELECT RELEASE_ALL_LOCKS()",
-        Dialect::Postgres => "SELECT pg_advisory_unlock_all()",
-    };
+    let sql = c.dialect().unlock_all();
     let _ = c.first_row(sql, &[], "releasing the table locks");
 }
 
@@ -209,26 +164,8 @@ impl Holder {
 /// The session holding `t`'s lock, if the server tells.
 pub fn holder(c: &mut dyn SqlConn, t: &TableName) -> Option<Holder> {
     let name = lock_name(t);
-    let row = match c.dialect() {
-        Dialect::MariaDb => c.first_row(
-            "SELECT p.ID, p.HOST, p.TIME, p.INFO FROM information_schema.PROCESSLIST p \
-             WHERE p.ID = IS_USED_LOCK(?)",
-            &[Arg::Text(&name)],
-            "finding the lock holder",
-        ),
-        Dialect::Postgres => c.first_row(
-            "SELECT a.pid::int8, coalesce(host(a.client_addr), 'a local socket'), \
-                    extract(epoch FROM now() - a.backend_start)::int8, \
-                    CASE WHEN a.state = 'active' THEN a.query END \
-             FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid \
-             WHERE l.locktype = 'advisory' AND l.granted \
-               AND l.classid = $1::int4::oid AND l.objid = $2::int4::oid AND l.objsubid = 2 \
-             LIMIT 1",
-            &[Arg::Int(i64::from(PG_LOCK_CLASS)), Arg::Int(pg_objid(t))],
-            "finding the lock holder",
-        ),
-    }
-    .ok()??;
+    let (sql, args) = c.dialect().lock_holder(&name);
+    let row = c.first_row(sql, &args, "finding the lock holder").ok()??;
     match row.as_slice() {
         [id, host, secs, statement] => Some(Holder {
             session: id.int()?,

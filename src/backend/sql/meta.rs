@@ -28,7 +28,7 @@ impl Meta {
 
 const NAME: &str = "annbench_tables";
 
-fn table(schema: &str, d: Dialect) -> String {
+fn table(schema: &str, d: &dyn Dialect) -> String {
     TableName {
         schema: schema.into(),
         name: NAME.into(),

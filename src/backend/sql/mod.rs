@@ -1,5 +1,7 @@
 //! Machinery every SQL database backend shares, written once over a small connection trait
-//! ([`SqlConn`], implemented by each database vertical for its driver):
+//! ([`SqlConn`], implemented by each database vertical for its driver) and the server's SQL
+//! flavour ([`Dialect`], implemented once per database in `src/backend/<database>/dialect.rs`);
+//! nothing here names a database:
 //!
 //! - [`meta`]: the metadata table `annbench_tables`, one row per table annbench loaded;
 //! - [`reuse`]: reuse a table that holds exactly the train matrix (by fingerprint), or
@@ -8,40 +10,19 @@
 //!   request (Ctrl-C) and samples its phases;
 //! - [`guard`]: a server-side lock per table, and the build id that proves a measured index is
 //!   the one built;
-//! - [`attrs`]: the filter attribute column of filtered queries and its B-tree.
+//! - [`attrs`]: the filter attribute column of filtered queries and its B-tree;
+//! - [`dialect`]: the statements and fragments servers spell differently.
 
 pub mod attrs;
+pub mod dialect;
 pub mod guard;
 pub mod meta;
 pub mod reuse;
 pub mod watch;
 
+pub use dialect::Dialect;
+
 use crate::Result;
-
-/// The SQL flavour of a server, for the few statements that differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    MariaDb,
-    Postgres,
-}
-
-impl Dialect {
-    /// A checked identifier ([`super::table::check_ident`]) quoted for this server.
-    pub fn quote(self, ident: &str) -> String {
-        match self {
-            Dialect::MariaDb => format!("`{ident}`"),
-            Dialect::Postgres => format!("\"{ident}\""),
-        }
-    }
-
-    /// The `n`th (1-based) bind parameter.
-    pub fn placeholder(self, n: usize) -> String {
-        match self {
-            Dialect::MariaDb => "?".into(),
-            Dialect::Postgres => format!("${n}"),
-        }
-    }
-}
 
 /// A bound statement argument.
 #[derive(Debug, Clone, Copy)]
@@ -88,7 +69,8 @@ impl Cell {
 /// One connection to a SQL server, as the shared machinery uses it. Errors name `what` was
 /// being done and separate a lost server ([`crate::Error::Server`]) from a failed statement.
 pub trait SqlConn {
-    fn dialect(&self) -> Dialect;
+    /// The server's SQL flavour.
+    fn dialect(&self) -> &'static dyn Dialect;
 
     /// Run one or more statements without arguments or results.
     fn run(&mut self, sql: &str, what: &str) -> Result<()>;
@@ -104,17 +86,10 @@ pub trait SqlConn {
 
     /// The first row of a query with bound arguments, if any.
     fn first_row(&mut self, sql: &str, args: &[Arg<'_>], what: &str) -> Result<Option<Vec<Cell>>>;
-
-    /// The processlist state in which another session's statement may be killed safely
-    /// ([`guard`] stops a dead run's statement only in it), for a database whose statements
-    /// are killed only in some state (MariaDB's, see `mariadb/stop.rs`); `None` by default.
-    fn killable_state(&self) -> Option<&'static str> {
-        None
-    }
 }
 
-/// A table annbench owns: schema (MariaDB database, PostgreSQL schema) and name, both checked
-/// identifiers.
+/// A table annbench owns: schema (the namespace the server keeps its tables in) and name, both
+/// checked identifiers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableName {
     pub schema: String,
@@ -122,13 +97,9 @@ pub struct TableName {
 }
 
 impl TableName {
-    /// `schema.name` as the server spells it. PostgreSQL's is unquoted (both parts are
-    /// checked lower-case identifiers), as in its plans and `pg_stat_activity`.
-    pub fn qualified(&self, d: Dialect) -> String {
-        match d {
-            Dialect::MariaDb => format!("{}.{}", d.quote(&self.schema), d.quote(&self.name)),
-            Dialect::Postgres => format!("{}.{}", self.schema, self.name),
-        }
+    /// `schema.name` as the server spells it ([`Dialect::qualified`]).
+    pub fn qualified(&self, d: &dyn Dialect) -> String {
+        d.qualified(self)
     }
 }
 
