@@ -232,7 +232,10 @@ fn open_head_reads_only_the_first_rows() {
     let e = dataset::hdf5_io::open_head(&path, 4, 1)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("--train 4: the file has only 3 train rows"), "{e}");
+    assert!(
+        e.contains("--train 4: the file has only 3 train rows"),
+        "{e}"
+    );
 }
 
 #[test]
