@@ -97,10 +97,11 @@ impl Backend for Exact {
         })
     }
 
-    fn build_cancellable(
+    fn build_watched(
         &mut self,
         build_args: &Params,
         _cancel: &Cancel<'_>,
+        _watch: &super::BuildWatch,
     ) -> Result<BuildReport> {
         let rows = self.table()?.train.nrows();
         ALGORITHM.build_args(build_args, rows)?;

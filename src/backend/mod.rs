@@ -110,19 +110,19 @@ pub trait Backend: Send {
         &mut self,
         build_args: &Params,
         cancel: &Cancel<'_>,
-    ) -> Result<BuildReport>;
+    ) -> Result<BuildReport> {
+        self.build_watched(build_args, cancel, &BuildWatch::default())
+    }
 
     /// [`build_cancellable`](Backend::build_cancellable) that also reports how far the build
     /// is into `watch`, where the server says (polled from the backend's own watcher thread).
+    /// The one build method a backend implements.
     fn build_watched(
         &mut self,
         build_args: &Params,
         cancel: &Cancel<'_>,
         watch: &BuildWatch,
-    ) -> Result<BuildReport> {
-        let _ = watch;
-        self.build_cancellable(build_args, cancel)
-    }
+    ) -> Result<BuildReport>;
 
     /// The server memory an index of `rows` x `dimension` vectors with `build_args` needs,
     /// against the setting that bounds it; `None` where nothing is bounded (or not known).

@@ -142,13 +142,6 @@ impl Backend for Fake {
             method: "fake".into(),
         })
     }
-    fn build_cancellable(
-        &mut self,
-        build_args: &Params,
-        cancel: &Cancel<'_>,
-    ) -> Result<BuildReport> {
-        self.build_watched(build_args, cancel, &BuildWatch::default())
-    }
     fn build_watched(
         &mut self,
         build_args: &Params,

@@ -368,14 +368,6 @@ impl Backend for MariaDb {
         Ok(seconds)
     }
 
-    fn build_cancellable(
-        &mut self,
-        build_args: &Params,
-        cancel: &Cancel<'_>,
-    ) -> Result<BuildReport> {
-        build::build(self, build_args, cancel, &BuildWatch::default())
-    }
-
     fn build_watched(
         &mut self,
         build_args: &Params,

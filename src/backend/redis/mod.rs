@@ -292,14 +292,6 @@ impl Backend for Redis {
         Ok(seconds)
     }
 
-    fn build_cancellable(
-        &mut self,
-        build_args: &Params,
-        cancel: &Cancel<'_>,
-    ) -> Result<BuildReport> {
-        build::build(self, build_args, cancel, &BuildWatch::default())
-    }
-
     fn build_watched(
         &mut self,
         build_args: &Params,
