@@ -82,6 +82,7 @@ RULES = [
     Rule("*", r"^scripts/demo\.sh$", SKIP,
          "a demo sweep of 35 points at 6 passes of 1 s: minutes"),
     Rule("*", r"^scripts/repeatability\.sh$", SKIP, "A/A and A/B sweeps: 30-40 minutes"),
+    Rule("*", r"^scripts/bench-databases\.sh\b", SKIP, "four databases on two sets: 21 minutes"),
     Rule("*", r"scripts/databases\.sh (up|down|restart|up-legacy)\b|^eval ", SKIP,
          "starts or stops the servers this test runs against (scripts/test.sh started them)"),
     Rule("*", r"^export \w+=", SKIP, "sets a variable of the walk-through, here the defaults"),
