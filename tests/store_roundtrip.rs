@@ -6,8 +6,8 @@ use annbench::backend::BuildPhase;
 use annbench::metrics::LatencySummary;
 use annbench::params::Params;
 use annbench::results::{
-    self, BuildRun, Environment, Flag, Interference, Pass, PassServerCost, PointMetrics,
-    PointResult, ServerCost,
+    self, BuildRun, Environment, Flag, Interference, Interleave, Pass, PassServerCost,
+    PointMetrics, PointResult, ServerCost,
 };
 use hdf5::types::VarLenUnicode;
 use ndarray::array;
@@ -81,6 +81,7 @@ fn sample_point() -> PointResult {
                 client_cpu_seconds: None,
                 build: 1,
                 stalled: true,
+                round: Some(3),
                 ..Pass::default()
             },
         ],
@@ -119,6 +120,11 @@ fn sample_point() -> PointResult {
                 ..ServerCost::default()
             }),
             recall_rule: Some(annbench::metrics::KNN_RULE.into()),
+            interleave: Some(Interleave {
+                run: "20261201T180000Z-3f2a".into(),
+                servers: vec!["pg17".into(), "pg18".into()],
+                seed: 7,
+            }),
         },
         environment: Environment {
             annbench_version: "0.1.0".into(),

@@ -18,7 +18,9 @@ pub use path::{
     MAX_FILE_NAME, PointKey, dataset_dir, legacy_dataset_dir, legacy_point_path, point_name,
     point_path,
 };
-pub use record::{BuildRun, Environment, Flag, Interference, Pass, PointMetrics, PointResult};
+pub use record::{
+    BuildRun, Environment, Flag, Interference, Interleave, Pass, PointMetrics, PointResult,
+};
 pub use server_cost::{PassServerCost, ServerCost};
 pub use store::{read_point, write_point};
 

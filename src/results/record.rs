@@ -112,6 +112,11 @@ pub struct Pass {
     /// What the database server spent during the pass (see `runner::server_cost`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<super::PassServerCost>,
+    /// The round of its build this pass ran in, when servers ran interleaved
+    /// ([`Interleave`]): the passes of one round of every server ran back to back, so their
+    /// ratio cancels the machine's drift. `None` for a run of one server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<usize>,
 }
 
 fn yes() -> bool {
@@ -130,6 +135,7 @@ impl Default for Pass {
             stalled: false,
             used: true,
             server: None,
+            round: None,
         }
     }
 }
@@ -293,6 +299,23 @@ pub struct PointMetrics {
     /// files of earlier versions, which added an absolute 1e-3 whatever the scale.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recall_rule: Option<String>,
+    /// Set when this point's passes alternated with the same point on other servers of one
+    /// run (`--postgres NAME=URL` repeated): `compare` then pairs passes round by round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleave: Option<Interleave>,
+}
+
+/// The interleaved run a point belongs to: several servers of one database measured in one
+/// run, their passes alternating in a seeded order that changes from round to round.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Interleave {
+    /// Shared by the points of every server of the run (the run's start time and a random
+    /// suffix): two labels are paired only when their points carry the same id.
+    pub run: String,
+    /// The labels of the servers of the run, in the order given on the command line.
+    pub servers: Vec<String>,
+    /// Seed of the pass order within the rounds.
+    pub seed: u64,
 }
 
 impl PointMetrics {

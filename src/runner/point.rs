@@ -235,6 +235,7 @@ impl PointRun {
             stalled: false,
             used: true,
             server: t.server,
+            round: None,
         });
         assess::mark_stalls(&mut self.passes);
         assess::choose(&mut self.passes, policy.runs);
@@ -356,6 +357,7 @@ impl PointRun {
                 .any(|p| p.server.is_some())
                 .then(|| ServerCost::from_passes(&self.passes, lat.mean)),
             recall_rule: Some(metrics::KNN_RULE.to_string()),
+            interleave: None,
         };
         Ok(Measured {
             neighbors: first.neighbors,
