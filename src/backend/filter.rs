@@ -1,55 +1,23 @@
-//! Filtered queries, for every SQL algorithm: the `selectivity` and `filter` query args (a
-//! point's filter, `WHERE attr < t` or `WHERE labelN = v`, see [`crate::dataset::filters`]),
-//! the `filter_index` build arg (a B-tree on each attribute column, or none), the columns and
-//! conditions a loaded table holds ([`Attributes`]), and what a plan that serves a filtered
-//! query may look like.
+//! Filtered queries, for every SQL algorithm: the columns and conditions a loaded table holds
+//! ([`Attributes`]), the ` WHERE ...` clause of a point, and what a plan that serves a
+//! filtered query may look like. The filter syntax itself (the `selectivity` and `filter`
+//! query args, the `filter_index` build arg) is declaration, in [`crate::registry::filter`];
+//! it is re-exported here for the backends.
 //!
 //! A planner that answers a filtered query from a B-tree and sorts the matching rows by exact
 //! distance gives a correct, exact answer: a legitimate plan, recorded per point as
 //! [`Plan::BtreeSort`]. A plan with no index at all (a scan of the whole table) is refused,
 //! filtered or not.
 
-use super::args::Args;
-use super::spec::{Kind, Need, Param, Rule};
 use crate::dataset::filters::{Column, FilterKind, Filters};
-use crate::params::Params;
+use crate::registry::args::Args;
+use crate::registry::filter::filter_of_args;
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 
-/// The query arg that filters a point.
-pub const SELECTIVITY: Param = Param {
-    name: "selectivity",
-    kind: Kind::Selectivity,
-    need: Need::Optional("no filter"),
-    help: "share of rows the filter keeps (WHERE ... ORDER BY distance LIMIT k), of the kind \
-           `filter` names; the dataset needs `annbench datasets filter` first",
-    auto: None,
-    setting: None,
+pub use crate::registry::filter::{
+    FILTER, FILTER_INDEX, FILTER_RULE, SELECTIVITY, canonical, filter_of,
 };
-
-/// The query arg choosing the filter of a selectivity.
-pub const FILTER: Param = Param::choice(
-    "filter",
-    &["range", "label"],
-    "the filter of a selectivity: range (attr < t on a permutation column) or label \
-     (labelN = v on a category column); needs selectivity",
-)
-.optional("range when a selectivity is given");
-
-/// `filter` means nothing without a selectivity.
-pub const FILTER_RULE: Rule = Rule::Requires {
-    key: "filter",
-    other: "selectivity",
-};
-
-/// The build arg choosing whether the attribute columns have B-trees.
-pub const FILTER_INDEX: Param = Param::choice(
-    "filter_index",
-    &["btree", "none"],
-    "a B-tree on each filter attribute column, built before the vector index (filtered \
-     sweeps only)",
-)
-.optional("btree when the sweep has filtered points");
 
 /// The plan a query ran with, as EXPLAIN showed it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,33 +37,6 @@ impl Plan {
             Plan::BtreeSort => "B-tree + exact sort",
         }
     }
-}
-
-/// The filter (kind, canonical selectivity) of a point whose query args read `get`.
-fn key_from<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Option<(FilterKind, &'a str)> {
-    let selectivity = get(SELECTIVITY.name)?;
-    let kind = get(FILTER.name)
-        .and_then(|k| FilterKind::parse(k).ok())
-        .unwrap_or(FilterKind::Range);
-    Some((kind, selectivity))
-}
-
-/// The filter of a point's (validated) query args, `None` when it is not filtered.
-pub fn filter_of(query_args: &Params) -> Option<(FilterKind, &str)> {
-    key_from(|name| query_args.get(name).and_then(|v| v.as_str()))
-}
-
-/// `query_args` in canonical form: `filter=range` (the default) is dropped, so a point stores
-/// and resumes the same whether the grid spelled it or not.
-pub fn canonical(mut query_args: Params) -> Params {
-    let range = query_args
-        .get(FILTER.name)
-        .and_then(|v| v.as_str())
-        .is_some_and(|k| k == FilterKind::Range.as_str());
-    if range {
-        query_args.remove(FILTER.name);
-    }
-    query_args
 }
 
 /// What a loaded table holds for filters: its attribute columns and the SQL condition of
@@ -126,7 +67,7 @@ impl Attributes {
 
     /// The condition of the point with `args`, if it is filtered and the workload has it.
     fn condition(&self, args: &Args) -> Option<&str> {
-        let (kind, s) = key_from(|n| args.text(n))?;
+        let (kind, s) = filter_of_args(args)?;
         self.conditions
             .get(&(kind, s.to_string()))
             .map(String::as_str)
@@ -165,7 +106,7 @@ pub fn check_attributes(
         }
         return Ok(());
     };
-    match key_from(|n| args.text(n)) {
+    match filter_of_args(args) {
         Some((kind, s)) if a.condition(args).is_none() => Err(Error::Config(format!(
             "{algorithm} {what} args {args:?}: the loaded attributes have no {kind} filter at \
              selectivity {s}; add it with `annbench datasets filter NAME --selectivity ... \
@@ -178,6 +119,7 @@ pub fn check_attributes(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::Params;
     use serde_json::json;
 
     fn params(v: serde_json::Value) -> Params {
@@ -210,18 +152,5 @@ mod tests {
             .query_args(&params(json!({"filter": "label"})))
             .unwrap_err();
         assert!(e.to_string().contains("needs selectivity"), "{e}");
-    }
-
-    #[test]
-    fn the_default_filter_is_not_stored() {
-        let p = params(json!({"selectivity": "0.1", "filter": "range"}));
-        assert_eq!(canonical(p), params(json!({"selectivity": "0.1"})));
-        let p = params(json!({"selectivity": "0.1", "filter": "label"}));
-        assert_eq!(canonical(p.clone()), p);
-        assert_eq!(filter_of(&p), Some((FilterKind::Label, "0.1")));
-        assert_eq!(
-            filter_of(&params(json!({"selectivity": "0.1"}))),
-            Some((FilterKind::Range, "0.1"))
-        );
     }
 }

@@ -1,16 +1,19 @@
-//! The backends: one small trait per role, a registry of algorithms, one vertical per database
-//! and one folder per algorithm. Build arguments are set once per index; query arguments many
-//! times per index (ann-benchmarks' split).
+//! The backends: one small trait per role, the table of algorithm implementations, one
+//! vertical per database and one folder per algorithm. Build arguments are set once per index;
+//! query arguments many times per index (ann-benchmarks' split).
 //!
 //! - [`Backend`] owns the admin connection: load the table once, (re)build the index per
 //!   build point, verify the query plan, report sizes and server settings.
 //! - [`Searcher`] is one query connection; the runner opens one per client thread.
-//! - [`ALGORITHMS`] lists every algorithm's [`Algorithm`] declaration ([`spec`]); [`args`]
-//!   checks parameters against it, for config validation and backends alike.
-//! - Databases: [`mariadb`] (with its one algorithm, MHNSW) and [`postgres`] (shared by the
-//!   pgvector algorithms: [`pgvector`], [`pgvector_ivfflat`], [`pgvector_binary`]); each has
-//!   its [`Database`] entry for `servers check` and result files. [`sql`] is the machinery
-//!   both SQL databases share.
+//! - [`ALGORITHMS`] lists every algorithm's [`Algorithm`] ([`spec`]): how to connect it, its
+//!   checks of the data and its [`Database`], pointing at its declaration
+//!   ([`crate::registry::AlgorithmDecl`], in the folder's `decl.rs`, compiled in the
+//!   registry). [`args`] (the registry's) checks parameters against the declaration, for
+//!   config validation and backends alike.
+//! - Databases: [`mariadb`] (with its one algorithm, MHNSW), [`postgres`] (shared by the
+//!   pgvector algorithms: [`pgvector`], [`pgvector_ivfflat`], [`pgvector_binary`]) and
+//!   [`redis`]; each has its [`Database`] entry for `servers check` and result files. [`sql`]
+//!   is the machinery both SQL databases share.
 
 use crate::params::Params;
 use crate::{Metric, Result};
@@ -44,13 +47,6 @@ pub struct LoadReport {
     pub method: String,
 }
 
-/// A named phase of an index build and how long it took.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
-pub struct BuildPhase {
-    pub name: String,
-    pub seconds: f64,
-}
-
 /// Outcome of building the index for one build point.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct BuildReport {
@@ -62,25 +58,6 @@ pub struct BuildReport {
     pub phases: Vec<BuildPhase>,
     /// Server notices and warnings raised by the build (e.g. maintenance_work_mem exceeded).
     pub notices: Vec<String>,
-}
-
-/// Server identity and the settings that shape results, for the result files.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub struct ServerInfo {
-    /// e.g. `MariaDB 11.8.3` or `PostgreSQL 17.6, pgvector 0.8.0`.
-    pub version: String,
-    /// e.g. `mhnsw_max_cache_size`, `shared_buffers`, `maintenance_work_mem`.
-    pub settings: BTreeMap<String, String>,
-}
-
-impl ServerInfo {
-    /// This info with how the client reaches the server (`tcp`, `unix socket`): the transport
-    /// changes latency and client CPU, so every result records it.
-    pub fn with_transport(mut self, url: &ServerUrl) -> Self {
-        self.settings
-            .insert("client_transport".into(), url.transport().into());
-        self
-    }
 }
 
 /// Asks a running index build to stop (e.g. Ctrl-C); polled from another thread.
@@ -200,7 +177,6 @@ pub trait Searcher: Send {
     }
 }
 
-pub mod args;
 pub mod cost;
 pub mod describe;
 pub mod filter;
@@ -215,35 +191,32 @@ pub mod sql;
 pub mod table;
 pub mod watch;
 
+#[cfg(test)]
+mod tests;
+
 pub use plan::MemoryPlan;
 pub use watch::{BuildStatus, BuildWatch};
 
 pub use server::{Database, Version};
 pub use spec::Algorithm;
 
+pub use crate::registry::args;
+pub use crate::registry::{algorithm_names, check_dimension, check_metric, parameter_settings};
+pub use crate::results::{BuildPhase, ServerInfo};
+
 use crate::connect::{ServerKind, ServerUrl};
 use std::path::PathBuf;
 
-/// `registry! { folder: [ALGORITHM, ...], ... }`: declares each algorithm folder as a module
-/// and lists its algorithms in [`ALGORITHMS`].
-macro_rules! registry {
-    ($($module:ident: [$($algorithm:ident),+]),+ $(,)?) => {
-        $(pub mod $module;)+
-        /// Every algorithm annbench runs, in the order help and docs list them. Adding one:
-        /// a folder under `src/backend/` declaring its [`Algorithm`], its
-        /// `algorithms/<name>/config.yml`, and one line here.
-        pub static ALGORITHMS: &[&Algorithm] = &[$($(&$module::$algorithm),+),+];
+macro_rules! implementations {
+    ($($folder:ident: [$($algorithm:ident),+]),+ $(,)?) => {
+        $(pub mod $folder;)+
+        /// Every algorithm annbench runs, in the order help and docs list them
+        /// (`registry::algorithm_list!`, the one list): each entry points at its
+        /// declaration, the same entry of [`crate::registry::ALGORITHMS`].
+        pub static ALGORITHMS: &[&Algorithm] = &[$($(&$folder::$algorithm),+),+];
     };
 }
-
-registry! {
-    exact: [ALGORITHM],
-    mariadb: [ALGORITHM],
-    pgvector: [VECTOR, HALFVEC, HALFVEC_COLUMN],
-    pgvector_ivfflat: [ALGORITHM],
-    pgvector_binary: [ALGORITHM],
-    redis: [ALGORITHM],
-}
+crate::registry::algorithm_list!(implementations);
 
 /// The registered algorithm `name`.
 pub fn algorithm(name: &str) -> Option<&'static Algorithm> {
@@ -252,21 +225,7 @@ pub fn algorithm(name: &str) -> Option<&'static Algorithm> {
 
 /// The registered algorithm `name`, or an error listing the known ones.
 pub fn find_algorithm(name: &str) -> Result<&'static Algorithm> {
-    algorithm(name).ok_or_else(|| {
-        crate::Error::Config(format!(
-            "unknown algorithm '{name}': expected one of {} (annbench algorithms describes them)",
-            algorithm_names()
-        ))
-    })
-}
-
-/// `exact, mariadb, pgvector, ...`, for messages and help.
-pub fn algorithm_names() -> String {
-    ALGORITHMS
-        .iter()
-        .map(|a| a.name)
-        .collect::<Vec<_>>()
-        .join(", ")
+    algorithm(name).ok_or_else(|| crate::registry::unknown_algorithm(name))
 }
 
 /// The databases the registered algorithms run on, each once, in registry order.
@@ -278,90 +237,6 @@ pub fn databases() -> Vec<&'static Database> {
         }
     }
     out
-}
-
-/// The server settings the parameters of the algorithms on `kind` servers set, each once, in
-/// registry order (recorded with results next to the database's own list).
-pub fn parameter_settings(kind: ServerKind) -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = Vec::new();
-    let params = ALGORITHMS
-        .iter()
-        .filter(|a| a.database.is_some_and(|d| d.kind == kind))
-        .flat_map(|a| a.build.iter().chain(a.query));
-    for name in params.filter_map(|p| p.setting) {
-        if !out.contains(&name) {
-            out.push(name);
-        }
-    }
-    out
-}
-
-/// Refuse a dimension above what `algorithm`'s table and index take, naming the registered
-/// algorithms on the same server that take it.
-pub fn check_dimension(algorithm: &Algorithm, dimension: usize) -> Result<()> {
-    if dimension <= algorithm.max_dimension {
-        return Ok(());
-    }
-    let kind = algorithm.database.map(|d| d.kind);
-    let others: Vec<String> = ALGORITHMS
-        .iter()
-        .filter(|a| a.database.map(|d| d.kind) == kind && a.max_dimension >= dimension)
-        .map(|a| format!("{} (up to {})", a.name, a.max_dimension))
-        .collect();
-    let hint = if others.is_empty() {
-        String::new()
-    } else {
-        format!("; {} take(s) it", others.join(", "))
-    };
-    Err(crate::Error::Config(format!(
-        "{}: its index takes at most {} dimensions; this dataset has {dimension}{hint} \
-         (nothing was sent to the server)",
-        algorithm.name, algorithm.max_dimension
-    )))
-}
-
-/// Refuse a dataset whose metric `algorithm`'s index does not compare by (its declared
-/// [`Algorithm::metrics`]), naming the registered algorithms that take it.
-pub fn check_metric(algorithm: &Algorithm, metric: Metric) -> Result<()> {
-    if algorithm.metrics.contains(&metric) {
-        return Ok(());
-    }
-    let takes: Vec<&str> = algorithm.metrics.iter().map(|m| m.as_str()).collect();
-    let example = match algorithm.metrics.first() {
-        Some(Metric::Angular) => " (e.g. glove-25-angular)",
-        Some(Metric::Euclidean) => " (e.g. sift-128-euclidean)",
-        None => "",
-    };
-    let others: Vec<&str> = ALGORITHMS
-        .iter()
-        .filter(|a| a.database.is_some() && a.metrics.contains(&metric))
-        .map(|a| a.name)
-        .collect();
-    let hint = if others.is_empty() {
-        String::new()
-    } else {
-        format!(
-            ", or an algorithm that takes {}: {}",
-            metric.as_str(),
-            others.join(", ")
-        )
-    };
-    Err(crate::Error::Config(format!(
-        "{}: its index compares vectors by {} only; this dataset is {}: use {} dataset{example}{hint} \
-         (nothing was sent to the server)",
-        algorithm.name,
-        takes.join(" or "),
-        metric.as_str(),
-        algorithm
-            .metrics
-            .iter()
-            .map(|m| match m {
-                Metric::Angular => "an angular",
-                Metric::Euclidean => "a euclidean",
-            })
-            .collect::<Vec<_>>()
-            .join(" or "),
-    )))
 }
 
 /// How to reach the servers, and backend options that are not grid parameters.

@@ -12,14 +12,13 @@
 //!
 //! A value may be a scalar or a list. Parsing is strict: an unknown key names the file, the key
 //! and the allowed keys. Keys, values and rules come from the algorithm's declaration in the
-//! registry ([`crate::backend::ALGORITHMS`]), which also holds the shipped default grids.
+//! registry ([`crate::registry::ALGORITHMS`]), which also holds the shipped default grids.
 //! Integer keys that declare `auto` take `auto`, `auto*N` or `auto/N`, resolved against the
 //! dataset's train rows when those are known.
 
-use crate::backend::args::{self, check_value, key_names};
-use crate::backend::spec::Param;
-use crate::backend::{self as backends, Algorithm};
 use crate::params::Params;
+use crate::registry::args::{self, check_value, key_names};
+use crate::registry::{self, AlgorithmDecl, Param};
 use crate::{Error, Result};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -79,7 +78,7 @@ impl Overrides {
 
 /// The shipped default config of `algorithm`.
 pub fn default_config(algorithm: &str) -> Option<&'static str> {
-    backends::algorithm(algorithm).map(|a| a.grid)
+    registry::algorithm(algorithm).map(|a| a.grid)
 }
 
 /// Parse `KEY=V1,V2,...`; integers become numbers, anything else a string.
@@ -120,7 +119,7 @@ pub fn load_grid(
             path.display().to_string(),
         ),
         None => (
-            backends::find_algorithm(algorithm)?.grid.to_string(),
+            registry::find_algorithm(algorithm)?.grid.to_string(),
             format!("algorithms/{algorithm}/config.yml (built in)"),
         ),
     };
@@ -206,7 +205,7 @@ pub fn parse_grid(
     rows: Option<usize>,
 ) -> Result<Grid> {
     let file = parse_file(text, source)?;
-    let algo = backends::find_algorithm(&file.algorithm)?;
+    let algo = registry::find_algorithm(&file.algorithm)?;
     let algorithm = file.algorithm;
     let build_over = check_overrides(&overrides.build, algo.build, "--build", &algorithm)?;
     let query_over = check_overrides(&overrides.query, algo.query, "--query", &algorithm)?;
@@ -221,7 +220,7 @@ pub fn parse_grid(
         apply(&mut query, &query_over);
         let mut query_points: Vec<Params> = Vec::new();
         for q in valid_points(algo, product(&query), &mut invalid) {
-            let q = crate::backend::filter::canonical(q);
+            let q = registry::filter::canonical(q);
             if !query_points.contains(&q) {
                 query_points.push(q);
             }
@@ -277,7 +276,11 @@ pub fn parse_grid(
 }
 
 /// The points that obey the algorithm's rules; the others are described in `invalid`.
-fn valid_points(algo: &Algorithm, points: Vec<Params>, invalid: &mut Vec<String>) -> Vec<Params> {
+fn valid_points(
+    algo: &AlgorithmDecl,
+    points: Vec<Params>,
+    invalid: &mut Vec<String>,
+) -> Vec<Params> {
     points
         .into_iter()
         .filter(|p| match algo.broken_rules(p) {
@@ -384,7 +387,7 @@ fn product(axes: &Axes) -> Vec<Params> {
 
 /// Whether `algorithm` declares the build (or query) key `key` (ignoring case).
 pub fn knows_key(algorithm: &str, key: &str, query: bool) -> bool {
-    backends::algorithm(algorithm)
+    registry::algorithm(algorithm)
         .is_some_and(|a| args::find(if query { a.query } else { a.build }, key).is_some())
 }
 

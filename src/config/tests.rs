@@ -188,7 +188,7 @@ fn a_config_for_another_algorithm_is_refused() {
 
 #[test]
 fn every_registered_grid_parses_and_names_its_algorithm() {
-    for a in crate::backend::ALGORITHMS {
+    for a in crate::registry::ALGORITHMS {
         for rows in [None, Some(1_000), Some(2_000_000)] {
             let g = load_grid(a.name, None, &Overrides::default(), rows)
                 .unwrap_or_else(|e| panic!("{}: {e}", a.name));
@@ -262,7 +262,7 @@ fn a_grid_takes_every_key_the_backend_takes() {
     let text = "algorithm: pgvector\ngroups:\n  - build: {M: 8, ef_construction: 32, maintenance_work_mem: 64MB}\n";
     let g = parse_grid(text, "m.yml", &Overrides::default(), None).unwrap();
     let point = &g.builds[0].build_args;
-    let algo = crate::backend::algorithm("pgvector").unwrap();
+    let algo = crate::registry::algorithm("pgvector").unwrap();
     assert!(algo.build_args(point, 100).is_ok(), "{point:?}");
     let text = "algorithm: pgvector\ngroups:\n  - build: {M: 8, ef_construction: 32, maintenance_work_mem: lots}\n";
     let err = parse_grid(text, "m.yml", &Overrides::default(), None)

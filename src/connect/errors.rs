@@ -100,9 +100,9 @@ pub fn redact_text(text: &str) -> String {
     let run = text
         .find(|c: char| !(c.is_ascii_alphanumeric() || "+.-".contains(c)))
         .unwrap_or(text.len());
-    let known = crate::backend::databases()
+    let known = crate::registry::databases()
         .iter()
-        .flat_map(|d| d.kind.decl().schemes.iter())
+        .flat_map(|d| d.schemes.iter())
         .any(|s| s.eq_ignore_ascii_case(&text[..run]));
     let scheme_end = if run > 0 && (known || text[run..].starts_with("://")) {
         let rest = &text[run..];

@@ -1,7 +1,7 @@
 //! Linux `/proc`: readers of CPU ticks, memory and processes ([`procs`]), and locating the
 //! database server processes behind a connection ([`locate`]). Below the databases and the
 //! runner, and depends on neither: the server process names are passed in by the callers
-//! (`crate::backend::cost::all_server_commands`).
+//! (the backends' `cost::all_server_commands`, from the databases' declarations).
 
 pub mod locate;
 pub mod procs;

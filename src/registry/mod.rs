@@ -1,12 +1,117 @@
-//! The declarations every layer reads, below the backends and the reports: what each database
-//! says about itself ([`DatabaseDecl`]: its key, URL schemes, connection variables, server
-//! processes) and the [`ServerKind`] that carries it.
+//! The declarations every layer reads, below the backends and the reports: what each
+//! algorithm says about itself ([`AlgorithmDecl`]: names, parameters and their rules, the
+//! metrics and dimensions it takes, its default grid, its build cost model), what each
+//! database says about itself ([`DatabaseDecl`]: its key, URL schemes, connection variables,
+//! server processes) and the [`ServerKind`] that carries it; how points are checked against
+//! the parameters ([`args`]) and the filter syntax of a point ([`filter`]).
 //!
-//! A database declares itself once, in `src/backend/<database>/decl.rs`, with plain data and
-//! pure functions only, so that connection parsing, the CLI flags, the Python keywords,
-//! `servers check` and server cost read it without naming the database. Its implementation
-//! ([`crate::backend::Database`]) points at the declaration.
+//! A folder declares itself once, in `src/backend/<folder>/decl.rs`, with plain data and pure
+//! functions only; those files are compiled as modules of the registry ([`decls`]), so that
+//! config validation, display names, shard balancing, connection parsing, the CLI flags, the
+//! Python keywords, `servers check` and server cost read them without importing a backend.
+//! The implementations (`backend::Algorithm`, `backend::Database`) point at their
+//! declarations. `algorithm_list!` is the one list of algorithms: the registry builds
+//! [`ALGORITHMS`] from it, the backends their table of implementations.
 
+mod algorithm;
+pub mod args;
 mod database;
+mod dataset_checks;
+pub mod decls;
+pub mod filter;
+pub mod param;
 
+pub use algorithm::{ALL_METRICS, AlgorithmDecl, Contract};
 pub use database::{DatabaseDecl, ForksVars, ServerKind, SocketRule};
+pub use dataset_checks::{check_dimension, check_metric};
+pub use param::{Auto, Kind, Need, Param, Rule};
+
+/// `algorithm_list!(then)` calls `then! { folder: [NAME, ...], ... }` with every algorithm
+/// annbench runs, in the order help and docs list them: `NAME` is the algorithm's static both
+/// in the folder's `decl.rs` (its [`AlgorithmDecl`]) and in its `mod.rs` (its implementation).
+/// Adding an algorithm: its declaration and implementation, its
+/// `algorithms/<name>/config.yml`, and one line here (a new folder also adds its line to
+/// [`decls`]).
+macro_rules! algorithm_list {
+    ($then:ident) => {
+        $then! {
+            exact: [ALGORITHM],
+            mariadb: [ALGORITHM],
+            pgvector: [VECTOR, HALFVEC, HALFVEC_COLUMN],
+            pgvector_ivfflat: [ALGORITHM],
+            pgvector_binary: [ALGORITHM],
+            redis: [ALGORITHM],
+        }
+    };
+}
+pub(crate) use algorithm_list;
+
+macro_rules! declarations {
+    ($($folder:ident: [$($algorithm:ident),+]),+ $(,)?) => {
+        /// Every algorithm's declaration, in the order of `algorithm_list!`.
+        pub static ALGORITHMS: &[&AlgorithmDecl] = &[$($(&decls::$folder::$algorithm),+),+];
+    };
+}
+algorithm_list!(declarations);
+
+/// Every algorithm's declaration, in registry order.
+pub fn algorithms() -> &'static [&'static AlgorithmDecl] {
+    ALGORITHMS
+}
+
+/// The declaration of the algorithm `name`.
+pub fn algorithm(name: &str) -> Option<&'static AlgorithmDecl> {
+    ALGORITHMS.iter().copied().find(|a| a.name == name)
+}
+
+/// The declaration of the algorithm `name`, or an error listing the known ones.
+pub fn find_algorithm(name: &str) -> crate::Result<&'static AlgorithmDecl> {
+    algorithm(name).ok_or_else(|| unknown_algorithm(name))
+}
+
+/// The error for an algorithm name no declaration has, listing the known ones.
+pub fn unknown_algorithm(name: &str) -> crate::Error {
+    crate::Error::Config(format!(
+        "unknown algorithm '{name}': expected one of {} (annbench algorithms describes them)",
+        algorithm_names()
+    ))
+}
+
+/// `exact, mariadb, pgvector, ...`, for messages and help.
+pub fn algorithm_names() -> String {
+    ALGORITHMS
+        .iter()
+        .map(|a| a.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The databases the algorithms run on, each once, in registry order.
+pub fn databases() -> Vec<&'static DatabaseDecl> {
+    let mut out: Vec<ServerKind> = Vec::new();
+    for kind in ALGORITHMS.iter().filter_map(|a| a.database) {
+        if !out.contains(&kind) {
+            out.push(kind);
+        }
+    }
+    out.into_iter().map(ServerKind::decl).collect()
+}
+
+/// The server settings the parameters of the algorithms on `kind` servers set, each once, in
+/// registry order (recorded with results next to the database's own list).
+pub fn parameter_settings(kind: ServerKind) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    let params = ALGORITHMS
+        .iter()
+        .filter(|a| a.database == Some(kind))
+        .flat_map(|a| a.build.iter().chain(a.query));
+    for name in params.filter_map(|p| p.setting) {
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -5,8 +5,8 @@
 pub use super::point_filter::{filter_kind, plan_short, selectivity};
 use super::render::{Cell, Column, Style, Table};
 use super::table::best_at_recall_of;
-use crate::backend::filter::filter_of;
 use crate::dataset::filters::FilterKind;
+use crate::registry::filter::filter_of;
 use crate::results::PointResult;
 
 /// Whether any point is filtered.

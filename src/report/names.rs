@@ -10,7 +10,7 @@ use serde_json::Value;
 /// `MariaDB`, `pgvector` -> `PGVector`, `pgvector_halfvec` -> `PGVector_halfvec`; any other
 /// name (e.g. an ann-benchmarks algorithm such as `hnswlib`) is shown as stored.
 pub fn algorithm_name(algorithm: &str) -> String {
-    crate::backend::algorithm(algorithm)
+    crate::registry::algorithm(algorithm)
         .map_or_else(|| algorithm.to_string(), |a| a.display.to_string())
 }
 

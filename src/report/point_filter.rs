@@ -1,8 +1,8 @@
 //! The filter of a point (its `selectivity` and `filter` query args) and the plan the server
 //! ran it with, in a few words: what series keys, the export and the filtered tables read.
 
-use crate::backend::filter::filter_of;
 use crate::dataset::filters::FilterKind;
+use crate::registry::filter::filter_of;
 use crate::results::PointResult;
 
 /// The selectivity of a point (canonical text), `None` for an unfiltered point.

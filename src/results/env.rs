@@ -2,7 +2,7 @@
 //! client host name, CPU model, cores and RAM, the finish time and the shard.
 
 use super::Environment;
-use crate::backend::ServerInfo;
+use super::ServerInfo;
 use std::time::{SystemTime, UNIX_EPOCH};
 use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
 
@@ -62,9 +62,7 @@ impl Host {
 /// Whether `arg` is a flag whose value is a server URL (`--mariadb URL`, `--postgres=URL`):
 /// each database's own flag.
 fn is_url_flag(arg: &str) -> bool {
-    crate::backend::databases()
-        .iter()
-        .any(|d| d.kind.flag() == arg)
+    crate::registry::databases().iter().any(|d| d.flag == arg)
 }
 
 /// `args` as one line with every password masked: a server URL after `--mariadb` /

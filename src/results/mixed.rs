@@ -5,8 +5,8 @@
 //! numbers of different data side by side as if they were one dataset's. Points without a
 //! fingerprint (files of earlier versions, ann-benchmarks results) are not judged.
 
-use crate::backend::filter::filter_of;
 use crate::params::Params;
+use crate::registry::filter::filter_of;
 use std::collections::BTreeMap;
 
 /// One point's fingerprint and where it is.

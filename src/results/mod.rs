@@ -11,6 +11,7 @@ pub mod merge;
 pub mod mixed;
 mod path;
 pub mod record;
+mod reported;
 pub mod server_cost;
 mod store;
 
@@ -21,6 +22,7 @@ pub use path::{
 pub use record::{
     BuildRun, Environment, Flag, Interference, Interleave, Pass, PointMetrics, PointResult,
 };
+pub use reported::{BuildPhase, ServerInfo};
 pub use server_cost::{PassServerCost, ServerCost};
 pub use store::{read_point, write_point};
 

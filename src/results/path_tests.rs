@@ -65,7 +65,7 @@ fn distinct_labels_get_distinct_files() {
 #[test]
 fn parameter_names_never_contain_the_label_marker() {
     // The label is recovered after the first `_label_`: no key may produce one.
-    for algo in crate::backend::ALGORITHMS {
+    for algo in crate::registry::ALGORITHMS {
         for p in algo.build.iter().chain(algo.query) {
             assert!(!p.name.contains("label"), "{}: {}", algo.name, p.name);
         }

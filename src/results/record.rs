@@ -1,8 +1,8 @@
 //! [`PointResult`]: the one record type that is the contract between measuring (runner) and
 //! reporting (tables, exports, plots, Python).
 
+use super::BuildPhase;
 use crate::Metric;
-use crate::backend::BuildPhase;
 use crate::metrics::LatencySummary;
 use crate::params::Params;
 use ndarray::Array2;

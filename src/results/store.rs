@@ -14,10 +14,10 @@
 //! from their passes (format 1 with no fingerprint). A file is built in memory and then
 //! written atomically, so a full disk is a clear error, never a crash.
 
+use super::BuildPhase;
 use super::h5util::{read_attr_str, write_attr, write_image};
 use super::path::point_path;
 use super::{Environment, Flag, Pass, PointMetrics, PointResult};
-use crate::backend::BuildPhase;
 use crate::params::Params;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};

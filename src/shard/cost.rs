@@ -1,7 +1,7 @@
 //! Relative cost of an index build, to balance shards. Only ratios matter: every build of a
 //! plan is over the same table.
 //!
-//! Each algorithm declares its model ([`crate::backend::Algorithm::build_cost`]). For HNSW: a
+//! Each algorithm declares its model ([`crate::registry::AlgorithmDecl::build_cost`]). For HNSW: a
 //! build scans the table (a fixed cost per build), searches the graph for each new vector with
 //! a candidate list of `ef` entries, comparing each candidate's layer-0 neighbours (up to
 //! `2M`), and then repairs up to `2M` neighbour lists of `2M` entries, so the estimate is
@@ -13,9 +13,9 @@
 use crate::params::Params;
 
 /// Relative build cost of `algorithm` at `build_args`, or `None` when annbench has no model
-/// (each algorithm declares its own, [`crate::backend::Algorithm::build_cost`]).
+/// (each algorithm declares its own, [`crate::registry::AlgorithmDecl::build_cost`]).
 pub fn estimate(algorithm: &str, build_args: &Params) -> Option<f64> {
-    crate::backend::algorithm(algorithm)?
+    crate::registry::algorithm(algorithm)?
         .build_cost
         .map(|f| f(build_args))
 }

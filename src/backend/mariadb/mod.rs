@@ -6,7 +6,6 @@
 mod build;
 mod check;
 mod conn;
-pub mod decl;
 pub mod dialect;
 pub mod cost;
 pub mod errors;
@@ -18,13 +17,14 @@ pub mod search;
 pub mod server;
 mod stop;
 
+pub use crate::registry::decls::mariadb as decl;
 pub use errors::sql_err;
 pub use stop::KILLABLE_STATE;
 pub use load::LoadMethod;
 
 use super::prepared::PreparedFor;
 use super::server::Database;
-use super::spec::{Algorithm, Contract, Param};
+use super::spec::Algorithm;
 use super::sql::meta::{self, Meta};
 use super::sql::{Cell, SqlConn, TableName, guard, reuse};
 use super::table::{check_train, fingerprint_hex, table_name};
@@ -52,47 +52,10 @@ pub static DATABASE: Database = Database {
 };
 
 pub static ALGORITHM: Algorithm = Algorithm {
-    name: "mariadb",
-    display: "MariaDB",
-    summary: "MariaDB MHNSW vector index (VECTOR INDEX) on a VECTOR(d) column",
+    decl: &decl::ALGORITHM,
     database: Some(&DATABASE),
-    min_version: server::MIN_MARIADB,
-    build: &[
-        Param::int("M", 3, 200, "neighbours per node and layer of the graph"),
-        Param::choice(
-            "engine",
-            &["InnoDB", "MyISAM"],
-            "storage engine of the table (each engine gets a table of its own)",
-        )
-        .optional("InnoDB"),
-        super::filter::FILTER_INDEX,
-    ],
-    query: &[
-        Param::int(
-            "ef_search",
-            1,
-            10_000,
-            "candidate list size per query (mhnsw_ef_search)",
-        )
-        .optional("the server's mhnsw_ef_search")
-        .sets(search::EF_SEARCH_SETTING),
-        super::filter::SELECTIVITY,
-        super::filter::FILTER,
-    ],
-    rules: &[super::filter::FILTER_RULE],
-    // VECTOR(16383) is the type's limit, but with the INT id the row would pass the 65535
-    // bytes MariaDB allows a row.
-    max_dimension: 16382,
-    metrics: super::spec::ALL_METRICS,
-    grid: include_str!("../../../algorithms/mariadb/config.yml"),
     create: |o| Ok(Box::new(MariaDb::connect(o)?)),
     check_data: load::check_data,
-    contract: Contract {
-        build: "M=8",
-        thorough_query: "ef_search=1000",
-        slow_build: "M=48",
-    },
-    build_cost: Some(build_cost),
 };
 
 /// Name of the vector index annbench creates (and the only index it drops).
@@ -157,14 +120,6 @@ pub struct MariaDb {
     /// The build id ([`guard`]) and identity ([`build::index_identity`]) of the index the last
     /// build made.
     built: Option<(String, String)>,
-}
-
-/// Relative build cost ([`crate::shard::cost`]): MHNSW's `ef_construction` is fixed at 10 and
-/// an insert asks for `2M` neighbours, so both terms of `fixed + a * ef * M + b * M^2` grow
-/// with `M^2`; a least-squares fit to build seconds on sift-5k-128-euclidean (M default 6).
-fn build_cost(build_args: &Params) -> f64 {
-    let m = crate::params::positive(build_args, "M").unwrap_or(6.0);
-    0.79 + 0.012_4 * m * m
 }
 
 impl MariaDb {

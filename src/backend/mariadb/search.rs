@@ -24,7 +24,7 @@ pub fn query_sql(table: &str, metric: Metric, k: usize, filter: &str) -> String 
 }
 
 /// The server setting of the `ef_search` query arg.
-pub const EF_SEARCH_SETTING: &str = "mhnsw_ef_search";
+pub use super::decl::EF_SEARCH_SETTING;
 
 /// The session setting of checked query args: `ef_search`, or the server's default when a
 /// point leaves it out (nothing carries over from the previous point).

@@ -16,7 +16,7 @@ use std::time::Duration;
 pub const QUERY_READ_LIMIT: Duration = Duration::from_secs(120);
 
 /// The first MariaDB with the VECTOR type and MHNSW index.
-pub const MIN_MARIADB: (u32, u32) = (11, 7);
+pub use super::decl::MIN_MARIADB;
 
 /// Server variables recorded with every result and shown by `servers check`, in this order,
 /// followed by those the algorithms' parameters set ([`crate::backend::parameter_settings`]).

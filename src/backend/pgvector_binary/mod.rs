@@ -3,67 +3,20 @@
 //! `pgvector`. A query takes the `candidates` nearest rows by Hamming distance through the
 //! index, then re-ranks them by the exact distance in SQL and keeps the `k` nearest.
 
-use super::pgvector::{EF_CONSTRUCTION, EF_CONSTRUCTION_RULE, EF_SEARCH_SETTING, M};
-use super::filter::{FILTER, FILTER_INDEX, FILTER_RULE, SELECTIVITY};
-use super::postgres::index::{
-    ITERATIVE_SCAN_PARAM, MAX_SCAN_TUPLES_PARAM, PgIndex, Target, distance_op,
-    iterative_settings, set_or_reset,
-};
-use super::postgres::{DATABASE, MAINTENANCE_WORK_MEM, PgBackend};
-use super::spec::{Algorithm, Contract, Param, Rule};
+pub use crate::registry::decls::pgvector_binary as decl;
+
+use super::pgvector::EF_SEARCH_SETTING;
+use super::postgres::index::{PgIndex, Target, distance_op, iterative_settings, set_or_reset};
+use super::postgres::{DATABASE, PgBackend};
+use super::spec::Algorithm;
 use crate::Result;
 use crate::backend::args::Args;
 
 pub static ALGORITHM: Algorithm = Algorithm {
-    name: "pgvector_binary",
-    display: "PGVector_binary",
-    summary: "pgvector HNSW index on binary_quantize(v)::bit(d) (Hamming), candidates re-ranked \
-              by the exact distance",
+    decl: &decl::ALGORITHM,
     database: Some(&DATABASE),
-    min_version: (0, 7),
-    build: &[M, EF_CONSTRUCTION, MAINTENANCE_WORK_MEM, FILTER_INDEX],
-    query: &[
-        Param::int(
-            "candidates",
-            1,
-            1000,
-            "rows taken by Hamming distance through the index, then re-ranked exactly",
-        ),
-        Param::int(
-            "ef_search",
-            1,
-            1000,
-            "candidate list size of the bit index (hnsw.ef_search)",
-        )
-        .optional("candidates")
-        .sets(EF_SEARCH_SETTING),
-        ITERATIVE_SCAN_PARAM,
-        MAX_SCAN_TUPLES_PARAM,
-        SELECTIVITY,
-        FILTER,
-    ],
-    rules: &[
-        EF_CONSTRUCTION_RULE,
-        FILTER_RULE,
-        // Without an iterative scan HNSW returns at most ef_search rows.
-        Rule::AtLeast {
-            key: "ef_search",
-            factor: 1,
-            other: "candidates",
-        },
-    ],
-    // The float32 column's limit; the bit index itself takes up to 64000.
-    max_dimension: 16000,
-    metrics: super::spec::ALL_METRICS,
-    grid: include_str!("../../../algorithms/pgvector_binary/config.yml"),
     create: |o| Ok(Box::new(PgBackend::connect(o, &Binary)?)),
     check_data: crate::backend::table::check_data,
-    contract: Contract {
-        build: "M=16, ef_construction=64",
-        thorough_query: "candidates=1000",
-        slow_build: "M=48, ef_construction=400",
-    },
-    build_cost: None,
 };
 
 /// The bit HNSW index with re-ranking.

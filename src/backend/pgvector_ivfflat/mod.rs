@@ -1,70 +1,20 @@
 //! pgvector's IVFFlat index on the float32 `vector` column: k-means `lists` cells at build
 //! time; each query scans the `probes` nearest cells. Shares the `pgvector` table.
 
+pub use crate::registry::decls::pgvector_ivfflat as decl;
+
 use super::postgres::index::{PgIndex, Target, distance_op, ops, set_or_reset};
-use super::postgres::{DATABASE, MAINTENANCE_WORK_MEM, PgBackend};
-use super::spec::{Algorithm, Auto, Contract, Param};
+use super::postgres::{DATABASE, PgBackend};
+use super::spec::Algorithm;
+use decl::{ITERATIVE_SCAN, PROBES};
 use crate::backend::args::Args;
 use crate::{Error, Result};
 
-/// The session settings of the query args.
-const PROBES: &str = "ivfflat.probes";
-const ITERATIVE_SCAN: &str = "ivfflat.iterative_scan";
-
-/// pgvector's guidance: rows/1000 lists up to 1M rows, sqrt(rows) beyond.
-const LISTS_AUTO: Auto = Auto {
-    value: |rows| {
-        if rows <= 1_000_000 {
-            (rows / 1000).max(1) as i64
-        } else {
-            (rows as f64).sqrt().round() as i64
-        }
-    },
-    doc: "rows/1000 up to 1M rows, sqrt(rows) beyond (pgvector's guidance)",
-};
-
 pub static ALGORITHM: Algorithm = Algorithm {
-    name: "pgvector_ivfflat",
-    display: "PGVector_ivfflat",
-    summary: "pgvector IVFFlat index on a float32 vector column (k-means lists, probes per query)",
+    decl: &decl::ALGORITHM,
     database: Some(&DATABASE),
-    min_version: (0, 5),
-    build: &[
-        Param::int("lists", 1, 32768, "k-means cells the rows are split into").with_auto(LISTS_AUTO),
-        MAINTENANCE_WORK_MEM,
-        super::filter::FILTER_INDEX,
-    ],
-    query: &[
-        Param::int(
-            "probes",
-            1,
-            32768,
-            "cells scanned per query (ivfflat.probes)",
-        )
-        .optional("the server's ivfflat.probes")
-        .sets(PROBES),
-        Param::choice(
-            "iterative_scan",
-            &["off", "relaxed_order"],
-            "scan more cells when too few rows are found (ivfflat.iterative_scan, pgvector 0.8)",
-        )
-        .optional("off")
-        .sets(ITERATIVE_SCAN),
-        super::filter::SELECTIVITY,
-        super::filter::FILTER,
-    ],
-    rules: &[super::filter::FILTER_RULE],
-    max_dimension: 2000,
-    metrics: super::spec::ALL_METRICS,
-    grid: include_str!("../../../algorithms/pgvector_ivfflat/config.yml"),
     create: |o| Ok(Box::new(PgBackend::connect(o, &IvfFlat)?)),
     check_data: crate::backend::table::check_data,
-    contract: Contract {
-        build: "lists=10",
-        thorough_query: "probes=10",
-        slow_build: "lists=1000",
-    },
-    build_cost: None,
 };
 
 /// The IVFFlat index.

@@ -7,7 +7,7 @@ use crate::Metric;
 use crate::Result;
 use crate::backend::args::Args;
 use crate::backend::server::Version;
-use crate::backend::spec::{Algorithm, Param};
+use crate::backend::spec::Algorithm;
 
 /// The range a halfvec column refuses values beyond, and the fix.
 pub const HALFVEC_COLUMN_LIMIT: &str = "the float16 range (+-65504) of a halfvec column; use an \
@@ -121,30 +121,9 @@ pub fn ops(metric: Metric) -> &'static str {
     }
 }
 
-/// `hnsw.iterative_scan`: with a filter, scan more of the graph until enough rows match.
-pub const ITERATIVE_SCAN: &str = "hnsw.iterative_scan";
-/// `hnsw.max_scan_tuples`: the most tuples an iterative scan visits.
-pub const MAX_SCAN_TUPLES: &str = "hnsw.max_scan_tuples";
-
-/// The HNSW query arg `iterative_scan` (pgvector 0.8).
-pub const ITERATIVE_SCAN_PARAM: Param = Param::choice(
-    "iterative_scan",
-    &["off", "relaxed_order", "strict_order"],
-    "scan more of the graph while a filter leaves fewer than k rows (hnsw.iterative_scan, \
-     pgvector 0.8)",
-)
-.optional("off")
-.sets(ITERATIVE_SCAN);
-
-/// The HNSW query arg `max_scan_tuples` (pgvector 0.8).
-pub const MAX_SCAN_TUPLES_PARAM: Param = Param::int(
-    "max_scan_tuples",
-    1,
-    i32::MAX as i64,
-    "most tuples an iterative scan visits (hnsw.max_scan_tuples, pgvector 0.8)",
-)
-.optional("the server's hnsw.max_scan_tuples (20000)")
-.sets(MAX_SCAN_TUPLES);
+pub use super::decl::{
+    ITERATIVE_SCAN, ITERATIVE_SCAN_PARAM, MAX_SCAN_TUPLES, MAX_SCAN_TUPLES_PARAM,
+};
 
 /// `SET`/`RESET` of the HNSW iterative-scan settings of `args` (none before pgvector 0.8,
 /// where setting one is an error naming the release).

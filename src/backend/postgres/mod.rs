@@ -9,7 +9,6 @@ mod build;
 mod check;
 mod conn;
 pub mod cost;
-pub mod decl;
 pub mod dialect;
 pub mod errors;
 pub mod index;
@@ -19,6 +18,7 @@ pub mod search;
 pub mod server;
 pub mod watchdog;
 
+pub use crate::registry::decls::postgres as decl;
 pub use index::{Column, PgIndex, Target};
 pub use load::LoadMethod;
 
@@ -26,7 +26,6 @@ use super::filter::Attributes;
 use super::parallel::method_label;
 use super::prepared::PreparedFor;
 use super::server::{Database, Version};
-use super::spec::Param;
 use super::sql::meta::{self, Meta};
 use super::sql::{SqlConn, TableName, guard, reuse};
 use super::table::{check_ident, check_train, check_train_within, fingerprint_hex, table_name};
@@ -60,12 +59,8 @@ pub static DATABASE: Database = Database {
 /// whenever the query can use it (verify_index_used still checks the plan).
 pub const SESSION_SQL: &str = "SET enable_seqscan = off";
 
-/// The build parameter every pgvector algorithm takes, applied to the build session only.
-pub const MAINTENANCE_WORK_MEM: Param = Param::memory(
-    "maintenance_work_mem",
-    "memory for the index build, applied to the build session only",
-)
-.optional("the server's setting");
+/// The build parameter every pgvector algorithm takes.
+pub use decl::MAINTENANCE_WORK_MEM;
 
 /// The dataset currently loaded.
 #[derive(Debug, Clone)]

@@ -14,25 +14,10 @@ use super::conn::query;
 use super::{Keys, Redis};
 use crate::backend::args::Args;
 use crate::backend::filter::{self, Attributes};
-use crate::backend::spec::{Param, Rule};
 use crate::{Error, Result};
 use std::time::Instant;
 
-/// The query arg bounding the nodes a filtered query visits.
-pub const FILTER_EF: Param = Param::int(
-    "filter_ef",
-    1,
-    100_000_000,
-    "most graph nodes a filtered query visits looking for matches (VSIM FILTER-EF); needs \
-     selectivity",
-)
-.optional("COUNT * 100, Redis' default");
-
-/// `filter_ef` means nothing without a selectivity.
-pub const FILTER_EF_RULE: Rule = Rule::Requires {
-    key: "filter_ef",
-    other: "selectivity",
-};
+pub use super::decl::{FILTER_EF, FILTER_EF_RULE};
 
 /// Rows of attributes per `HSET` of [`load`].
 const BATCH: usize = 5_000;

@@ -10,10 +10,11 @@
 //! metric alone and a euclidean dataset is refused before anything is sent. Every fact about
 //! Redis that generic code needs is in [`decl`].
 
+pub use crate::registry::decls::redis as decl;
+
 pub mod build;
 pub mod conn;
 pub mod cost;
-pub mod decl;
 pub mod filter;
 pub mod lock;
 pub mod search;
@@ -23,7 +24,7 @@ pub mod server;
 mod tests;
 
 use super::server::Database;
-use super::spec::{Algorithm, Contract, Param};
+use super::spec::Algorithm;
 use super::table::{check_train, fingerprint_hex, table_name};
 use super::{
     Backend, BackendOptions, BuildReport, BuildWatch, Cancel, LoadReport, Searcher, ServerInfo,
@@ -31,7 +32,7 @@ use super::{
 };
 use crate::connect::{ServerKind, ServerUrl};
 use crate::params::Params;
-use crate::{Error, Metric, Result};
+use crate::{Error, Result};
 use conn::{READ_LIMIT, query};
 use ndarray::ArrayView2;
 
@@ -48,58 +49,9 @@ pub static DATABASE: Database = Database {
 };
 
 pub static ALGORITHM: Algorithm = Algorithm {
-    name: "redis",
-    display: "Redis",
-    summary: "Redis 8 vector set (VADD / VSIM): HNSW with Q8, float32 or binary vectors; cosine only",
+    decl: &decl::ALGORITHM,
     database: Some(&DATABASE),
-    min_version: decl::MIN_VERSION,
-    build: &[
-        Param::int(
-            "M",
-            4,
-            4096,
-            "neighbours per node of the HNSW graph (VADD M)",
-        ),
-        Param::int(
-            "ef_construction",
-            1,
-            1_000_000,
-            "candidate list size while inserting (VADD EF, the build exploration factor)",
-        )
-        .optional("200, Redis' default"),
-        Param::choice(
-            "quantization",
-            &["Q8", "NOQUANT", "BIN"],
-            "how the set stores vectors: Q8 (int8, Redis' default), NOQUANT (float32) or BIN \
-             (one bit per dimension); required, so every point names it",
-        ),
-    ],
-    query: &[
-        Param::int(
-            "ef_search",
-            1,
-            1_000_000,
-            "candidate list size per query (VSIM EF, the search exploration factor)",
-        )
-        .optional("100, Redis' default"),
-        super::filter::SELECTIVITY,
-        super::filter::FILTER,
-        filter::FILTER_EF,
-    ],
-    rules: &[super::filter::FILTER_RULE, filter::FILTER_EF_RULE],
-    // Redis sets no limit of its own (a vector is an FP32 blob); 65,536 dimensions (256 KiB
-    // a row) is the widest annbench has run.
-    max_dimension: 65_536,
-    metrics: &[Metric::Angular],
-    grid: include_str!("../../../algorithms/redis/config.yml"),
     create: |o| Ok(Box::new(Redis::connect(o)?)),
-    contract: Contract {
-        build: "M=16, ef_construction=100, quantization=NOQUANT",
-        thorough_query: "ef_search=1000",
-        slow_build: "M=64, ef_construction=500, quantization=NOQUANT",
-    },
-    // No measured builds to fit a model to yet (src/shard/cost.rs).
-    build_cost: None,
     check_data: crate::backend::table::check_data,
 };
 

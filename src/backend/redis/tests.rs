@@ -3,6 +3,7 @@
 //! algorithm keeps is in `tests/contract.rs`.
 
 use super::*;
+use crate::Metric;
 use crate::backend::server::{CheckReport, GIB};
 use ndarray::Array2;
 

@@ -1,8 +1,9 @@
-//! Checking parameters against an algorithm's declaration ([`super::spec`]): one implementation
-//! for config validation (before anything runs) and for the backends (on every build and
-//! query point), so the two cannot disagree.
+//! Checking parameters against an algorithm's declaration ([`super::AlgorithmDecl`]): one
+//! implementation for config validation (before anything runs) and for the backends (on every
+//! build and query point), so the two cannot disagree.
 
-use super::spec::{Algorithm, Kind, Need, Param, Rule};
+use super::algorithm::AlgorithmDecl;
+use super::param::{Kind, Need, Param, Rule};
 use crate::params::Params;
 use crate::{Error, Result};
 use serde_json::Value;
@@ -161,7 +162,7 @@ impl Rule {
     }
 }
 
-impl Algorithm {
+impl AlgorithmDecl {
     /// Check a build point: known keys, valid values, required keys present, rules obeyed;
     /// `auto` values resolve against `rows`.
     pub fn build_args(&self, given: &Params, rows: usize) -> Result<Args> {
@@ -169,7 +170,7 @@ impl Algorithm {
         self.check_point(&point, self.build, "build")
     }
 
-    /// Check a query point like [`Algorithm::build_args`].
+    /// Check a query point like [`AlgorithmDecl::build_args`].
     pub fn query_args(&self, given: &Params) -> Result<Args> {
         self.check_point(given, self.query, "query")
     }
@@ -228,7 +229,7 @@ impl Algorithm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::spec::Auto;
+    use crate::registry::param::Auto;
     use serde_json::json;
 
     const AUTO: Auto = Auto {

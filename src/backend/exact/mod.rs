@@ -2,7 +2,9 @@
 //! sweep (recall 1.0 by construction) and a server-free backend for smoke tests and demos.
 //! All its work is client CPU, so the runner's client-bottleneck notice fires for it: true.
 
-use super::spec::{Algorithm, Contract};
+pub use crate::registry::decls::exact as decl;
+
+use super::spec::Algorithm;
 use super::{Backend, BuildReport, Cancel, LoadReport, Searcher, ServerInfo, TableSpec};
 use crate::params::Params;
 use crate::{Error, Metric, Result};
@@ -11,25 +13,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 pub static ALGORITHM: Algorithm = Algorithm {
-    name: "exact",
-    display: "Exact",
-    summary: "in-process brute-force search: the recall 1.0 reference, no server",
+    decl: &decl::ALGORITHM,
     database: None,
-    min_version: (0, 0),
-    build: &[],
-    query: &[],
-    rules: &[],
-    max_dimension: usize::MAX,
-    metrics: super::spec::ALL_METRICS,
-    grid: include_str!("../../algorithms/exact/config.yml"),
     create: |_| Ok(Box::new(Exact::new())),
     check_data: super::table::check_data,
-    contract: Contract {
-        build: "",
-        thorough_query: "",
-        slow_build: "",
-    },
-    build_cost: None,
 };
 
 struct Table {
