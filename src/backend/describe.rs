@@ -124,10 +124,10 @@ pub fn text() -> String {
 pub fn markdown() -> String {
     let mut out = String::from(
         "# Algorithms\n\n\
-         Generated from the registry (`src/backend/mod.rs`) by `annbench algorithms --format \
-         markdown`; a test keeps this file in step with the code. Each algorithm's default grid \
-         is `algorithms/<name>/config.yml`. Keys match ignoring case; a grid point that breaks \
-         a range or a rule is refused before anything runs.\n",
+         Generated from the declarations (`src/registry/`, each algorithm's `decl.rs`) by \
+         `annbench algorithms --format markdown`; a test keeps this file in step with the code. \
+         Each algorithm's default grid is `algorithms/<name>/config.yml`. Keys match ignoring \
+         case; a grid point that breaks a range or a rule is refused before anything runs.\n",
     );
     databases_markdown(&mut out);
     for a in algorithms() {
