@@ -45,4 +45,21 @@ impl Error {
             source,
         }
     }
+
+    /// This error with `what` in front of its message (`server 'pg18': ...`), of the same
+    /// category; an interruption stays one.
+    pub fn with_context(self, what: &str) -> Self {
+        match self {
+            Error::Dataset(m) => Error::Dataset(format!("{what}: {m}")),
+            Error::Config(m) => Error::Config(format!("{what}: {m}")),
+            Error::Server(m) => Error::Server(format!("{what}: {m}")),
+            Error::Backend(m) => Error::Backend(format!("{what}: {m}")),
+            Error::Results(m) => Error::Results(format!("{what}: {m}")),
+            Error::Io { context, source } => Error::Io {
+                context: format!("{what}: {context}"),
+                source,
+            },
+            Error::Interrupted => Error::Interrupted,
+        }
+    }
 }

@@ -181,6 +181,7 @@ pub mod cost;
 pub mod describe;
 pub mod filter;
 pub mod handshake;
+pub mod named;
 pub mod parallel;
 pub mod plan;
 pub mod postgres;
@@ -194,6 +195,7 @@ pub mod watch;
 #[cfg(test)]
 mod tests;
 
+pub use named::NamedServer;
 pub use plan::MemoryPlan;
 pub use watch::{BuildStatus, BuildWatch};
 
@@ -257,6 +259,9 @@ pub struct BackendOptions {
     /// `--timeout`: the longest one index build may take; the build watcher stops a build that
     /// passes it, and such a build is never measured ([`sql::watch`]). `None`: no limit.
     pub build_timeout: Option<std::time::Duration>,
+    /// Named servers (`--postgres NAME=URL`, repeatable): two or more of one database run
+    /// interleaved, each under its name as label ([`named`]).
+    pub servers: Vec<NamedServer>,
 }
 
 impl BackendOptions {

@@ -8,7 +8,7 @@ use super::out::{errln, outln};
 use super::server_urls::ServerUrls;
 use crate::backend::BackendOptions;
 use crate::runner::{self, PassOrder, Progress, SweepOptions, SweepSummary};
-use crate::{Error, Result};
+use crate::{Error, Result, terminal};
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -212,7 +212,7 @@ impl RunArgs {
                 schema: self.schema,
                 build_timeout: self.timeout,
                 ..BackendOptions::default()
-            }),
+            })?,
         })
     }
 }
@@ -292,8 +292,19 @@ fn print_points(summary: &SweepSummary, opts: &SweepOptions) {
     let wp = rows.iter().map(|r| r.1.len()).fold(10, usize::max);
     let intervals: Vec<String> = rows.iter().map(|r| interval_text(r.0)).collect();
     let wi = intervals.iter().map(String::len).fold(10, usize::max);
+    // A label column when some point has one (named servers, --label).
+    let labelled = rows.iter().any(|r| r.0.label.is_some());
+    let wl = rows
+        .iter()
+        .filter_map(|r| r.0.label.as_ref().map(|l| terminal::for_terminal(l).len()))
+        .fold(5, usize::max);
+    let label_cell = |l: Option<&str>| match labelled {
+        true => format!("{:<wl$} ", terminal::for_terminal(l.unwrap_or("-"))),
+        false => String::new(),
+    };
     outln!(
-        "\n{:<wa$} {:<wp$} {:>7} {:>8} {:>11} {:<wi$} {:>6} {:>9} {:>9} {:>9}",
+        "\n{}{:<wa$} {:<wp$} {:>7} {:>8} {:>11} {:<wi$} {:>6} {:>9} {:>9} {:>9}",
+        label_cell(Some("label")),
         "algorithm",
         "parameters",
         "clients",
@@ -312,7 +323,8 @@ fn print_points(summary: &SweepSummary, opts: &SweepOptions) {
         flagged += usize::from(!m.flags.is_empty());
         let qps = format!("{mark}{:.1}", m.qps);
         outln!(
-            "{:<wa$} {:<wp$} {:>7} {:>8.4} {qps:>11} {ci:<wi$} {:>6} {:>9.3} {:>9.3} {:>9.2}{}",
+            "{}{:<wa$} {:<wp$} {:>7} {:>8.4} {qps:>11} {ci:<wi$} {:>6} {:>9.3} {:>9.3} {:>9.2}{}",
+            label_cell(r.label.as_deref()),
             r.algorithm,
             args,
             r.clients,
@@ -324,11 +336,14 @@ fn print_points(summary: &SweepSummary, opts: &SweepOptions) {
             if *skipped { "  (stored)" } else { "" }
         );
     }
-    if flagged > 0 {
-        outln!(
-            "\n~ {flagged} figure(s) flagged (heavy interference, stalled passes or an interval \
-             wider than 10% of the median); see the warnings and docs/methodology.md"
-        );
+    let noise = runner::noise::Noise::of(&summary.points);
+    debug_assert!(flagged >= noise.flagged);
+    let lines = noise.lines();
+    if !lines.is_empty() {
+        outln!();
+    }
+    for line in lines {
+        outln!("{line}");
     }
     outln!(
         "\n{} point(s) measured, {} already stored; results in {}",

@@ -3,16 +3,19 @@
 
 use crate::backend::{BackendOptions, databases};
 use crate::connect::ServerKind;
-use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 
-/// The URLs given on the command line, by database.
+/// The URLs given on the command line, by database: one plain URL, or `NAME=URL` values.
 #[derive(Debug, Clone, Default)]
-pub struct ServerUrls(pub Vec<(ServerKind, String)>);
+pub struct ServerUrls(pub Vec<(ServerKind, Vec<String>)>);
 
 impl ServerUrls {
-    /// `opts` with these URLs.
-    pub fn apply(self, opts: BackendOptions) -> BackendOptions {
-        opts.with_urls(self.0.into_iter().map(|(kind, url)| (kind, Some(url))))
+    /// `opts` with these URLs (named servers checked: unique names, not mixed with a plain URL).
+    pub fn apply(self, mut opts: BackendOptions) -> crate::Result<BackendOptions> {
+        for (kind, values) in self.0 {
+            opts.add_urls(kind, &values)?;
+        }
+        Ok(opts)
     }
 }
 
@@ -21,8 +24,8 @@ impl FromArgMatches for ServerUrls {
         let urls = databases()
             .into_iter()
             .filter_map(|db| {
-                let url = matches.get_one::<String>(db.kind.key())?;
-                Some((db.kind, url.clone()))
+                let urls = matches.get_many::<String>(db.kind.key())?;
+                Some((db.kind, urls.cloned().collect()))
             })
             .collect();
         Ok(ServerUrls(urls))
@@ -40,7 +43,8 @@ impl Args for ServerUrls {
             cmd.arg(
                 Arg::new(db.kind.key())
                     .long(db.kind.key())
-                    .value_name("URL")
+                    .value_name("[NAME=]URL")
+                    .action(ArgAction::Append)
                     .help(help(db.kind)),
             )
         })
@@ -58,7 +62,9 @@ fn help(kind: ServerKind) -> String {
         format!(", then ${} + ${}", f.conn_args, f.db_name)
     });
     format!(
-        "{} URL, e.g. {}. Default: ${}{forks}, then the server scripts/databases.sh started.",
+        "{} URL, e.g. {}. Default: ${}{forks}, then the server scripts/databases.sh started. \
+         NAME=URL (repeatable) names a server: its points get NAME as label, and two or more \
+         run interleaved in one sweep, so that `annbench compare` pairs their passes.",
         decl.name, decl.example_url, decl.url_var
     )
 }

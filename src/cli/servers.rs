@@ -3,11 +3,9 @@
 use super::out::outln;
 use super::server_urls::ServerUrls;
 use crate::backend::{BackendOptions, databases};
-use crate::connect::ServerKind;
 use crate::servers::{CheckOutcome, ServerCheck, check_all};
 use crate::{Error, Result};
 use clap::{Args, Subcommand};
-use std::collections::BTreeMap;
 
 #[derive(Debug, Subcommand)]
 pub enum ServersCommand {
@@ -75,7 +73,7 @@ fn url_flags() -> String {
 }
 
 fn drop_tables(args: DropArgs) -> Result<()> {
-    let opts = args.servers.apply(BackendOptions::default());
+    let opts = args.servers.apply(BackendOptions::default())?;
     let mut done = 0;
     for db in databases() {
         let wanted = args.server.as_deref().is_none_or(|w| w == db.kind.key());
@@ -99,8 +97,8 @@ fn drop_tables(args: DropArgs) -> Result<()> {
 }
 
 fn check(args: CheckArgs) -> Result<()> {
-    let urls: BTreeMap<ServerKind, String> = args.servers.0.into_iter().collect();
-    let outcomes = check_all(&urls);
+    let opts = args.servers.apply(BackendOptions::default())?;
+    let outcomes = check_all(&opts);
     if args.json || args.format == "json" {
         let text = serde_json::to_string_pretty(&outcomes)
             .map_err(|e| Error::Results(format!("cannot write JSON: {e}")))?;
@@ -150,7 +148,10 @@ fn print_outcome(outcome: &CheckOutcome) {
         }
         CheckOutcome::Checked(c) => c,
     };
-    outln!("{} {} (from {})", c.server, c.url, c.source);
+    match &c.instance {
+        Some(name) => outln!("{} '{name}' {} (from {})", c.server, c.url, c.source),
+        None => outln!("{} {} (from {})", c.server, c.url, c.source),
+    }
     let row = |k: &str, v: &str| outln!("  {k:<34} {v}");
     let r = &c.report;
     if let Some(v) = &r.version {

@@ -13,7 +13,7 @@ mod resolve;
 pub use errors::{is_secret_key, mask_secrets, redact_text};
 pub use resolve::{
     FORKS_DEFAULT_DB, UrlSource, find_url, lookup, not_configured, read_servers_env, resolve_from,
-    resolve_with_source, servers_env_path, setting_shown,
+    resolve_with_source, servers_env_entries, servers_env_path, setting_shown,
 };
 
 use crate::{Error, Result};
@@ -33,6 +33,19 @@ pub struct ServerUrl {
 }
 
 impl ServerUrl {
+    /// The TCP port the URL names explicitly (`None` for a default port or a Unix socket).
+    pub fn tcp_port(&self) -> Option<u16> {
+        let socket = self
+            .url
+            .host_str()
+            .is_some_and(|h| h.starts_with('%') || h.starts_with('/'))
+            || self
+                .url
+                .query_pairs()
+                .any(|(k, _)| k == "socket" || k == "host");
+        if socket { None } else { self.url.port() }
+    }
+
     /// Parse and check the scheme. Errors never show the password, however malformed the
     /// text (see [`errors::redact_text`]).
     pub fn parse(kind: ServerKind, text: &str) -> Result<Self> {

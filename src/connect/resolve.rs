@@ -178,18 +178,29 @@ pub fn servers_env_path(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
 /// The value of `key` in a `KEY=value` file (`export ` prefixes, `#` comments and quotes
 /// allowed). `Ok(None)` when the file or key is absent.
 pub fn read_servers_env(path: &std::path::Path, key: &str) -> Result<Option<String>> {
+    Ok(servers_env_entries(path)?
+        .into_iter()
+        .find_map(|(k, v)| (k == key).then_some(v)))
+}
+
+/// Every `KEY=value` line of such a file, in order (empty when it is absent).
+pub fn servers_env_entries(path: &std::path::Path) -> Result<Vec<(String, String)>> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(Error::io(path, "cannot read server URLs from", e)),
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    Ok(text.lines().find_map(|line| {
-        let line = line.trim();
-        let line = line.strip_prefix("export ").unwrap_or(line);
-        let (k, v) = line.split_once('=')?;
-        (k.trim() == key).then(|| v.trim().trim_matches(['"', '\'']).to_string())
-    }))
+    Ok(text
+        .lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            let line = line.strip_prefix("export ").unwrap_or(line);
+            let (k, v) = line.split_once('=')?;
+            let v = v.trim().trim_matches(['"', '\'']);
+            Some((k.trim().to_string(), v.to_string()))
+        })
+        .collect())
 }
 
 /// A value from the environment, else from `servers.env` (e.g. `ANNBENCH_TEST_OLD_MARIADB_URL`).

@@ -31,7 +31,17 @@ pub enum Procs {
 /// The processes behind `hints`, with a description for results, or a note why none.
 /// `servers`: the commands of the database server processes.
 pub fn locate(hints: &[ProcessHint], servers: &[&str]) -> Result<(Procs, String), String> {
-    let (roots, unseen) = procs::connected_servers(servers);
+    locate_at(hints, servers, None)
+}
+
+/// [`locate`] among the servers this process reaches on TCP `port` (when given): the one
+/// server of several of a kind that a lane of an interleaved run is connected to.
+pub fn locate_at(
+    hints: &[ProcessHint],
+    servers: &[&str],
+    port: Option<u16>,
+) -> Result<(Procs, String), String> {
+    let (roots, unseen) = procs::connected_servers_at(servers, port);
     let hidden = if unseen {
         " (some server's processes belong to another user: run annbench as that user or root)"
     } else {

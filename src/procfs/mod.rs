@@ -6,4 +6,4 @@
 pub mod locate;
 pub mod procs;
 
-pub use locate::{ProcessHint, Procs, describe_local, locate, only_root};
+pub use locate::{ProcessHint, Procs, describe_local, locate, locate_at, only_root};

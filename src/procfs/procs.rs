@@ -158,6 +158,12 @@ pub fn process_tree(root: i32) -> Vec<i32> {
 /// some loopback peer could not be identified (its owner's `/proc/<pid>/fd` is unreadable).
 /// `servers`: the commands of the database server processes.
 pub fn connected_servers(servers: &[&str]) -> (BTreeSet<i32>, bool) {
+    connected_servers_at(servers, None)
+}
+
+/// [`connected_servers`], counting only the TCP connections to `port` when given: with two
+/// local servers of one kind (an interleaved run), the one a backend's connections reach.
+pub fn connected_servers_at(servers: &[&str], port: Option<u16>) -> (BTreeSet<i32>, bool) {
     let mut peers = BTreeSet::new();
     let mut tcp_inodes = Vec::new();
     if let Ok(dir) = std::fs::read_dir("/proc/self/fd") {
@@ -177,7 +183,7 @@ pub fn connected_servers(servers: &[&str]) -> (BTreeSet<i32>, bool) {
             }
         }
     }
-    let peer_inodes = tcp_peer_inodes(&tcp_inodes);
+    let peer_inodes = tcp_peer_inodes(&tcp_inodes, port);
     let (owners, unseen) = socket_owners(&peer_inodes, servers);
     peers.extend(owners);
     let roots = peers
@@ -269,7 +275,7 @@ fn tcp_table() -> Vec<(String, String, u64)> {
 }
 
 /// Inodes of the other ends of our TCP sockets that live on this machine.
-fn tcp_peer_inodes(ours: &[u64]) -> Vec<u64> {
+fn tcp_peer_inodes(ours: &[u64], port: Option<u16>) -> Vec<u64> {
     if ours.is_empty() {
         return Vec::new();
     }
@@ -281,9 +287,15 @@ fn tcp_peer_inodes(ours: &[u64]) -> Vec<u64> {
     table
         .iter()
         .filter(|(_, _, i)| ours.contains(i))
+        .filter(|(_, r, _)| port.is_none_or(|p| hex_port(r) == Some(p)))
         .filter_map(|(l, r, _)| by_ends.get(&(r.as_str(), l.as_str())).copied())
         .filter(|&i| i != 0)
         .collect()
+}
+
+/// The port of a `/proc/net/tcp` address (`0100007F:3A5A`).
+fn hex_port(addr: &str) -> Option<u16> {
+    u16::from_str_radix(addr.rsplit_once(':')?.1, 16).ok()
 }
 
 /// Processes (of the `servers` commands) holding the given socket inodes, and whether an

@@ -23,12 +23,12 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// A point of this build still to measure, or stored.
-struct Todo<'a> {
-    query_args: &'a Params,
-    clients: usize,
-    path: PathBuf,
-    stored: Option<PointResult>,
-    supersedes: Option<PathBuf>,
+pub(super) struct Todo<'a> {
+    pub(super) query_args: &'a Params,
+    pub(super) clients: usize,
+    pub(super) path: PathBuf,
+    pub(super) stored: Option<PointResult>,
+    pub(super) supersedes: Option<PathBuf>,
 }
 
 /// One build point: skip it when all its points are stored, else build, verify the plan and
@@ -40,6 +40,28 @@ pub(super) fn run_build(
     build: &BuildPoint,
     summary: &mut SweepSummary,
 ) -> Result<()> {
+    let todo = todo_of(ctx, build, summary)?;
+    if todo.iter().all(|t| t.stored.is_some()) {
+        ctx.progress.on_event(&Event::BuildSkipped {
+            algorithm: ctx.algorithm,
+            build_args: &build.build_args,
+        });
+    } else if let Err(e) = measure_builds(ctx, backend, build, &todo, summary) {
+        // Nothing of this build is measured from here on: its missing points failed.
+        let f = ctx.failure(&build.build_args, None, None);
+        ctx.fail(summary, f, e)?;
+    }
+    report_stored(ctx, todo, summary);
+    Ok(())
+}
+
+/// The points of this build (query point x clients), each stored or to measure; a point whose
+/// lookup fails is recorded as failed (with `--keep-going`) and left out.
+pub(super) fn todo_of<'b>(
+    ctx: &Ctx<'_>,
+    build: &'b BuildPoint,
+    summary: &mut SweepSummary,
+) -> Result<Vec<Todo<'b>>> {
     let opts = ctx.opts;
     let mut todo = Vec::new();
     let mut whys = Vec::new();
@@ -52,7 +74,7 @@ pub(super) fn run_build(
                 &build.build_args,
                 query_args,
                 clients,
-                opts.label.as_deref(),
+                ctx.label.as_deref(),
             );
             let found = results::point_path(&opts.results_dir, &key)
                 .and_then(|path| Ok((stored::lookup(ctx, summary, &key, &path)?, path)));
@@ -82,16 +104,11 @@ pub(super) fn run_build(
     }
     let described = crate::params::describe(&build.build_args);
     stored::explain(ctx, summary, &described, &whys);
-    if todo.iter().all(|t| t.stored.is_some()) {
-        ctx.progress.on_event(&Event::BuildSkipped {
-            algorithm: ctx.algorithm,
-            build_args: &build.build_args,
-        });
-    } else if let Err(e) = measure_builds(ctx, backend, build, &todo, summary) {
-        // Nothing of this build is measured from here on: its missing points failed.
-        let f = ctx.failure(&build.build_args, None, None);
-        ctx.fail(summary, f, e)?;
-    }
+    Ok(todo)
+}
+
+/// Report the stored points of `todo` as skipped, in the summary too.
+pub(super) fn report_stored(ctx: &Ctx<'_>, todo: Vec<Todo<'_>>, summary: &mut SweepSummary) {
     for t in todo {
         if let Some(point) = t.stored {
             ctx.progress.on_event(&Event::PointSkipped {
@@ -105,7 +122,6 @@ pub(super) fn run_build(
             });
         }
     }
-    Ok(())
 }
 
 /// The server memory the build needs, from the backend's plan: sent as an event; a shortfall
@@ -164,64 +180,12 @@ fn measure_builds(
         .iter()
         .map(|t| PointRun::new(t.query_args.clone(), t.clients))
         .collect();
-    let policy = opts.policy();
-    let max_clients = opts.clients.iter().copied().max().unwrap_or(1);
-    let mut bufs = PassBuffers::new(ctx.queries.nrows(), opts.count, max_clients);
-    let mut first: Option<BuildReport> = None;
-    let server = crate::backend::algorithm(ctx.algorithm)
-        .and_then(|a| a.database)
-        .and_then(|d| WholeServer::find(d.kind));
-    let mut build_cost: Option<(Option<f64>, Option<u64>)> = None;
+    let mut bufs = PassBuffers::new(ctx.queries.nrows(), opts.count, max_clients(opts));
+    let mut cost = BuildCost::find(ctx);
     for b in 0..opts.rebuilds {
-        if ctx.progress.cancelled() {
-            return Err(Error::Interrupted);
-        }
-        let before = server.as_ref().map(WholeServer::sample);
-        let report = build_index(ctx, backend, build, summary)?;
-        let cpu = server
-            .as_ref()
-            .zip(before)
-            .map(|(s, a)| s.cpu_seconds(&a, &s.sample()));
-        let build_cost = *build_cost
-            .get_or_insert_with(|| (cpu, server.as_ref().and_then(WholeServer::resident_bytes)));
-        // The plan of every point, as EXPLAIN shows it on this build (a filter can change it
-        // from one selectivity to the next); a plan with no usable index fails the build.
-        let first_query = ctx.queries.row(0).to_vec();
-        for run in runs.iter_mut() {
-            let plan = backend.verify_index_used(&first_query, opts.count, &run.query_args)?;
-            run.plan = Some(plan);
-        }
-        let mut searchers = (0..max_clients)
-            .map(|_| backend.searcher())
-            .collect::<Result<Vec<_>>>()?;
-        let probe = Probe::discover(&mut searchers);
-        for note in &probe.notes() {
-            let text = format!("{}: server cost: {note}", ctx.algorithm);
-            if !summary.warnings.contains(&text) {
-                warn(ctx.progress, summary, text);
-            }
-        }
-        let watcher = opts.watch_interference.then(Watcher::discover);
-        let step = BuildStep {
-            env: PassEnv {
-                data: ctx.data,
-                queries: ctx.queries.view(),
-                k: opts.count,
-                min_time: opts.min_time,
-                progress: ctx.progress,
-                algorithm: ctx.algorithm,
-                watcher: watcher.as_ref(),
-                filters: ctx.filters,
-                cost: probe.measures().then_some(&probe),
-            },
-            policy,
-            order: opts.order,
-            build_args: &build.build_args,
-            build: b,
-            report: &report,
-        };
+        let (ready, mut searchers) = prepare(ctx, backend, build, &mut runs, &mut cost, summary)?;
+        let step = ready.step(ctx, build, b);
         let last = b + 1 == opts.rebuilds;
-        let first_report = first.get_or_insert_with(|| report.clone()).clone();
         let mut done = |run: &mut PointRun, failed: Option<Error>| -> Result<()> {
             // Passes measured on another session's index, or on none, are never stored: the
             // build is abandoned ([`Backend::check_index`]).
@@ -233,30 +197,173 @@ fn measure_builds(
             if !last {
                 return Ok(());
             }
-            let t = missing
-                .iter()
-                .find(|t| *t.query_args == run.query_args && t.clients == run.clients)
-                .ok_or_else(|| {
-                    Error::Backend("internal: a measured point not in the todo".into())
-                })?;
-            let mut m = run.finish(&policy)?;
-            if probe.measures() || !probe.notes().is_empty() {
-                let mut cost = probe.annotate(m.metrics.server.take().unwrap_or_default());
-                (cost.build_cpu_seconds, cost.memory_after_build_bytes) = build_cost;
-                cost.memory_after_passes_bytes =
-                    server.as_ref().and_then(WholeServer::resident_bytes);
-                m.metrics.server = Some(cost);
-            }
-            let point = assemble(ctx, &build.build_args, &first_report, run, m);
-            store_point(ctx, &first_report, point, t, summary)
+            let point = finish(ctx, build, run, &ready.probe, &cost, None)?;
+            store_point(
+                ctx,
+                &cost.first_report,
+                point,
+                find_todo(&missing, run)?,
+                summary,
+            )
         };
         schedule::measure(&step, &mut runs, &mut searchers, &mut bufs, &mut done)?;
     }
     Ok(())
 }
 
+/// The most clients of any point.
+pub(super) fn max_clients(opts: &super::SweepOptions) -> usize {
+    opts.clients.iter().copied().max().unwrap_or(1)
+}
+
+/// The todo entry of a measured point.
+pub(super) fn find_todo<'t>(missing: &[&'t Todo<'t>], run: &PointRun) -> Result<&'t Todo<'t>> {
+    missing
+        .iter()
+        .copied()
+        .find(|t| *t.query_args == run.query_args && t.clients == run.clients)
+        .ok_or_else(|| Error::Backend("internal: a measured point not in the todo".into()))
+}
+
+/// What a build point's server spent on its first build, recorded with every point, and that
+/// build's report.
+pub(super) struct BuildCost {
+    server: Option<WholeServer>,
+    /// Server CPU seconds of the first build and the server's memory after it.
+    spent: Option<(Option<f64>, Option<u64>)>,
+    pub(super) first_report: BuildReport,
+}
+
+impl BuildCost {
+    /// The local server of this context's algorithm (on its lane's port), if visible.
+    pub(super) fn find(ctx: &Ctx<'_>) -> BuildCost {
+        let server = crate::backend::algorithm(ctx.algorithm)
+            .and_then(|a| a.database)
+            .and_then(|d| WholeServer::find_at(d.kind, ctx.port));
+        BuildCost {
+            server,
+            spent: None,
+            first_report: BuildReport::default(),
+        }
+    }
+}
+
+/// One build of a build point, ready to measure: its report and how the server's cost and the
+/// machine's interference are read (its query connections are returned beside it).
+pub(super) struct Prepared {
+    pub(super) report: BuildReport,
+    pub(super) probe: Probe,
+    watcher: Option<Watcher>,
+}
+
+/// The query connections of one build, one per client.
+pub(super) type Searchers = Vec<Box<dyn crate::backend::Searcher>>;
+
+impl Prepared {
+    /// The schedule's view of this build.
+    pub(super) fn step<'s>(
+        &'s self,
+        ctx: &'s Ctx<'_>,
+        build: &'s BuildPoint,
+        b: usize,
+    ) -> BuildStep<'s> {
+        let opts = ctx.opts;
+        BuildStep {
+            env: PassEnv {
+                data: ctx.data,
+                queries: ctx.queries.view(),
+                k: opts.count,
+                min_time: opts.min_time,
+                progress: ctx.progress,
+                algorithm: ctx.algorithm,
+                watcher: self.watcher.as_ref(),
+                filters: ctx.filters,
+                cost: self.probe.measures().then_some(&self.probe),
+            },
+            policy: opts.policy(),
+            order: opts.order,
+            build_args: &build.build_args,
+            build: b,
+            report: &self.report,
+        }
+    }
+}
+
+/// Build the index once (cancellable; its server CPU into `cost` on the first build), verify
+/// every point's plan on it and open the query connections.
+pub(super) fn prepare(
+    ctx: &Ctx<'_>,
+    backend: &mut dyn Backend,
+    build: &BuildPoint,
+    runs: &mut [PointRun],
+    cost: &mut BuildCost,
+    summary: &mut SweepSummary,
+) -> Result<(Prepared, Searchers)> {
+    let opts = ctx.opts;
+    if ctx.progress.cancelled() {
+        return Err(Error::Interrupted);
+    }
+    let before = cost.server.as_ref().map(WholeServer::sample);
+    let report = build_index(ctx, backend, build, summary)?;
+    if cost.spent.is_none() {
+        let cpu = cost
+            .server
+            .as_ref()
+            .zip(before)
+            .map(|(s, a)| s.cpu_seconds(&a, &s.sample()));
+        let memory = cost.server.as_ref().and_then(WholeServer::resident_bytes);
+        cost.spent = Some((cpu, memory));
+        cost.first_report = report.clone();
+    }
+    // The plan of every point, as EXPLAIN shows it on this build (a filter can change it
+    // from one selectivity to the next); a plan with no usable index fails the build.
+    let first_query = ctx.queries.row(0).to_vec();
+    for run in runs.iter_mut() {
+        let plan = backend.verify_index_used(&first_query, opts.count, &run.query_args)?;
+        run.plan = Some(plan);
+    }
+    let mut searchers = (0..max_clients(opts))
+        .map(|_| backend.searcher())
+        .collect::<Result<Vec<_>>>()?;
+    let probe = Probe::discover_at(&mut searchers, ctx.port);
+    for note in &probe.notes() {
+        let text = format!("{}: server cost: {note}", ctx.algorithm);
+        if !summary.warnings.contains(&text) {
+            warn(ctx.progress, summary, text);
+        }
+    }
+    let ready = Prepared {
+        report,
+        probe,
+        watcher: opts.watch_interference.then(Watcher::discover),
+    };
+    Ok((ready, searchers))
+}
+
+/// A point measured on every build, as a result: its figures, server cost and build.
+pub(super) fn finish(
+    ctx: &Ctx<'_>,
+    build: &BuildPoint,
+    run: &mut PointRun,
+    probe: &Probe,
+    cost: &BuildCost,
+    interleave: Option<&crate::results::Interleave>,
+) -> Result<PointResult> {
+    let mut m = run.finish(&ctx.opts.policy())?;
+    if probe.measures() || !probe.notes().is_empty() {
+        let mut server = probe.annotate(m.metrics.server.take().unwrap_or_default());
+        (server.build_cpu_seconds, server.memory_after_build_bytes) =
+            cost.spent.unwrap_or_default();
+        server.memory_after_passes_bytes =
+            cost.server.as_ref().and_then(WholeServer::resident_bytes);
+        m.metrics.server = Some(server);
+    }
+    m.metrics.interleave = interleave.cloned();
+    Ok(assemble(ctx, &build.build_args, &cost.first_report, run, m))
+}
+
 /// Build the index once (cancellable), report it and check the plan uses it.
-fn build_index(
+pub(super) fn build_index(
     ctx: &Ctx<'_>,
     backend: &mut dyn Backend,
     build: &BuildPoint,
@@ -293,7 +400,7 @@ fn build_index(
 
 /// Write a measured point (removing the file it supersedes), warn about its notices, report
 /// it.
-fn store_point(
+pub(super) fn store_point(
     ctx: &Ctx<'_>,
     build: &BuildReport,
     point: PointResult,
@@ -316,7 +423,7 @@ fn store_point(
         }
     }
     for n in &point.environment.notices {
-        if !build.notices.contains(n) {
+        if !build.notices.contains(n) && !super::notices::is_noise(n) {
             warn(
                 ctx.progress,
                 summary,
@@ -354,7 +461,7 @@ fn assemble(
         build_args: build_args.clone(),
         query_args: run.query_args.clone(),
         clients: run.clients,
-        label: opts.label.clone(),
+        label: ctx.label.clone(),
         dataset_fingerprint: Some(ctx.fingerprint_for(&run.query_args)),
         load_seconds: Some(ctx.load.seconds),
         build_seconds: m.build_seconds,

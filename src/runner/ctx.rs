@@ -22,6 +22,10 @@ pub(super) struct Ctx<'a> {
     pub(super) progress: &'a dyn Progress,
     pub(super) host: &'a Host,
     pub(super) algorithm: &'a str,
+    /// The label of its points: the server's name in an interleaved run, else `--label`.
+    pub(super) label: Option<String>,
+    /// The TCP port of its server when several of a kind run (server cost must read the right one).
+    pub(super) port: Option<u16>,
     pub(super) server: ServerInfo,
     pub(super) load: LoadReport,
     /// [`crate::dataset::fingerprint`] of the data, stored with every unfiltered point.

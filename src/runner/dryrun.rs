@@ -423,7 +423,9 @@ fn calibrate_on(
         label: None,
         ..opts.clone()
     };
-    let ran = sweep::run(sample, None, &small, &cal_opts, progress, factory);
+    let ran = sweep::run(sample, None, &small, &cal_opts, progress, &|name, _| {
+        factory(name)
+    });
     for g in grids {
         drop_calibration_table(&g.algorithm, &name, opts);
     }

@@ -9,7 +9,9 @@ mod data;
 pub mod dryrun;
 pub mod estimate;
 pub mod interference;
+mod interleave;
 pub mod measure;
+pub mod noise;
 mod notices;
 pub mod point;
 mod preflight;
@@ -20,6 +22,8 @@ pub mod server_cost;
 pub mod speed;
 mod stored;
 mod sweep;
+
+pub use sweep::Factory;
 
 pub use notices::CLIENT_CPU_WARN_SHARE;
 pub use progress::{Event, NoProgress, PassKind, Progress};
@@ -346,9 +350,17 @@ pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSu
         build_timeout: opts.timeout,
         ..opts.backend.clone()
     };
-    sweep::run(dataset, filters.as_ref(), &grids, opts, progress, &|name| {
-        crate::backend::create(name, &backend_opts)
-    })
+    sweep::run(
+        dataset,
+        filters.as_ref(),
+        &grids,
+        opts,
+        progress,
+        &|name, server| match server {
+            None => crate::backend::create(name, &backend_opts),
+            Some(s) => crate::backend::create(name, &backend_opts.for_server(s)),
+        },
+    )
 }
 
 /// The checks of the plan against the dataset file at `path` (its shape only): the grids with
@@ -407,7 +419,24 @@ pub fn run_sweep_filtered(
     let bad = |e: String| Error::Dataset(format!("dataset '{}': {e}", dataset.name));
     crate::dataset::validate::check(&dataset).map_err(bad)?;
     crate::dataset::gtcheck::verify(&dataset).map_err(bad)?;
-    sweep::run(dataset, filters, &grids, opts, progress, factory)
+    sweep::run(dataset, filters, &grids, opts, progress, &|name, _| {
+        factory(name)
+    })
+}
+
+/// [`run_sweep_with`] whose factory also gets the named server (`None` for a database's one
+/// server), so that tests can run several servers interleaved without a database.
+pub fn run_sweep_servers_with(
+    dataset: Dataset,
+    opts: &SweepOptions,
+    progress: &dyn Progress,
+    factory: &sweep::Factory<'_>,
+) -> Result<SweepSummary> {
+    let opts = &without_repeats(opts);
+    let grids = plan(opts, Some(dataset.train.nrows()))?;
+    preflight::check_servers(opts, &grids)?;
+    preflight::check(opts, &grids, &dataset.name, dataset.test.nrows())?;
+    sweep::run(dataset, None, &grids, opts, progress, factory)
 }
 
 /// `opts` with repeated client counts and algorithms listed once (`--clients 1,1` is one

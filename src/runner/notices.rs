@@ -87,17 +87,34 @@ pub(super) fn point_notices(
             .interval
             .map(|i| format!(" [{:.1}, {:.1}]", i.low, i.high))
             .unwrap_or_default();
+        // Say only what happened: extra passes ran only when some fit in --max-time.
+        let max_time = policy.max_time.as_secs_f64();
+        let builds = passes.iter().map(|p| p.build).max().map_or(1, |b| b + 1);
+        let after = if passes.len() > policy.runs * builds {
+            format!("re-measured within --max-time {max_time:.0} s")
+        } else {
+            format!("no extra pass fit in --max-time {max_time:.0} s")
+        };
         out.push(format!(
-            "figure flagged ({}): QPS {:.1}{ci} from {} passes; re-measured within --max-time {:.0} s",
+            "figure flagged ({}): QPS {:.1}{ci} from {} passes; {after}",
             names.join(", "),
             f.qps,
             f.used,
-            policy.max_time.as_secs_f64()
         ));
     }
     out.extend(client_cpu_notice(passes, clients));
     out
 }
+/// Whether a notice of [`point_notices`] is about the machine's noise (stalled or disturbed
+/// passes, a flagged figure): stored with the point and marked `~` in tables, but summed up
+/// once at the end of a run (`runner::noise`) instead of a warning line per point.
+pub fn is_noise(notice: &str) -> bool {
+    notice.starts_with("figure flagged (")
+        || notice.contains(" passes stalled (")
+        || notice.contains(" passes ran under heavy interference")
+        || notice.contains(" disturbed passes were measured again")
+}
+
 /// A notice when the median pass's client CPU exceeded [`CLIENT_CPU_WARN_SHARE`] of a core per
 /// connection: the numbers may then measure the client rather than the server.
 fn client_cpu_notice(passes: &[Pass], clients: usize) -> Option<String> {

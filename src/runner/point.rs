@@ -280,6 +280,13 @@ impl PointRun {
     }
 
     /// Whether the current build of this point needs another timed pass.
+    /// Mark the pass just measured as one of round `round` of an interleaved run.
+    pub fn set_round(&mut self, round: usize) {
+        if let Some(p) = self.passes.last_mut() {
+            p.round = Some(round);
+        }
+    }
+
     pub fn needs_more(&self, policy: &Policy) -> bool {
         !self.failed && assess::needs_more(&self.passes, self.build, policy, self.seconds)
     }

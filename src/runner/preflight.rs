@@ -15,6 +15,13 @@ pub(super) fn check(
     dataset: &str,
     queries: usize,
 ) -> Result<()> {
+    if opts.label.is_some() && !opts.backend.servers.is_empty() {
+        return Err(Error::Config(
+            "--label and named servers (--postgres NAME=URL) together: the names are the \
+             labels of their servers' points; leave --label out"
+                .into(),
+        ));
+    }
     if let Some(label) = &opts.label {
         if label.trim().is_empty() {
             return Err(Error::Config(
@@ -32,16 +39,18 @@ pub(super) fn check(
         for build in &grid.builds {
             for query_args in &build.query_args {
                 for &clients in &opts.clients {
-                    let key = PointKey::new(
-                        dataset,
-                        opts.count,
-                        &grid.algorithm,
-                        &build.build_args,
-                        query_args,
-                        clients,
-                        opts.label.as_deref(),
-                    );
-                    results::point_path(&opts.results_dir, &key)?;
+                    for label in labels(opts, &grid.algorithm) {
+                        let key = PointKey::new(
+                            dataset,
+                            opts.count,
+                            &grid.algorithm,
+                            &build.build_args,
+                            query_args,
+                            clients,
+                            label,
+                        );
+                        results::point_path(&opts.results_dir, &key)?;
+                    }
                 }
             }
         }
@@ -92,7 +101,12 @@ pub(crate) fn check_data(grids: &[Grid], data: &crate::dataset::Dataset) -> Resu
 pub(super) fn check_privileges(opts: &SweepOptions, grids: &[Grid]) -> Result<()> {
     let schema = opts.backend.schema()?;
     for db in databases(grids) {
-        (db.privileges)(&opts.backend.url(db.kind)?, &schema)?;
+        for (name, url) in opts.backend.urls_of(db.kind)? {
+            (db.privileges)(&url, &schema).map_err(|e| match name {
+                Some(n) => e.with_context(&format!("server '{n}'")),
+                None => e,
+            })?;
+        }
     }
     Ok(())
 }
@@ -112,9 +126,55 @@ fn databases(grids: &[Grid]) -> Vec<&'static crate::backend::Database> {
 
 /// Resolve and parse the URL of every server the grids need (no connection yet), so a missing
 /// or malformed URL fails before the dataset is read.
+/// Two named servers must be two servers: one server under two names would load one table
+/// and build one index twice over.
 pub(super) fn check_servers(opts: &SweepOptions, grids: &[Grid]) -> Result<()> {
     for db in databases(grids) {
-        opts.backend.url(db.kind)?;
+        let urls = opts.backend.urls_of(db.kind)?;
+        for (i, (a, ua)) in urls.iter().enumerate() {
+            let same = urls[..i].iter().find(|(_, ub)| same_server(ua, ub));
+            if let Some((b, _)) = same {
+                return Err(Error::Config(format!(
+                    "servers '{}' and '{}' ({}) are the same server, {}: an interleaved run \
+                     needs two servers (e.g. scripts/databases.sh up-instance NAME {})",
+                    b.unwrap_or("?"),
+                    a.unwrap_or("?"),
+                    db.kind.decl().flag,
+                    ua.redacted(),
+                    db.kind.key()
+                )));
+            }
+        }
     }
     Ok(())
+}
+
+/// Whether two URLs reach the same server (host and port, or socket).
+fn same_server(a: &crate::connect::ServerUrl, b: &crate::connect::ServerUrl) -> bool {
+    let (a, b) = (a.expose(), b.expose());
+    fn local(h: Option<&str>) -> Option<&str> {
+        match h {
+            Some("localhost" | "127.0.0.1" | "::1" | "[::1]") => Some("localhost"),
+            other => other,
+        }
+    }
+    let socket = |u: &url::Url| {
+        u.query_pairs()
+            .find(|(k, _)| k == "socket" || k == "host")
+            .map(|(_, v)| v.into_owned())
+    };
+    local(a.host_str()) == local(b.host_str()) && a.port() == b.port() && socket(a) == socket(b)
+}
+
+/// The labels of an algorithm's points: each named server's, else `--label`.
+fn labels<'o>(opts: &'o SweepOptions, algorithm: &str) -> Vec<Option<&'o str>> {
+    let named = crate::backend::algorithm(algorithm)
+        .and_then(|a| a.database)
+        .map(|d| opts.backend.named(d.kind))
+        .unwrap_or_default();
+    if named.is_empty() {
+        vec![opts.label.as_deref()]
+    } else {
+        named.into_iter().map(|s| Some(s.name.as_str())).collect()
+    }
 }

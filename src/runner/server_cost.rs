@@ -15,7 +15,7 @@ use crate::backend::Searcher;
 use crate::backend::cost::{ProcessHint, StatementCounters, Statements, all_server_commands};
 use crate::connect::ServerKind;
 use crate::procfs::procs::{self, Ticks};
-use crate::procfs::{Procs, locate, only_root};
+use crate::procfs::{Procs, locate_at, only_root};
 use crate::results::{PassServerCost, ServerCost};
 
 /// How a point's server cost is read, found once its query connections are open.
@@ -40,6 +40,11 @@ pub struct Sample {
 impl Probe {
     /// Find the server processes and statistics of `searchers` (the query connections).
     pub fn discover(searchers: &mut [Box<dyn Searcher>]) -> Probe {
+        Probe::discover_at(searchers, None)
+    }
+
+    /// [`Probe::discover`] for the server on TCP `port` (several servers of a kind in a run).
+    pub fn discover_at(searchers: &mut [Box<dyn Searcher>], port: Option<u16>) -> Probe {
         let mut p = Probe {
             tick: procs::ticks_per_second(),
             ..Probe::default()
@@ -48,7 +53,7 @@ impl Probe {
         if hints.iter().all(|h| *h == ProcessHint::None) {
             return p; // in-process: no server
         }
-        match locate(&hints, &all_server_commands()) {
+        match locate_at(&hints, &all_server_commands(), port) {
             Ok((procs, source)) => {
                 p.procs = Some(procs);
                 p.cpu_source = Some(source);
@@ -166,7 +171,12 @@ pub struct TreeSample(std::collections::HashMap<i32, u64>, u64);
 impl WholeServer {
     /// The one connected local server of `kind`, if visible.
     pub fn find(kind: ServerKind) -> Option<WholeServer> {
-        let (roots, _) = procs::connected_servers(&all_server_commands());
+        WholeServer::find_at(kind, None)
+    }
+
+    /// [`WholeServer::find`] among the servers reached on TCP `port`, when given.
+    pub fn find_at(kind: ServerKind, port: Option<u16>) -> Option<WholeServer> {
+        let (roots, _) = procs::connected_servers_at(&all_server_commands(), port);
         only_root(&roots, server_commands(kind))
             .ok()
             .map(|root| WholeServer {

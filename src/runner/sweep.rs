@@ -4,7 +4,7 @@ use super::ctx::{Ctx, fail, warn};
 use super::progress::{Event, Progress};
 use super::{Failure, SweepOptions, SweepSummary, data};
 use crate::backend::filter::{Attributes, SELECTIVITY, filter_of};
-use crate::backend::{Backend, TableSpec};
+use crate::backend::{Backend, LoadReport, NamedServer, ServerInfo, TableSpec};
 use crate::config::Grid;
 use crate::dataset::Dataset;
 use crate::dataset::filters::{FilterKind, Filters};
@@ -61,13 +61,69 @@ pub fn check_filters<'f>(
     Ok(Some(f))
 }
 
+/// Connects a backend of an algorithm: to its database's one server (`None`), or to one of
+/// its named servers.
+pub type Factory<'a> = dyn Fn(&str, Option<&NamedServer>) -> Result<Box<dyn Backend>> + 'a;
+
+/// The servers an algorithm's points are measured on: its database's named servers
+/// (`--postgres NAME=URL`), else the one server (`None`).
+fn lanes_of<'o>(opts: &'o SweepOptions, algorithm: &str) -> Vec<Option<&'o NamedServer>> {
+    let kind = crate::backend::algorithm(algorithm)
+        .and_then(|a| a.database)
+        .map(|d| d.kind);
+    let named = kind.map(|k| opts.backend.named(k)).unwrap_or_default();
+    if named.is_empty() {
+        vec![None]
+    } else {
+        named.into_iter().map(Some).collect()
+    }
+}
+
+/// Connect one server's backend and load its table (and filter attributes when needed).
+fn open_lane(
+    grid: &Grid,
+    lane: Option<&NamedServer>,
+    spec: &TableSpec,
+    data: &Dataset,
+    attributes: Option<&Attributes>,
+    progress: &dyn Progress,
+    factory: &Factory<'_>,
+) -> Result<(Box<dyn Backend>, ServerInfo, LoadReport)> {
+    let mut backend = factory(&grid.algorithm, lane)?;
+    let server = backend.server_info()?;
+    progress.on_event(&Event::LoadStarted {
+        algorithm: &grid.algorithm,
+        rows: data.train.nrows(),
+    });
+    let mut load = backend.load(spec, data.train.view())?;
+    let filtered = grid
+        .builds
+        .iter()
+        .flat_map(|b| &b.query_args)
+        .any(|q| q.contains_key(SELECTIVITY.name));
+    if let (Some(a), true) = (attributes, filtered) {
+        let seconds = backend.load_attributes(a)?;
+        // Counted apart from the vectors' load: the attribute columns are added after.
+        load.method = if seconds > 0.0 {
+            format!("{}; attribute columns added in {seconds:.2} s", load.method)
+        } else {
+            format!("{}; attribute columns kept", load.method)
+        };
+    }
+    progress.on_event(&Event::LoadFinished {
+        algorithm: &grid.algorithm,
+        report: &load,
+    });
+    Ok((backend, server, load))
+}
+
 pub fn run(
     mut data: Dataset,
     filters: Option<&Filters>,
     grids: &[Grid],
     opts: &SweepOptions,
     progress: &dyn Progress,
-    factory: &dyn Fn(&str) -> Result<Box<dyn Backend>>,
+    factory: &Factory<'_>,
 ) -> Result<SweepSummary> {
     let mut host = Host::detect();
     let mut summary = SweepSummary::default();
@@ -123,13 +179,14 @@ pub fn run(
         })
         .unwrap_or_default();
     let attributes = filters.map(Attributes::of);
+    // Counted per server: an interleaved run measures each point on each of its servers.
+    let servers = |g: &Grid| lanes_of(opts, &g.algorithm).len();
     progress.on_event(&Event::SweepStarted {
         algorithms: grids.len(),
-        builds: grids.iter().map(|g| g.builds.len()).sum(),
+        builds: grids.iter().map(|g| g.builds.len() * servers(g)).sum(),
         points: grids
             .iter()
-            .flat_map(|g| &g.builds)
-            .map(|b| b.query_args.len())
+            .map(|g| g.builds.iter().map(|b| b.query_args.len()).sum::<usize>() * servers(g))
             .sum::<usize>()
             * opts.clients.len(),
     });
@@ -137,44 +194,90 @@ pub fn run(
         let per_build: usize = grid.builds.iter().map(|b| b.query_args.len()).sum();
         progress.on_event(&Event::AlgorithmStarted {
             algorithm: &grid.algorithm,
-            builds: grid.builds.len(),
-            points: per_build * opts.clients.len(),
+            builds: grid.builds.len() * servers(grid),
+            points: per_build * opts.clients.len() * servers(grid),
         });
         let spec = TableSpec {
             dataset: data.name.clone(),
             metric: data.metric,
             dimension: data.dimension(),
         };
-        let ready = factory(&grid.algorithm).and_then(|mut backend| {
-            let server = backend.server_info()?;
-            progress.on_event(&Event::LoadStarted {
-                algorithm: &grid.algorithm,
-                rows: data.train.nrows(),
-            });
-            let mut load = backend.load(&spec, data.train.view())?;
-            let filtered = grid
-                .builds
-                .iter()
-                .flat_map(|b| &b.query_args)
-                .any(|q| q.contains_key(SELECTIVITY.name));
-            if let (Some(a), true) = (&attributes, filtered) {
-                let seconds = backend.load_attributes(a)?;
-                // Counted apart from the vectors' load: the attribute columns are added after.
-                load.method = if seconds > 0.0 {
-                    format!("{}; attribute columns added in {seconds:.2} s", load.method)
-                } else {
-                    format!("{}; attribute columns kept", load.method)
-                };
+        let lanes = lanes_of(opts, &grid.algorithm);
+        let mut opened = Vec::new();
+        for lane in &lanes {
+            let ready = open_lane(
+                grid,
+                *lane,
+                &spec,
+                &data,
+                attributes.as_ref(),
+                progress,
+                factory,
+            );
+            match ready {
+                Ok(r) => opened.push((*lane, r)),
+                Err(e) => {
+                    let f = Failure {
+                        algorithm: grid.algorithm.clone(),
+                        build_args: None,
+                        query_args: None,
+                        clients: None,
+                        error: String::new(),
+                    };
+                    let e = match lane {
+                        Some(s) => e.with_context(&format!("server '{}'", s.name)),
+                        None => e,
+                    };
+                    fail(opts, progress, &mut summary, f, e)?;
+                    opened.clear();
+                    break;
+                }
             }
-            progress.on_event(&Event::LoadFinished {
+        }
+        if opened.is_empty() {
+            continue;
+        }
+        let mut backends = Vec::new();
+        let mut ctxs = Vec::new();
+        for (lane, (backend, server, load)) in opened {
+            backends.push(backend);
+            ctxs.push(Ctx {
+                data: &data,
+                queries: queries.view().into(),
+                opts,
+                progress,
+                host: &host,
                 algorithm: &grid.algorithm,
-                report: &load,
+                label: lane.map(|s| s.name.clone()).or_else(|| opts.label.clone()),
+                port: lane.and_then(|s| {
+                    let url = crate::connect::server_url(s.kind, Some(&s.url)).ok()?;
+                    url.tcp_port()
+                }),
+                server,
+                load,
+                fingerprint: fingerprint.clone(),
+                filters,
+                filter_prints: filter_prints.clone(),
             });
-            Ok((backend, server, load))
-        });
-        let (mut backend, server, load) = match ready {
-            Ok(r) => r,
-            Err(e) => {
+        }
+        let together = (ctxs.len() > 1).then(|| super::interleave::Together::new(&ctxs));
+        for build in &grid.builds {
+            let outcome = match &together {
+                None => {
+                    super::build::run_build(&ctxs[0], backends[0].as_mut(), build, &mut summary)
+                }
+                Some(t) => t.run_build(&ctxs, &mut backends, build, &mut summary),
+            };
+            if let Err(e) = outcome {
+                // Leave the servers tidy; the stored points stay and a rerun resumes here.
+                for b in &mut backends {
+                    let _ = b.drop_index();
+                }
+                return Err(e);
+            }
+        }
+        for b in &mut backends {
+            if let Err(e) = b.drop_index() {
                 let f = Failure {
                     algorithm: grid.algorithm.clone(),
                     build_args: None,
@@ -183,39 +286,7 @@ pub fn run(
                     error: String::new(),
                 };
                 fail(opts, progress, &mut summary, f, e)?;
-                continue;
             }
-        };
-        let ctx = Ctx {
-            data: &data,
-            queries: queries.view().into(),
-            opts,
-            progress,
-            host: &host,
-            algorithm: &grid.algorithm,
-            server,
-            load,
-            fingerprint: fingerprint.clone(),
-            filters,
-            filter_prints: filter_prints.clone(),
-        };
-        for build in &grid.builds {
-            let outcome = super::build::run_build(&ctx, backend.as_mut(), build, &mut summary);
-            if let Err(e) = outcome {
-                // Leave the server tidy; the stored points stay and a rerun resumes here.
-                let _ = backend.drop_index();
-                return Err(e);
-            }
-        }
-        if let Err(e) = backend.drop_index() {
-            let f = Failure {
-                algorithm: grid.algorithm.clone(),
-                build_args: None,
-                query_args: None,
-                clients: None,
-                error: String::new(),
-            };
-            fail(opts, progress, &mut summary, f, e)?;
         }
     }
     Ok(summary)

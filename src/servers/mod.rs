@@ -5,16 +5,20 @@
 //! The checks are real: they connect, enable pgvector where allowed, and create (then drop) a
 //! small table with a vector index, so missing privileges show up here rather than mid-sweep.
 
+use crate::backend::BackendOptions;
 use crate::backend::Database;
 use crate::backend::server::CheckReport;
 use crate::connect::{ServerKind, UrlSource, find_url, not_configured, setting_shown};
-use std::collections::BTreeMap;
 
 /// What `servers check` found for one server.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ServerCheck {
     /// `MariaDB` or `PostgreSQL`.
     pub server: &'static str,
+    /// The server's name: given as `--postgres NAME=URL`, or an instance
+    /// `scripts/databases.sh up-instance` started (`ANNBENCH_POSTGRES_<NAME>_URL`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
     /// The URL with its password masked.
     pub url: String,
     /// Where the URL came from (flag, env var, servers.env).
@@ -30,6 +34,7 @@ impl ServerCheck {
     fn new(kind: ServerKind, url: String, source: String) -> Self {
         ServerCheck {
             server: kind.name(),
+            instance: None,
             url,
             source,
             report: CheckReport::default(),
@@ -54,10 +59,55 @@ pub enum CheckOutcome {
 /// Check the server of every database the registered algorithms use, resolving each URL
 /// like the backends do (explicit ones in `urls` first, see [`crate::connect`]). A server
 /// with no URL anywhere is reported as not configured.
-pub fn check_all(urls: &BTreeMap<ServerKind, String>) -> Vec<CheckOutcome> {
-    crate::backend::databases()
+/// Named servers (`--postgres NAME=URL`) are checked each under its name; with no flag for a
+/// database, the instances `servers.env` lists are checked after its main server.
+pub fn check_all(opts: &BackendOptions) -> Vec<CheckOutcome> {
+    let mut out = Vec::new();
+    for db in crate::backend::databases() {
+        let named = opts.named(db.kind);
+        if !named.is_empty() {
+            for s in named {
+                out.push(named_check(db, &s.name, &s.url, "the command line"));
+            }
+            continue;
+        }
+        let explicit = opts.urls.get(&db.kind).map(String::as_str);
+        out.push(check_database(db, explicit));
+        if explicit.is_none() {
+            for (name, url) in managed_instances(db.kind) {
+                out.push(named_check(db, &name, &url, "servers.env"));
+            }
+        }
+    }
+    out
+}
+
+fn named_check(db: &Database, name: &str, url: &str, from: &str) -> CheckOutcome {
+    let mut outcome = check_database(db, Some(url));
+    if let CheckOutcome::Checked(c) = &mut outcome {
+        c.instance = Some(name.to_string());
+        c.source = format!("{from}, as '{name}'");
+    }
+    outcome
+}
+
+/// The extra instances of `kind` that `scripts/databases.sh up-instance` wrote to
+/// `servers.env` (`ANNBENCH_<KEY>_<NAME>_URL`), as (name in lower case, URL).
+pub fn managed_instances(kind: ServerKind) -> Vec<(String, String)> {
+    let env = |k: &str| std::env::var(k).ok();
+    let path = crate::connect::servers_env_path(&env);
+    let prefix = format!("ANNBENCH_{}_", kind.key().to_ascii_uppercase());
+    let entries = crate::connect::servers_env_entries(&path).unwrap_or_default();
+    entries
         .into_iter()
-        .map(|db| check_database(db, urls.get(&db.kind).map(String::as_str)))
+        .filter_map(|(key, value)| {
+            let name = key.strip_prefix(&prefix)?.strip_suffix("_URL")?;
+            // The main server's socket URL is not an instance.
+            if name.is_empty() || name == "SOCKET" || name.ends_with("_SOCKET") {
+                return None;
+            }
+            Some((name.to_ascii_lowercase().replace('_', "-"), value))
+        })
         .collect()
 }
 
