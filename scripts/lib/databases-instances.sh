@@ -240,8 +240,8 @@ instance_start_in_root() {
 }
 
 # Start the loaded instance, registered first so that `down` knows a server that started but
-# failed later; a new one that did not start is forgotten again. (errexit holds in the subshell
-# only outside `if` and `||`, hence set +e around it.)
+# failed later; a new one that did not start is forgotten again, its data dir (never used)
+# deleted. (errexit holds in the subshell only outside `if` and `||`, hence set +e around it.)
 instance_up() {
     local new=$1 rc
     instance_save
@@ -255,6 +255,11 @@ instance_up() {
     [ "$rc" != 0 ] || return 0
     if [ "$new" = 1 ] && ! (instance_select && "${INST_ENGINE}_srv_pid" >/dev/null); then
         rm -f "$(instance_file "$INST_ENGINE" "$INST_NAME")"
+        (
+            instance_select
+            instance_delete_data
+        )
+        warn "the new instance $INST_ENGINE:$INST_NAME did not start: forgotten, its data dir deleted (the error is above)"
     fi
     exit "$rc"
 }
@@ -275,7 +280,7 @@ cmd_up_instance() {
     if instance_load "$engine" "$name"; then
         new=0
         [ "$INST_VERSION" = "$version" ] ||
-            die "instance $engine:$name is $engine${INST_VERSION:+@$INST_VERSION} (its data dir is of that version): ask for that, or delete it first (down-instance $engine:$name --delete)"
+            die "instance $engine:$name is $engine${INST_VERSION:+@$INST_VERSION}, not $spec (its data dir is of that version): ask for $engine${INST_VERSION:+@$INST_VERSION}, or delete it first (down-instance $engine:$name --delete)"
         running="$(instance_select && "${engine}_srv_pid")" || running=""
         if [ -n "$running" ] && [ "$(printf '%s\n' "${INST_SETTINGS[@]}")" != "$(printf '%s\n' "$@")" ]; then
             die "instance $engine:$name runs with other settings (${INST_SETTINGS[*]:-none}); to change them: scripts/databases.sh down-instance $engine:$name, then up-instance again"
@@ -305,14 +310,20 @@ cmd_down_instance() {
         instance_select
         "${INST_ENGINE}_srv_down"
         if [ "${2:-}" = --delete ]; then
-            local dir
-            dir="$("${INST_ENGINE}_srv_datadir")"
-            rm -rf "$dir"
+            instance_delete_data
             rm -f "$(instance_file "$INST_ENGINE" "$INST_NAME")"
-            say "deleted $INST_ENGINE:$INST_NAME (data dir $dir)"
+            say "deleted $INST_ENGINE:$INST_NAME"
         fi
     )
     write_env_file
+}
+
+# Delete the selected (stopped) instance's data dir and the config beside it (MariaDB's NAME.cnf).
+instance_delete_data() {
+    local dir
+    dir="$("${INST_ENGINE}_srv_datadir")"
+    case "$dir" in */instances/"$INST_ENGINE-$INST_NAME") ;; *) die "refusing to delete $dir: not an instance's data dir" ;; esac
+    rm -rf "$dir" "$dir.cnf"
 }
 
 # Stop one server cleanly and start it again on the same port with the same data and config;

@@ -203,11 +203,13 @@ mariadb_instance_up() {
     mariadb_provision
 }
 
-# The server's own verdict on the config file (an unknown option or a bad value), before it
-# is used: `--help --verbose` parses every option and touches no data.
+# The server's own verdict on the config file, before it is used: `--help --verbose` parses
+# every option and touches no data. It fails on an unknown option and prints [ERROR] (exiting
+# 0) on a bad value.
 mariadb_check_cnf() {
-    local err
-    if ! err="$(in_env "$M_MODE" "$M_BIN" --defaults-file="$M_CNF" --help --verbose 2>&1 >/dev/null 9>&-)"; then
+    local err rc=0
+    err="$(in_env "$M_MODE" "$M_BIN" --defaults-file="$M_CNF" --help --verbose 2>&1 >/dev/null 9>&-)" || rc=$?
+    if [ "$rc" != 0 ] || printf '%s\n' "$err" | grep -q '\[ERROR\]'; then
         printf '%s\n' "$err" | grep -v 'max_open_files' >&2
         die "$M_NAME: MariaDB refuses the settings in $(host_path "$M_MODE" "$M_CNF") (${M_SETTINGS[*]})"
     fi

@@ -86,8 +86,11 @@ redis_srv_start() {
     : >>"$log"
     in_env_as "$R_MODE" "$R_USER" "$REDIS_SERVER" "$R_CONF" </dev/null >>"$log" 2>&1 9>&- ||
         fail_log "$R_NAME: redis-server did not start" "$log"
-    local _
+    local _ gone=0
     for _ in $(seq 1 120); do
+        # An unknown directive aborts the daemon after it forked (Redis 8 takes it for a module's).
+        if ! redis_pid >/dev/null; then gone=$((gone + 1)); fi
+        [ "$gone" -lt 6 ] || fail_log "$R_NAME exited at start" "$R_HDIR/redis.log"
         if redis_ping "$port"; then
             redis_has_vector_sets "$port" ||
                 die "Redis on 127.0.0.1:$port has no vector sets (VADD/VSIM); it needs Redis 8 (see $R_HDIR/redis.log)"
