@@ -3,12 +3,18 @@
 # PostgreSQL + pgvector, Redis 8), on loopback only. See docs/servers.md.
 #
 #   scripts/databases.sh up          start them all (build a Debian 13 root first if the host lacks them)
-#   scripts/databases.sh down        stop every server this script started (then the cache dir can be deleted)
-#   scripts/databases.sh restart     down, then up (to apply new tuning overrides)
+#   scripts/databases.sh down        stop every server this script started, instances too
+#   scripts/databases.sh restart     down, then up (to apply new tuning overrides); running instances too
 #   scripts/databases.sh status      what runs where
 #   scripts/databases.sh urls        the connection URLs, password masked
 #   scripts/databases.sh env         `export ...` lines with the full URLs, for eval
 #   scripts/databases.sh up-legacy   also start the host's MariaDB 10.11 (a real too-old server)
+#   scripts/databases.sh up-instance NAME ENGINE[@VERSION] [SETTING=VALUE ...]
+#                                    an extra server of ENGINE (mariadb, postgres, redis) with these
+#                                    settings, e.g. up-instance pg18 postgres@18 (from Debian sid)
+#   scripts/databases.sh down-instance ID [--delete]   stop it (--delete: and delete its data)
+#   scripts/databases.sh restart-instance ID           stop one server cleanly, start it again
+#       ID: ENGINE:NAME (e.g. postgres:pg18), a NAME only one engine has, or an engine for its main server
 #
 # Everything lives under ${ANNBENCH_CACHE_DIR:-$HOME/.cache/annbench}; the URLs are written to
 # servers.env there (mode 0600), which annbench reads when no URL is given.
@@ -19,11 +25,14 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/lib/databases-common.sh"
 # shellcheck source=scripts/lib/databases-root.sh
 source "$HERE/lib/databases-root.sh"
-# Every lib/databases-<db>.sh but these two is a database ("engine"; see databases-common.sh).
+# shellcheck source=scripts/lib/databases-instances.sh
+source "$HERE/lib/databases-instances.sh"
+# Every lib/databases-<db>.sh but these three is a database ("engine"; see databases-common.sh).
 engines_load
 
 usage() {
-    sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    # The comment block at the top, up to its first non-comment line.
+    awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"
 }
 
 each_engine() {
@@ -51,10 +60,31 @@ cmd_up() {
 cmd_down() {
     take_lock
     load_state
+    detect_modes
+    instances_down
     each_engine down
-    # With no server left in it, the root's /proc and /dev/shm go too (`up` mounts them again),
-    # so the cache dir can be deleted with a plain rm -rf.
-    if [ -d "$ROOT" ]; then umount_root_at "$ROOT"; fi
+    # With no server left in them, the roots' /proc and /dev/shm go too (`up` mounts them
+    # again), so the cache dir can be deleted with a plain rm -rf.
+    local r
+    for r in "$CACHE"/debian-*; do
+        if [ -d "$r" ]; then umount_root_at "$r"; fi
+    done
+}
+
+# down, then up, then the instances that were running.
+cmd_restart() {
+    local running e n
+    load_state
+    detect_modes
+    running="$(instances_running)"
+    cmd_down
+    cmd_up
+    while read -r e n; do
+        [ -n "$n" ] || continue
+        instance_load "$e" "$n"
+        instance_up 0
+    done <<<"$running"
+    if [ -n "$running" ]; then write_env_file; fi
 }
 
 cmd_status() {
@@ -65,6 +95,7 @@ cmd_status() {
     for e in $ENGINES; do
         if declare -F "${e}_status_extra" >/dev/null; then "${e}_status_extra"; fi
     done
+    instances_status
     if [ -f "$ENV_FILE" ]; then say "URLs: $ENV_FILE"; fi
 }
 
@@ -84,7 +115,7 @@ engine_cmd() {
 case "${1:-}" in
 up) cmd_up ;;
 down) cmd_down ;;
-restart) cmd_down && cmd_up ;;
+restart) cmd_restart ;;
 status) cmd_status ;;
 urls)
     load_state
@@ -92,7 +123,19 @@ urls)
     ;;
 env)
     [ -f "$ENV_FILE" ] || die "no $ENV_FILE yet: run scripts/databases.sh up"
-    grep -E '^[A-Z_]+=' "$ENV_FILE" | sed 's/^/export /'
+    grep -E '^[A-Z_][A-Z0-9_]*=' "$ENV_FILE" | sed 's/^/export /'
+    ;;
+up-instance)
+    shift
+    cmd_up_instance "$@"
+    ;;
+down-instance)
+    shift
+    cmd_down_instance "$@"
+    ;;
+restart-instance)
+    shift
+    cmd_restart_instance "$@"
     ;;
 -h | --help | help) usage ;;
 *)

@@ -23,6 +23,11 @@ fi
 log "starting MariaDB and PostgreSQL + pgvector (scripts/databases.sh up)"
 scripts/databases.sh up
 scripts/databases.sh up-legacy
+# A second server of each SQL engine with the main one's settings, for the interleaved-run
+# tests (ANNBENCH_MARIADB_TWIN_URL, ANNBENCH_POSTGRES_TWIN_URL): seconds the first time, then
+# found running.
+scripts/databases.sh up-instance twin mariadb
+scripts/databases.sh up-instance twin postgres
 eval "$(scripts/databases.sh env)"
 
 # One release build serves the Rust tests and the wheel (same target dir, shared dependencies).

@@ -533,3 +533,432 @@ fn a_database_is_one_engine_file() {
     let (ok, out) = run_copy(dir.path(), cache.path(), "bash databases.sh urls");
     assert!(!ok && out.contains("does not define bad_state"), "{out}");
 }
+
+// --- Extra instances (up-instance, down-instance, restart-instance) ---
+
+/// Run `body` in bash with every lib/databases-*.sh sourced (engines loaded) and
+/// ANNBENCH_CACHE_DIR=`cache`: the helpers, no server touched.
+fn lib_run(body: &str, cache: &std::path::Path) -> (bool, String) {
+    let lib = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/lib");
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "set -euo pipefail\nsource '{0}/databases-common.sh'\nsource '{0}/databases-root.sh'\n\
+             source '{0}/databases-instances.sh'\nengines_load\n{body}",
+            lib.display()
+        ))
+        .env("ANNBENCH_CACHE_DIR", cache)
+        .env("ANNBENCH_SERVERS_FROM", "root")
+        .output()
+        .expect("run bash");
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// `databases.sh ARGS...` with a scratch ANNBENCH_CACHE_DIR=`cache` (binaries from the root,
+/// whatever the host has), or with None in the servers' own cache dir.
+fn script_in(cache: Option<&std::path::Path>, args: &[&str]) -> (bool, String) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/databases.sh");
+    let mut cmd = Command::new("bash");
+    cmd.arg(path).args(args);
+    if let Some(cache) = cache {
+        cmd.env("ANNBENCH_CACHE_DIR", cache)
+            .env("ANNBENCH_SERVERS_FROM", "root");
+    }
+    let out = cmd.output().expect("run databases.sh");
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+#[test]
+fn an_instance_url_variable_is_engine_and_name_upper_cased_dashes_as_underscores() {
+    let cache = tempfile::tempdir().unwrap();
+    let (ok, out) = lib_run(
+        "instance_var postgres pg18; instance_var mariadb small-cache; instance_var redis r2-d2",
+        cache.path(),
+    );
+    assert!(ok, "{out}");
+    assert_eq!(
+        out,
+        "ANNBENCH_POSTGRES_PG18_URL\nANNBENCH_MARIADB_SMALL_CACHE_URL\nANNBENCH_REDIS_R2_D2_URL\n"
+    );
+}
+
+#[test]
+fn up_instance_refuses_bad_names_settings_engines_and_versions_before_touching_anything() {
+    let cache = tempfile::tempdir().unwrap();
+    let long = "a".repeat(33);
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["up-instance", "twin"],
+            "usage: databases.sh up-instance NAME ENGINE",
+        ),
+        (&["up-instance", "Twin", "postgres"], "instance name 'Twin'"),
+        (
+            &["up-instance", "1st", "postgres"],
+            "starting with a letter",
+        ),
+        (
+            &["up-instance", "a_b", "postgres"],
+            "lower-case letters, digits and '-'",
+        ),
+        (
+            &["up-instance", "twin-", "postgres"],
+            "instance name 'twin-'",
+        ),
+        (
+            &["up-instance", &long, "postgres"],
+            "longer than 32 characters",
+        ),
+        (
+            &["up-instance", "mariadb", "postgres"],
+            "names the main mariadb server",
+        ),
+        (
+            &["up-instance", "socket", "mariadb"],
+            "is taken by databases.sh",
+        ),
+        (&["up-instance", "x", "oracle"], "unknown engine 'oracle'"),
+        (
+            &["up-instance", "x", "postgres@99"],
+            "postgres@99: no such version here (versions: 17, 18",
+        ),
+        (
+            &["up-instance", "x", "mariadb@11.4"],
+            "mariadb@11.4: no such version here",
+        ),
+        (
+            &["up-instance", "x", "postgres", "shared_buffers"],
+            "write it as NAME=VALUE",
+        ),
+        (
+            &["up-instance", "x", "postgres", "=16MB"],
+            "is not a setting name",
+        ),
+        (
+            &["up-instance", "x", "postgres", "a;b=1"],
+            "is not a setting name",
+        ),
+        (
+            &["up-instance", "x", "postgres", "work_mem=1MB\nport=1"],
+            "control character",
+        ),
+        (
+            &["up-instance", "x", "postgres", "port=5432"],
+            "setting 'port' is set by databases.sh",
+        ),
+        (
+            &["up-instance", "x", "mariadb", "bind-address=0.0.0.0"],
+            "'bind-address' is set by databases.sh",
+        ),
+        (
+            &["up-instance", "x", "mariadb", "DATADIR=/tmp"],
+            "'DATADIR' is set by databases.sh",
+        ),
+        (
+            &["up-instance", "x", "redis", "requirepass=x"],
+            "'requirepass' is set by databases.sh",
+        ),
+        (
+            &["down-instance"],
+            "usage: databases.sh down-instance ID [--delete]",
+        ),
+        (
+            &["down-instance", "x", "--force"],
+            "usage: databases.sh down-instance ID [--delete]",
+        ),
+        (
+            &["restart-instance"],
+            "usage: databases.sh restart-instance ID",
+        ),
+    ];
+    for (args, message) in cases {
+        let (ok, out) = script_in(Some(cache.path()), args);
+        assert!(!ok, "{args:?} was accepted: {out}");
+        assert!(
+            out.contains(message),
+            "{args:?}: expected {message:?} in: {out}"
+        );
+    }
+    assert!(
+        !cache.path().join("instances").exists() && !cache.path().join("state.env").exists(),
+        "a refused instance left files in the cache dir"
+    );
+}
+
+/// A cache dir whose state remembers the main servers and which has three instances, as
+/// `up` and `up-instance` leave it (no server runs).
+fn cache_with_instances() -> tempfile::TempDir {
+    let cache = tempfile::tempdir().unwrap();
+    std::fs::write(
+        cache.path().join("state.env"),
+        "MARIADB_PORT=13306\nPOSTGRES_PORT=15432\nREDIS_PORT=16379\nLEGACY_PORT=\nDB_PASSWORD=Secret123\n",
+    )
+    .unwrap();
+    let dir = cache.path().join("instances");
+    std::fs::create_dir(&dir).unwrap();
+    for (file, text) in [
+        (
+            "postgres-pg18",
+            "ENGINE=postgres\nNAME=pg18\nVERSION=18\nPORT=15441\n",
+        ),
+        (
+            "postgres-twin",
+            "ENGINE=postgres\nNAME=twin\nVERSION=\nPORT=15442\n",
+        ),
+        (
+            "mariadb-twin",
+            "ENGINE=mariadb\nNAME=twin\nVERSION=\nPORT=13321\nSETTING=mhnsw_max_cache_size=16M\n",
+        ),
+        // An engine this checkout lacks (another checkout's): left out.
+        ("oracle-x", "ENGINE=oracle\nNAME=x\nVERSION=\nPORT=1521\n"),
+    ] {
+        std::fs::write(dir.join(format!("{file}.env")), text).unwrap();
+    }
+    cache
+}
+
+#[test]
+fn servers_env_has_each_instances_url_the_script_and_the_managed_ports() {
+    let cache = cache_with_instances();
+    let (ok, out) = lib_run("load_state\nwrite_env_file", cache.path());
+    assert!(ok, "{out}");
+    let file = cache.path().join("servers.env");
+    let read = |key: &str| annbench::connect::read_servers_env(&file, key).unwrap();
+    assert_eq!(
+        read("ANNBENCH_POSTGRES_PG18_URL").as_deref(),
+        Some("postgres://annbench:Secret123@127.0.0.1:15441/annbench")
+    );
+    assert_eq!(
+        read("ANNBENCH_MARIADB_TWIN_URL").as_deref(),
+        Some("mysql://annbench:Secret123@127.0.0.1:13321/annbench")
+    );
+    // The main URLs read as before the extra lines.
+    assert_eq!(
+        read("ANNBENCH_POSTGRES_URL").as_deref(),
+        Some("postgres://annbench:Secret123@127.0.0.1:15432/annbench")
+    );
+    let script = std::fs::canonicalize(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/databases.sh"),
+    )
+    .unwrap();
+    assert_eq!(
+        read("ANNBENCH_DATABASES_SH").map(PathBuf::from),
+        Some(script)
+    );
+    for (port, id) in [
+        ("13306", "mariadb"),
+        ("15432", "postgres"),
+        ("16379", "redis"),
+        ("15441", "postgres:pg18"),
+        ("15442", "postgres:twin"),
+        ("13321", "mariadb:twin"),
+    ] {
+        assert_eq!(
+            read(&format!("ANNBENCH_MANAGED_{port}")).as_deref(),
+            Some(id),
+            "port {port}"
+        );
+    }
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        !text.contains("ANNBENCH_MANAGED_1521=") && !text.contains("ORACLE"),
+        "{text}"
+    );
+    assert_eq!(text.matches("ANNBENCH_MANAGED_").count(), 6, "{text}");
+
+    // `env` exports every line (names with digits too); `urls` shows the URLs only, masked.
+    let (ok, env) = script_in(Some(cache.path()), &["env"]);
+    assert!(ok, "{env}");
+    for key in [
+        "ANNBENCH_POSTGRES_PG18_URL",
+        "ANNBENCH_MANAGED_15441",
+        "ANNBENCH_DATABASES_SH",
+    ] {
+        let value = read(key).unwrap();
+        assert!(
+            env.contains(&format!("export {key}={value}\n")),
+            "{key} in:\n{env}"
+        );
+    }
+    let (ok, urls) = script_in(Some(cache.path()), &["urls"]);
+    assert!(ok, "{urls}");
+    assert!(!urls.contains("Secret123"), "{urls}");
+    assert!(
+        urls.contains(
+            "ANNBENCH_POSTGRES_TWIN_URL=postgres://annbench:***@127.0.0.1:15442/annbench\n"
+        ),
+        "{urls}"
+    );
+    assert!(!urls.contains("ANNBENCH_MANAGED_"), "{urls}");
+}
+
+#[test]
+fn instance_ids_are_an_engine_a_qualified_name_or_a_name_one_engine_has() {
+    let cache = cache_with_instances();
+    let resolve = |id: &str| {
+        lib_run(
+            &format!("instance_resolve {id}; echo \"$ID_ENGINE $ID_KIND ${{INST_NAME:-}}\""),
+            cache.path(),
+        )
+    };
+    for (id, want) in [
+        ("postgres", "postgres main"),
+        ("pg18", "postgres extra pg18"),
+        ("mariadb:twin", "mariadb extra twin"),
+        ("postgres:twin", "postgres extra twin"),
+        ("mariadb:legacy", "mariadb legacy"),
+    ] {
+        let (ok, out) = resolve(id);
+        assert!(ok && out.trim_end() == want, "{id}: {out}");
+    }
+    for (id, message) in [
+        (
+            "twin",
+            "'twin' names an instance of several engines: say which (mariadb:twin postgres:twin)",
+        ),
+        ("nosuch", "no instance 'nosuch'"),
+        ("redis:twin", "no instance 'redis:twin'"),
+        ("oracle:x", "unknown engine 'oracle'"),
+    ] {
+        let (ok, out) = resolve(id);
+        assert!(!ok && out.contains(message), "{id}: {out}");
+    }
+    // Main servers stop with `down` only.
+    let (ok, out) = script_in(Some(cache.path()), &["down-instance", "postgres"]);
+    assert!(
+        !ok && out.contains("'postgres' is not an extra instance"),
+        "{out}"
+    );
+    // A new instance's port: above the engine's base, past every remembered one.
+    let (ok, out) = lib_run("load_state\ninstance_new_port postgres", cache.path());
+    assert!(ok, "{out}");
+    let port: u16 = out.trim().parse().unwrap_or_else(|_| panic!("{out}"));
+    assert!(port >= 15440 && port != 15441 && port != 15442, "{port}");
+}
+
+/// The servers.env of the shared servers: ANNBENCH_MANAGED_<port> of `url`.
+fn managed_id(url: &str) -> Option<String> {
+    let port = url::Url::parse(url).ok()?.port()?;
+    annbench::connect::read_servers_env(&servers_env(), &format!("ANNBENCH_MANAGED_{port}"))
+        .unwrap()
+}
+
+#[test]
+fn the_twin_instances_run_beside_the_main_servers() {
+    // scripts/test.sh starts them after `up`: the interleaved-run tests connect to them.
+    let file = servers_env();
+    let (ok, status, stderr) = script("status");
+    assert!(ok, "{stderr}");
+    for (engine, name) in [("mariadb", "MariaDB"), ("postgres", "PostgreSQL")] {
+        let key = format!("ANNBENCH_{}_TWIN_URL", engine.to_uppercase());
+        let twin = annbench::connect::read_servers_env(&file, &key)
+            .unwrap()
+            .unwrap_or_else(|| {
+                panic!(
+                    "no {key} in {}: run scripts/databases.sh up-instance twin {engine}",
+                    file.display()
+                )
+            });
+        let main_key = format!("ANNBENCH_{}_URL", engine.to_uppercase());
+        let main = annbench::connect::read_servers_env(&file, &main_key)
+            .unwrap()
+            .unwrap();
+        let port = |u: &str| url::Url::parse(u).unwrap().port().unwrap();
+        assert_ne!(port(&twin), port(&main), "{key} and {main_key}");
+        assert_eq!(
+            managed_id(&twin).as_deref(),
+            Some(format!("{engine}:twin").as_str())
+        );
+        assert_eq!(managed_id(&main).as_deref(), Some(engine));
+        assert!(
+            status
+                .lines()
+                .any(|l| l.starts_with(&format!("{name} instance twin "))
+                    && l.contains(": running, pid ")
+                    && l.contains(&format!("127.0.0.1:{}", port(&twin)))),
+            "{status}"
+        );
+    }
+}
+
+/// A PostgreSQL instance of its own: a row written before restart-instance is there after it,
+/// on the same port, from a new postmaster; then it is deleted again.
+#[test]
+fn restart_instance_stops_and_starts_one_server_on_its_port_with_its_data() {
+    let file = servers_env();
+    let name = "script-test-restart";
+    let id = format!("postgres:{name}");
+    let run = |args: &[&str]| script_in(None, args);
+    let (ok, out) = run(&["up-instance", name, "postgres", "work_mem=8MB"]);
+    assert!(ok, "{out}");
+    let url =
+        annbench::connect::read_servers_env(&file, "ANNBENCH_POSTGRES_SCRIPT_TEST_RESTART_URL")
+            .unwrap()
+            .unwrap_or_else(|| panic!("no URL line for {id} in {}", file.display()));
+    assert_eq!(managed_id(&url).as_deref(), Some(id.as_str()));
+    let pid = |c: &mut postgres::Client| -> i32 {
+        c.query_one("SELECT pg_backend_pid()", &[]).unwrap().get(0)
+    };
+    let postmaster = || {
+        let (ok, out) = run(&["status"]);
+        assert!(ok, "{out}");
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("PostgreSQL instance {name} ")))
+            .unwrap_or_else(|| panic!("{out}"))
+            .to_string();
+        assert!(
+            line.contains(": running, pid ") && line.contains("settings: work_mem=8MB"),
+            "{line}"
+        );
+        line
+    };
+    let before = postmaster();
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    c.batch_execute("DROP TABLE IF EXISTS restart_probe; CREATE TABLE restart_probe (x int); INSERT INTO restart_probe VALUES (42)")
+        .unwrap();
+    let old_backend = pid(&mut c);
+    let (ok, out) = run(&["restart-instance", &id]);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("stopped") && out.contains("started on 127.0.0.1:"),
+        "{out}"
+    );
+    // The old connection is gone; a new one on the same URL sees the row.
+    assert!(
+        c.query_one("SELECT 1", &[]).is_err(),
+        "a connection survived the restart"
+    );
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let x: i32 = c
+        .query_one("SELECT x FROM restart_probe", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(x, 42);
+    assert_ne!(pid(&mut c), old_backend);
+    let work_mem: String = c.query_one("SHOW work_mem", &[]).unwrap().get(0);
+    assert_eq!(work_mem, "8MB", "the instance's own setting");
+    let after = postmaster();
+    assert_ne!(before, after, "the same postmaster pid after a restart");
+    drop(c);
+    let (ok, out) = run(&["down-instance", &id, "--delete"]);
+    assert!(ok && out.contains(&format!("deleted {id}")), "{out}");
+    assert!(
+        annbench::connect::read_servers_env(&file, "ANNBENCH_POSTGRES_SCRIPT_TEST_RESTART_URL")
+            .unwrap()
+            .is_none()
+    );
+}

@@ -55,7 +55,7 @@ engines_discover() {
         e="${f##*/databases-}"
         e="${e%.sh}"
         case "$e" in
-        common | root) continue ;;
+        common | root | instances) continue ;;
         mariadb | postgres) ;;
         *[!a-z0-9]* | [!a-z]*) die "engine file $f: the name after databases- must be lower-case letters and digits" ;;
         *) rest+=("$e") ;;
@@ -157,9 +157,10 @@ url_encode() {
     echo "$out"
 }
 
-# The URL lines of servers.env (password $1) from every engine: first each engine's main URL
+# The lines of servers.env (password $1) from every engine: first each engine's main URL
 # (ANNBENCH_<DB>_URL), then the Unix socket URLs (*_SOCKET_URL), then the rest, each group in
-# engine order.
+# engine order; then the extra instances' URLs, this script's path and the servers it manages
+# by port (databases-instances.sh).
 env_lines() {
     local e
     for e in $ENGINES; do "${e}_env_lines" "$1"; done | awk '
@@ -167,6 +168,7 @@ env_lines() {
         /^[A-Z0-9_]+_SOCKET_URL=/ { sock[ns++] = $0; next }
         { rest[nr++] = $0 }
         END { for (i = 0; i < ns; i++) print sock[i]; for (i = 0; i < nr; i++) print rest[i] }'
+    if declare -F instance_env_lines >/dev/null; then instance_env_lines "$1"; fi
 }
 
 write_env_file() {
@@ -187,7 +189,8 @@ print_urls() {
         say "no servers started yet from $CACHE: run scripts/databases.sh up"
         return 0
     fi
-    env_lines '***' | while IFS= read -r line; do say "$line"; done
+    # URLs only (not the path and port lines).
+    env_lines '***' | grep -E '^[A-Z0-9_]+_URL=' | while IFS= read -r line; do say "$line"; done
     say "(full URLs in $ENV_FILE; annbench reads it with no flags; eval \"\$(scripts/databases.sh env)\" exports them)"
 }
 
@@ -232,6 +235,16 @@ pid_is() {
     [ -n "$pid" ] && [ -r "/proc/$pid/comm" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$name" ] || return 1
     stat="$(cat "/proc/$pid/stat" 2>/dev/null)" || return 1
     # Field 3, after the parenthesised command: R, S, D... alive; Z or X dead.
+    case "${stat##*) }" in
+    Z* | X*) return 1 ;;
+    esac
+}
+
+# Is PID a process that has not exited (whatever its command: a server being exec'ed by
+# setsid or chroot)? A zombie has exited.
+pid_alive() {
+    local stat
+    stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
     case "${stat##*) }" in
     Z* | X*) return 1 ;;
     esac

@@ -1,5 +1,6 @@
-# MariaDB: the main server (>= 11.7, MHNSW) and the legacy one (the host's 10.11, a real
-# too-old server for tests). An engine of scripts/databases.sh (the hooks: lib/databases-common.sh).
+# MariaDB: the main server (>= 11.7, MHNSW), the legacy one (the host's 10.11, a real too-old
+# server for tests) and extra instances (up-instance). An engine of scripts/databases.sh (the
+# hooks: lib/databases-common.sh).
 # shellcheck shell=bash
 # shellcheck disable=SC2034  # MARIADB_MODE, MARIADBD are read by the other sourced files
 
@@ -28,6 +29,26 @@ mariadb_status() { mariadb_instance_status main; }
 mariadb_status_extra() {
     if [ -n "${LEGACY_PORT:-}" ]; then mariadb_instance_status legacy; fi
 }
+
+# Servers by kind (main, legacy, extra: the instance in INST_*; see databases-instances.sh).
+mariadb_srv_select() { mariadb_instance "$1"; }
+mariadb_srv_up() { mariadb_instance_up "$M_KIND"; }
+mariadb_srv_down() { mariadb_instance_down "$M_KIND"; }
+mariadb_srv_status() { mariadb_instance_status "$M_KIND"; }
+mariadb_srv_pid() { mariadb_pid; }
+mariadb_srv_port() { sed -n 's/^port=//p' "$(host_path "$M_MODE" "$M_CNF")" 2>/dev/null; }
+mariadb_srv_stop() { mariadb_instance_down "$M_KIND"; }
+mariadb_srv_start() { mariadb_start "$(mariadb_srv_port)"; }
+mariadb_srv_url() { url_mariadb "$1" "$2"; }
+mariadb_srv_datadir() { host_path "$M_MODE" "$M_DIR"; }
+mariadb_srv_kinds() { echo legacy; }
+mariadb_instance_port_base() { echo 13320; }
+mariadb_managed_ports() {
+    [ -z "${MARIADB_PORT:-}" ] || echo "$MARIADB_PORT mariadb"
+    [ -z "${LEGACY_PORT:-}" ] || echo "$LEGACY_PORT mariadb:legacy"
+}
+# Settings of an instance that would take the server out of databases.sh's hands.
+mariadb_managed_settings() { echo datadir socket pid_file log_error port bind_address user basedir skip_networking; }
 
 mariadb_env_lines() {
     [ -n "$MARIADB_PORT" ] && echo "ANNBENCH_MARIADB_URL=$(url_mariadb "$1" "$MARIADB_PORT")"
@@ -77,8 +98,9 @@ host_mariadb_version() {
 # --- The servers ---
 
 # Set M_MODE, M_BIN, M_DIR (data dir inside the env), M_PORT_VAR, M_DEFAULT_PORT, M_PORT_ENV
-# (the variable that picks the port at start, beating the remembered one), M_NAME.
+# (the variable that picks the port at start, beating the remembered one), M_NAME, M_KIND.
 mariadb_instance() {
+    M_KIND=$1 M_TAG=$1 M_SETTINGS=()
     case "$1" in
     main)
         M_MODE=$MARIADB_MODE M_BIN=$MARIADBD M_DIR="$(data_base "$MARIADB_MODE")/mariadb"
@@ -87,6 +109,12 @@ mariadb_instance() {
     legacy)
         M_MODE=host M_BIN=/usr/sbin/mariadbd M_DIR="$(data_base host)/mariadb-legacy"
         M_PORT_VAR=LEGACY_PORT M_DEFAULT_PORT=13310 M_PORT_ENV=ANNBENCH_LEGACY_MARIADB_PORT M_NAME="legacy MariaDB"
+        ;;
+    extra)
+        [ -n "${MARIADB_MODE:-}" ] || detect_modes
+        M_MODE=$MARIADB_MODE M_BIN=$MARIADBD M_DIR="$(data_base "$MARIADB_MODE")/instances/mariadb-$INST_NAME"
+        M_PORT_VAR=INST_PORT M_DEFAULT_PORT=13320 M_PORT_ENV=INST_PORT_FORCED M_NAME="MariaDB instance $INST_NAME"
+        M_SETTINGS=("${INST_SETTINGS[@]}") M_TAG=$INST_NAME
         ;;
     esac
     M_SOCK="$M_DIR/mariadbd.sock"
@@ -122,16 +150,19 @@ mariadb_write_cnf() {
         echo "innodb_buffer_pool_size=$pool"
         echo "innodb_log_file_size=${ANNBENCH_INNODB_LOG_FILE_SIZE:-1G}"
         echo "innodb_log_buffer_size=${ANNBENCH_INNODB_LOG_BUFFER_SIZE:-16M}"
-        if [ "$M_PORT_VAR" = MARIADB_PORT ]; then
+        if [ "$M_KIND" != legacy ]; then
             # The 16 MiB default makes big graphs thrash (the cache is reset when full).
             echo "mhnsw_max_cache_size=$cache"
             # Statement digests: annbench's server execution time per query (off by default).
             echo "performance_schema=ON"
         fi
+        # An instance's own settings come last: the last value of an option wins.
+        local kv
+        for kv in "${M_SETTINGS[@]}"; do echo "$kv"; done
         echo "[client]"
         echo "socket=$M_SOCK"
     } >"$(host_path "$M_MODE" "$M_CNF")"
-    if [ "$M_PORT_VAR" = MARIADB_PORT ]; then
+    if [ "$M_KIND" = main ]; then
         say "$M_NAME memory (RAM $(ram_mb) MiB): mhnsw_max_cache_size=$cache (RAM/4), innodb_buffer_pool_size=$pool (RAM/8); override with ANNBENCH_MHNSW_MAX_CACHE_SIZE, ANNBENCH_INNODB_BUFFER_POOL_SIZE"
     fi
 }
@@ -153,6 +184,7 @@ mariadb_instance_up() {
     printf -v "$M_PORT_VAR" '%s' "$port"
     mkdir -p "$(dirname "$hdir")"
     mariadb_write_cnf "$port"
+    if [ ${#M_SETTINGS[@]} -gt 0 ]; then mariadb_check_cnf; fi
     if [ ! -d "$hdir/mysql" ]; then
         say "initialising $M_NAME data dir $hdir"
         mkdir -p "$hdir"
@@ -164,17 +196,40 @@ mariadb_instance_up() {
         fi
         in_env "$M_MODE" mariadb-install-db --defaults-file="$M_CNF" "${as_user[@]}" \
             --auth-root-authentication-method=socket --skip-test-db \
-            >>"$LOG_DIR/mariadb-$1-init.log" 2>&1 9>&- ||
-            fail_log "mariadb-install-db failed" "$LOG_DIR/mariadb-$1-init.log"
+            >>"$LOG_DIR/mariadb-$M_TAG-init.log" 2>&1 9>&- ||
+            fail_log "mariadb-install-db failed" "$LOG_DIR/mariadb-$M_TAG-init.log"
     fi
+    mariadb_start "$port"
+    mariadb_provision
+}
+
+# The server's own verdict on the config file, before it is used: `--help --verbose` parses
+# every option and touches no data. It fails on an unknown option and prints [ERROR] (exiting
+# 0) on a bad value.
+mariadb_check_cnf() {
+    local err rc=0
+    err="$(in_env "$M_MODE" "$M_BIN" --defaults-file="$M_CNF" --help --verbose 2>&1 >/dev/null 9>&-)" || rc=$?
+    if [ "$rc" != 0 ] || printf '%s\n' "$err" | grep -q '\[ERROR\]'; then
+        printf '%s\n' "$err" | grep -v 'max_open_files' >&2
+        die "$M_NAME: MariaDB refuses the settings in $(host_path "$M_MODE" "$M_CNF") (${M_SETTINGS[*]})"
+    fi
+}
+
+# Start the server on its config file and wait until it answers (a server that exits, e.g. on
+# a bad setting, fails at once with its log).
+mariadb_start() {
+    local port=$1 hdir pid _ gone=0
+    hdir="$(host_path "$M_MODE" "$M_DIR")"
     mariadb_spawn
-    local _
+    pid=$!
     for _ in $(seq 1 120); do
         if in_env "$M_MODE" mariadb-admin --defaults-file="$M_CNF" --socket="$M_SOCK" ping >/dev/null 2>&1 9>&-; then
             say "$M_NAME $(mariadb_version) started on 127.0.0.1:$port"
-            mariadb_provision
             return 0
         fi
+        # Gone for 2 s with no server in the pid file: it refused to start.
+        if ! pid_alive "$pid" && ! mariadb_pid >/dev/null; then gone=$((gone + 1)); fi
+        [ "$gone" -lt 4 ] || fail_log "$M_NAME exited at start" "$hdir/error.log"
         sleep 0.5
     done
     fail_log "$M_NAME did not start within 60 s" "$hdir/error.log"
@@ -229,13 +284,14 @@ load_mode_for() {
     [ "$1" != legacy ] || [ -n "$LEGACY_PORT" ]
 }
 
+
 mariadb_instance_status() {
     load_mode_for "$1" || return 0
     local pid port="${!M_PORT_VAR}"
     if pid="$(mariadb_pid)"; then
-        say "$M_NAME $(mariadb_version): running, pid $pid, 127.0.0.1:$port ($M_MODE binaries, data $(host_path "$M_MODE" "$M_DIR"))"
+        say "$M_NAME $(mariadb_version): running, pid $pid, 127.0.0.1:$port ($M_MODE binaries, data $(host_path "$M_MODE" "$M_DIR"))${INST_NOTE:-}"
     else
-        say "$M_NAME: stopped${port:+ (port $port remembered)}"
+        say "$M_NAME: stopped${port:+ (port $port remembered)}${INST_NOTE:-}"
     fi
 }
 

@@ -1,4 +1,6 @@
-# PostgreSQL + pgvector. An engine of scripts/databases.sh (the hooks: lib/databases-common.sh).
+# PostgreSQL + pgvector: the main server and extra instances (up-instance, other versions from
+# another Debian suite's root). An engine of scripts/databases.sh (the hooks:
+# lib/databases-common.sh).
 # shellcheck shell=bash
 # shellcheck disable=SC2034  # POSTGRES_MODE, PG_BIN are read by the other sourced files
 
@@ -15,6 +17,44 @@ postgres_detect() {
     elif [ "$1" = host ]; then
         die "ANNBENCH_SERVERS_FROM=host but the host has no PostgreSQL with pgvector >= 0.7"
     fi
+}
+
+postgres_up() {
+    postgres_instance
+    postgres_srv_up
+    POSTGRES_PORT=$P_PORT
+}
+postgres_down() {
+    postgres_instance
+    postgres_srv_down
+}
+postgres_status() {
+    postgres_instance
+    postgres_srv_status
+}
+
+# Versions an instance can ask for (up-instance NAME postgres@VERSION): "VERSION SUITE
+# PACKAGES..." (the root of that Debian suite holds them; see databases-root.sh).
+postgres_versions() {
+    echo "17 trixie postgresql-17 postgresql-17-pgvector"
+    echo "18 sid postgresql-18 postgresql-18-pgvector"
+}
+
+# Servers by kind (main, extra: the instance in INST_*; see databases-instances.sh).
+postgres_srv_select() {
+    case "$1" in
+    main) postgres_instance ;;
+    extra) postgres_extra_instance ;;
+    esac
+}
+postgres_srv_url() { url_postgres "$1" "$2"; }
+postgres_srv_datadir() { echo "$P_HDIR"; }
+postgres_instance_port_base() { echo 15440; }
+postgres_srv_port() { sed -n 's/^port = //p' "$P_HDIR/annbench.conf" 2>/dev/null; }
+postgres_managed_ports() { [ -z "${POSTGRES_PORT:-}" ] || echo "$POSTGRES_PORT postgres"; }
+# Settings of an instance that would take the server out of databases.sh's hands.
+postgres_managed_settings() {
+    echo port listen_addresses unix_socket_directories data_directory config_file hba_file ident_file external_pid_file
 }
 
 postgres_env_lines() {
@@ -48,12 +88,33 @@ host_pg_with_pgvector() {
     return 1
 }
 
-# --- The server ---
+# --- The servers ---
 
+# The main server: P_NAME, P_MODE, P_BIN, P_DIR (data dir inside the env), P_HDIR (its host
+# path), P_PORT (remembered), P_PORT_WANTED (the port to start on), P_TAG (log names),
+# P_SETTINGS (an instance's own settings).
 postgres_instance() {
     [ -n "${POSTGRES_MODE:-}" ] || detect_modes
+    P_NAME=PostgreSQL P_MODE=$POSTGRES_MODE P_BIN=$PG_BIN P_TAG=postgres P_SETTINGS=()
     P_DIR="$(data_base "$POSTGRES_MODE")/postgresql"
     P_HDIR="$(host_path "$POSTGRES_MODE" "$P_DIR")"
+    P_PORT=${POSTGRES_PORT:-}
+    P_PORT_WANTED="${ANNBENCH_POSTGRES_PORT:-${POSTGRES_PORT:-15432}}"
+}
+
+# The extra instance in INST_*: the main server's binaries, or with INST_VERSION those of
+# that version in the root of its suite (ROOT already points there).
+postgres_extra_instance() {
+    [ -n "${POSTGRES_MODE:-}" ] || detect_modes
+    P_NAME="PostgreSQL instance $INST_NAME" P_TAG="postgres-$INST_NAME" P_SETTINGS=("${INST_SETTINGS[@]}")
+    if [ -n "$INST_VERSION" ]; then
+        P_MODE=root P_BIN="/usr/lib/postgresql/$INST_VERSION/bin"
+    else
+        P_MODE=$POSTGRES_MODE P_BIN=$PG_BIN
+    fi
+    P_DIR="$(data_base "$P_MODE")/instances/postgres-$INST_NAME"
+    P_HDIR="$(host_path "$P_MODE" "$P_DIR")"
+    P_PORT=$INST_PORT P_PORT_WANTED=$INST_PORT
 }
 
 postgres_pid() {
@@ -62,9 +123,16 @@ postgres_pid() {
     pid="$(head -n1 "$f" 2>/dev/null)"
     pid_is "$pid" postgres && echo "$pid"
 }
+postgres_srv_pid() { postgres_pid; }
+
+# A setting's value for postgresql.conf: single-quoted, quotes doubled.
+pg_conf_quote() {
+    local q="'"
+    printf "'%s'" "${1//$q/$q$q}"
+}
 
 postgres_write_conf() {
-    local port=$1 shared mwm
+    local port=$1 shared mwm kv
     shared="${ANNBENCH_SHARED_BUFFERS:-$(ram_mb_over 4)MB}"
     mwm="${ANNBENCH_MAINTENANCE_WORK_MEM:-$(ram_mb_over 3)MB}"
     {
@@ -81,41 +149,71 @@ postgres_write_conf() {
         echo "dynamic_shared_memory_type = posix"
         echo "# Server execution time and buffer reads per query (annbench's server cost)."
         echo "shared_preload_libraries = 'pg_stat_statements'"
+        if [ ${#P_SETTINGS[@]} -gt 0 ]; then
+            echo "# The instance's own settings (up-instance); the last value of a setting wins."
+            for kv in "${P_SETTINGS[@]}"; do echo "${kv%%=*} = $(pg_conf_quote "${kv#*=}")"; done
+        fi
     } >"$P_HDIR/annbench.conf"
     grep -q "^include_if_exists 'annbench.conf'" "$P_HDIR/postgresql.conf" ||
         echo "include_if_exists 'annbench.conf'" >>"$P_HDIR/postgresql.conf"
-    say "PostgreSQL memory (RAM $(ram_mb) MiB): maintenance_work_mem=$mwm (RAM/3), shared_buffers=$shared (RAM/4); override with ANNBENCH_MAINTENANCE_WORK_MEM, ANNBENCH_SHARED_BUFFERS"
+    if [ "$P_NAME" = PostgreSQL ]; then
+        say "PostgreSQL memory (RAM $(ram_mb) MiB): maintenance_work_mem=$mwm (RAM/3), shared_buffers=$shared (RAM/4); override with ANNBENCH_MAINTENANCE_WORK_MEM, ANNBENCH_SHARED_BUFFERS"
+    fi
 }
 
-postgres_up() {
-    postgres_instance
-    local pid port
+# "18" from the server's version ("18.1").
+postgres_major() { postgres_version | cut -d. -f1; }
+
+# initdb's flag that makes every version's data dir alike: data checksums off unless
+# ANNBENCH_PG_DATA_CHECKSUMS=on (PostgreSQL 18 turns them on by default, 17 off; 17's initdb
+# has no --no-data-checksums).
+postgres_checksums_flag() {
+    case "${ANNBENCH_PG_DATA_CHECKSUMS:-off}" in
+    on) echo --data-checksums ;;
+    off) if [ "$(postgres_major)" -ge 18 ]; then echo --no-data-checksums; fi ;;
+    *) die "ANNBENCH_PG_DATA_CHECKSUMS must be on or off (got '$ANNBENCH_PG_DATA_CHECKSUMS')" ;;
+    esac
+}
+
+postgres_srv_up() {
+    local pid port log="$LOG_DIR/$P_TAG-init.log"
     if pid="$(postgres_pid)"; then
-        say "PostgreSQL already running (pid $pid, 127.0.0.1:$POSTGRES_PORT)"
+        say "$P_NAME already running (pid $pid, 127.0.0.1:$P_PORT)"
         postgres_provision
         return 0
     fi
+    [ -x "$(host_path "$P_MODE" "$P_BIN/postgres")" ] || die "$P_NAME: no PostgreSQL server at $(host_path "$P_MODE" "$P_BIN")"
     postgres_clear_stale_lock
-    port="$(pick_port "${ANNBENCH_POSTGRES_PORT:-${POSTGRES_PORT:-15432}}")"
-    POSTGRES_PORT=$port
+    port="$(pick_port "$P_PORT_WANTED")"
+    P_PORT=$port
     if [ ! -f "$P_HDIR/PG_VERSION" ]; then
-        say "initialising PostgreSQL data dir $P_HDIR"
+        local checksums
+        checksums="$(postgres_checksums_flag)"
+        say "initialising $P_NAME data dir $P_HDIR (data checksums ${ANNBENCH_PG_DATA_CHECKSUMS:-off})"
         mkdir -p "$P_HDIR"
-        in_env "$POSTGRES_MODE" chown postgres:postgres "$P_DIR"
+        in_env "$P_MODE" chown postgres:postgres "$P_DIR"
         chmod 700 "$P_HDIR"
-        in_env_as "$POSTGRES_MODE" postgres "$PG_BIN/initdb" -D "$P_DIR" -U postgres -E UTF8 \
-            --locale=C.UTF-8 --auth-local=peer --auth-host=scram-sha-256 \
-            >>"$LOG_DIR/postgres-init.log" 2>&1 9>&- ||
-            fail_log "initdb failed" "$LOG_DIR/postgres-init.log"
+        # shellcheck disable=SC2086  # $checksums: no flag or one
+        in_env_as "$P_MODE" postgres "$P_BIN/initdb" -D "$P_DIR" -U postgres -E UTF8 \
+            --locale=C.UTF-8 --auth-local=peer --auth-host=scram-sha-256 $checksums \
+            >>"$log" 2>&1 9>&- ||
+            fail_log "initdb failed" "$log"
     fi
     postgres_write_conf "$port"
-    # pg_ctl starts the postmaster in its own session with stdio on server.log; with our stdio
-    # closed too, nothing holds the caller's terminal or pipes.
-    in_env_as "$POSTGRES_MODE" postgres "$PG_BIN/pg_ctl" -D "$P_DIR" -l "$P_DIR/server.log" \
-        -w -t 90 start </dev/null >>"$LOG_DIR/postgres-start.log" 2>&1 9>&- ||
-        fail_log "PostgreSQL did not start" "$P_HDIR/server.log"
-    say "PostgreSQL $(postgres_version) started on 127.0.0.1:$port"
+    postgres_srv_start
     postgres_provision
+}
+
+# Start the server on its data dir and config, waiting until it accepts connections. pg_ctl
+# starts the postmaster in its own session with stdio on server.log; with our stdio closed
+# too, nothing holds the caller's terminal or pipes. A bad setting fails here, with the
+# server's own message from server.log.
+postgres_srv_start() {
+    P_PORT="$(postgres_srv_port)"
+    in_env_as "$P_MODE" postgres "$P_BIN/pg_ctl" -D "$P_DIR" -l "$P_DIR/server.log" \
+        -w -t 90 start </dev/null >>"$LOG_DIR/$P_TAG-start.log" 2>&1 9>&- ||
+        fail_log "$P_NAME did not start" "$P_HDIR/server.log"
+    say "$P_NAME $(postgres_version) started on 127.0.0.1:$P_PORT"
 }
 
 # After a kill -9 the postmaster's lock file stays, naming a dead (or zombie) pid, and
@@ -144,25 +242,25 @@ postgres_clear_stale_lock() {
 }
 
 postgres_version() {
-    in_env "$POSTGRES_MODE" "$PG_BIN/postgres" --version 2>/dev/null | sed -n 's/.*) \([0-9][0-9.]*\).*/\1/p'
+    in_env "$P_MODE" "$P_BIN/postgres" --version 2>/dev/null | sed -n 's/.*) \([0-9][0-9.]*\).*/\1/p'
 }
 
 postgres_psql() {
-    in_env_as "$POSTGRES_MODE" postgres "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$P_DIR" \
-        -p "$POSTGRES_PORT" -U postgres "$@" 9>&-
+    in_env_as "$P_MODE" postgres "$P_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$P_DIR" \
+        -p "$P_PORT" -U postgres "$@" 9>&-
 }
 
 # Role, database and the vector extension (created by the superuser: pgvector is not a trusted
 # extension). The role may create databases and roles (tests make restricted ones) but is not
 # a superuser. SQL goes through stdin so the password is never in a command line.
 postgres_provision() {
-    postgres_psql -d postgres <<SQL >/dev/null || die "could not create role/database on PostgreSQL (see $P_HDIR/server.log)"
+    postgres_psql -d postgres <<SQL >/dev/null || die "could not create role/database on $P_NAME (see $P_HDIR/server.log)"
 SELECT 'CREATE ROLE $DB_USER LOGIN' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$DB_USER')\\gexec
 ALTER ROLE $DB_USER WITH LOGIN CREATEDB CREATEROLE PASSWORD '$DB_PASSWORD';
 SELECT 'CREATE DATABASE $DB_NAME OWNER $DB_USER' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '$DB_NAME')\\gexec
 SQL
     postgres_psql -d "$DB_NAME" -c "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS vector" >/dev/null ||
-        die "could not create the vector extension (is pgvector installed for $PG_BIN?)"
+        die "could not create the vector extension (is pgvector installed for $P_BIN?)"
     postgres_psql -d "$DB_NAME" -c "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null ||
         die "could not create the pg_stat_statements extension (see $P_HDIR/server.log)"
     postgres_allow_socket_password
@@ -180,19 +278,18 @@ postgres_allow_socket_password() {
     postgres_psql -d postgres -c "SELECT pg_reload_conf()" >/dev/null || die "could not reload PostgreSQL's pg_hba.conf"
 }
 
-postgres_down() {
-    postgres_instance
+# SIGINT is PostgreSQL's "fast" shutdown: roll back sessions, checkpoint, exit.
+postgres_srv_down() {
     local pid
-    # SIGINT is PostgreSQL's "fast" shutdown: roll back sessions, checkpoint, exit.
-    if pid="$(postgres_pid)"; then stop_pid "$pid" INT "PostgreSQL (pid $pid)"; fi
+    if pid="$(postgres_pid)"; then stop_pid "$pid" INT "$P_NAME (pid $pid)"; fi
 }
+postgres_srv_stop() { postgres_srv_down; }
 
-postgres_status() {
-    postgres_instance
+postgres_srv_status() {
     local pid
     if pid="$(postgres_pid)"; then
-        say "PostgreSQL $(postgres_version): running, pid $pid, 127.0.0.1:$POSTGRES_PORT ($POSTGRES_MODE binaries, data $P_HDIR)"
+        say "$P_NAME $(postgres_version): running, pid $pid, 127.0.0.1:$P_PORT ($P_MODE binaries, data $P_HDIR)${INST_NOTE:-}"
     else
-        say "PostgreSQL: stopped${POSTGRES_PORT:+ (port $POSTGRES_PORT remembered)}"
+        say "$P_NAME: stopped${P_PORT:+ (port $P_PORT remembered)}${INST_NOTE:-}"
     fi
 }

@@ -26,56 +26,96 @@ redis_detect() {
 
 redis_up() {
     redis_instance
+    redis_srv_up
+    REDIS_PORT=$R_PORT
+}
+redis_down() {
+    redis_instance
+    redis_srv_down
+}
+redis_status() {
+    redis_instance
+    redis_srv_status
+}
+
+# Servers by kind (main, extra: the instance in INST_*; see databases-instances.sh).
+redis_srv_select() {
+    case "$1" in
+    main) redis_instance ;;
+    extra) redis_extra_instance ;;
+    esac
+}
+redis_srv_url() { echo "redis://:$1@127.0.0.1:$2"; }
+redis_srv_port() { sed -n 's/^port //p' "$R_HCONF" 2>/dev/null; }
+redis_srv_pid() { redis_pid; }
+redis_srv_datadir() { echo "$R_HDIR"; }
+redis_instance_port_base() { echo 16390; }
+redis_managed_ports() { [ -z "${REDIS_PORT:-}" ] || echo "$REDIS_PORT redis"; }
+# Settings of an instance that would take the server out of databases.sh's hands.
+redis_managed_settings() { echo port bind requirepass daemonize supervised pidfile logfile dir include unixsocket; }
+
+redis_srv_up() {
     local pid port
     if pid="$(redis_pid)"; then
         # Remembered by another checkout's state file, or by none (an older databases.sh rewrote
         # state.env): its config names the port.
-        [ -n "$REDIS_PORT" ] || REDIS_PORT="$(sed -n 's/^port //p' "$R_HCONF" 2>/dev/null)"
-        say "Redis already running (pid $pid, 127.0.0.1:$REDIS_PORT)"
-        redis_ping "$REDIS_PORT" ||
-            die "Redis (pid $pid) does not accept the password of $STATE_FILE (changed ANNBENCH_DB_PASSWORD?): run scripts/databases.sh restart"
+        [ -n "$R_PORT" ] || R_PORT="$(redis_srv_port)"
+        say "$R_NAME already running (pid $pid, 127.0.0.1:$R_PORT)"
+        redis_ping "$R_PORT" ||
+            die "$R_NAME (pid $pid) does not accept the password of $STATE_FILE (changed ANNBENCH_DB_PASSWORD?): stop it (databases.sh down, or down-instance $R_ID) and start it again"
         return 0
     fi
-    port="$(pick_port "${ANNBENCH_REDIS_PORT:-${REDIS_PORT:-16379}}")"
-    REDIS_PORT=$port
+    port="$(pick_port "$R_PORT_WANTED")"
+    R_PORT=$port
     mkdir -p "$R_HDIR"
     redis_write_conf "$port"
-    if is_root || [ "$REDIS_MODE" = root ]; then
-        in_env "$REDIS_MODE" chown -R "$R_USER:$R_USER" "$R_DIR"
+    if is_root || [ "$R_MODE" = root ]; then
+        in_env "$R_MODE" chown -R "$R_USER:$R_USER" "$R_DIR"
     fi
     chmod 700 "$R_HDIR"
-    # daemonize: redis-server forks into its own session and returns; it only fails here on a
-    # bad config. No inherited stdio or lock fd (9): nothing holds the caller's pipes.
-    in_env_as "$REDIS_MODE" "$R_USER" "$REDIS_SERVER" "$R_CONF" </dev/null >>"$LOG_DIR/redis-start.log" 2>&1 9>&- ||
-        fail_log "redis-server did not start" "$LOG_DIR/redis-start.log"
-    local _
+    redis_srv_start
+}
+
+# Start the server on its config and wait until it answers PING with the password.
+# daemonize: redis-server forks into its own session and returns; it only fails here on a
+# bad config (an unknown or bad setting: Redis's own message is in the log shown). No
+# inherited stdio or lock fd (9): nothing holds the caller's pipes.
+redis_srv_start() {
+    local log="$LOG_DIR/$R_TAG-start.log" port
+    port="$(redis_srv_port)"
+    : >>"$log"
+    in_env_as "$R_MODE" "$R_USER" "$REDIS_SERVER" "$R_CONF" </dev/null >>"$log" 2>&1 9>&- ||
+        fail_log "$R_NAME: redis-server did not start" "$log"
+    local _ gone=0
     for _ in $(seq 1 120); do
+        # An unknown directive aborts the daemon after it forked (Redis 8 takes it for a module's).
+        if ! redis_pid >/dev/null; then gone=$((gone + 1)); fi
+        [ "$gone" -lt 6 ] || fail_log "$R_NAME exited at start" "$R_HDIR/redis.log"
         if redis_ping "$port"; then
             redis_has_vector_sets "$port" ||
                 die "Redis on 127.0.0.1:$port has no vector sets (VADD/VSIM); it needs Redis 8 (see $R_HDIR/redis.log)"
-            say "Redis $(redis_version) started on 127.0.0.1:$port"
+            say "$R_NAME $(redis_version) started on 127.0.0.1:$port"
             return 0
         fi
         sleep 0.5
     done
-    fail_log "Redis did not answer PING within 60 s" "$R_HDIR/redis.log"
+    fail_log "$R_NAME did not answer PING within 60 s" "$R_HDIR/redis.log"
 }
 
-redis_down() {
-    redis_instance
+redis_srv_down() {
     local pid
     # SIGTERM: Redis shuts down (shutdown-on-sigterm nosave: no snapshot, persistence is off).
-    if pid="$(redis_pid)"; then stop_pid "$pid" TERM "Redis (pid $pid)"; fi
+    if pid="$(redis_pid)"; then stop_pid "$pid" TERM "$R_NAME (pid $pid)"; fi
 }
+redis_srv_stop() { redis_srv_down; }
 
-redis_status() {
-    redis_instance
+redis_srv_status() {
     local pid
     if pid="$(redis_pid)"; then
-        [ -n "$REDIS_PORT" ] || REDIS_PORT="$(sed -n 's/^port //p' "$R_HCONF" 2>/dev/null)"
-        say "Redis $(redis_version): running, pid $pid, 127.0.0.1:$REDIS_PORT ($REDIS_MODE binaries, data $R_HDIR)"
+        [ -n "$R_PORT" ] || R_PORT="$(redis_srv_port)"
+        say "$R_NAME $(redis_version): running, pid $pid, 127.0.0.1:$R_PORT ($R_MODE binaries, data $R_HDIR)${INST_NOTE:-}"
     else
-        say "Redis: stopped${REDIS_PORT:+ (port $REDIS_PORT remembered)}"
+        say "$R_NAME: stopped${R_PORT:+ (port $R_PORT remembered)}${INST_NOTE:-}"
     fi
 }
 
@@ -88,11 +128,27 @@ redis_env_lines() {
 
 # --- The server ---
 
-# R_DIR (data dir inside the env: config, pid file, log), R_HDIR (its host path), R_CONF, R_USER.
+# The main server: R_NAME, R_ID, R_TAG (log names), R_MODE, R_DIR (data dir inside the env:
+# config, pid file, log), R_HDIR (its host path), R_CONF, R_USER, R_PORT (remembered),
+# R_PORT_WANTED (the port to start on), R_SETTINGS (an instance's own settings).
 redis_instance() {
     [ -n "${REDIS_MODE:-}" ] || detect_modes
-    R_DIR="$(data_base "$REDIS_MODE")/redis"
-    R_HDIR="$(host_path "$REDIS_MODE" "$R_DIR")"
+    R_NAME=Redis R_ID=redis R_TAG=redis R_MODE=$REDIS_MODE R_SETTINGS=()
+    R_PORT=${REDIS_PORT:-} R_PORT_WANTED="${ANNBENCH_REDIS_PORT:-${REDIS_PORT:-16379}}"
+    redis_paths "$(data_base "$REDIS_MODE")/redis"
+}
+
+# The extra instance in INST_*: the main server's binary, data dir of its own.
+redis_extra_instance() {
+    [ -n "${REDIS_MODE:-}" ] || detect_modes
+    R_NAME="Redis instance $INST_NAME" R_ID="redis:$INST_NAME" R_TAG="redis-$INST_NAME" R_MODE=$REDIS_MODE
+    R_SETTINGS=("${INST_SETTINGS[@]}") R_PORT=$INST_PORT R_PORT_WANTED=$INST_PORT
+    redis_paths "$(data_base "$REDIS_MODE")/instances/redis-$INST_NAME"
+}
+
+redis_paths() {
+    R_DIR=$1
+    R_HDIR="$(host_path "$R_MODE" "$R_DIR")"
     R_CONF="$R_DIR/redis.conf"
     R_HCONF="$R_HDIR/redis.conf"
     R_PIDFILE="$R_DIR/redis-server.pid"
@@ -100,14 +156,14 @@ redis_instance() {
     R_USER=redis
     if ! is_root; then
         R_USER="$(id -un)"
-    elif [ "$REDIS_MODE" = host ] && ! id redis >/dev/null 2>&1; then
+    elif [ "$R_MODE" = host ] && ! id redis >/dev/null 2>&1; then
         die "the host's redis-server has no redis user to run as: create one (useradd --system redis)"
     fi
 }
 
 redis_pid() {
     local f pid
-    f="$(host_path "$REDIS_MODE" "$R_PIDFILE")"
+    f="$(host_path "$R_MODE" "$R_PIDFILE")"
     [ -f "$f" ] || return 1
     pid="$(cat "$f" 2>/dev/null)"
     pid_is "$pid" redis-server && echo "$pid"
@@ -128,7 +184,7 @@ host_redis_server() {
 redis_version_of() {
     in_env "$1" "$2" --version 2>/dev/null | sed -n 's/.*v=\([0-9][0-9.]*\).*/\1/p' | head -n1
 }
-redis_version() { redis_version_of "$REDIS_MODE" "$REDIS_SERVER"; }
+redis_version() { redis_version_of "$R_MODE" "$REDIS_SERVER"; }
 
 # Persistence is off (no RDB snapshots, no AOF): a benchmark server whose data annbench loads
 # again from the data set, where a snapshot would fork (copy-on-write doubles the memory of a
@@ -136,7 +192,7 @@ redis_version() { redis_version_of "$REDIS_MODE" "$REDIS_SERVER"; }
 # the data dir, so nothing lands elsewhere. maxmemory is RAM/2 with noeviction: a load that
 # outgrows it fails with Redis's OOM error instead of evicting vectors or taking the machine down.
 redis_write_conf() {
-    local port=$1 mm f
+    local port=$1 mm f kv
     mm="${ANNBENCH_REDIS_MAXMEMORY:-$(ram_mb_over 2)mb}"
     f="$R_HCONF"
     (
@@ -158,9 +214,12 @@ redis_write_conf() {
             echo "maxmemory $mm"
             echo "maxmemory-policy noeviction"
             echo "maxclients ${ANNBENCH_REDIS_MAXCLIENTS:-10000}"
+            # The instance's own settings (up-instance); the last value of a directive wins.
+            for kv in "${R_SETTINGS[@]}"; do echo "${kv%%=*} ${kv#*=}"; done
         } >"$f.tmp"
         mv "$f.tmp" "$f"
     )
+    [ "$R_ID" = redis ] || return 0
     say "Redis memory (RAM $(ram_mb) MiB): maxmemory=$mm (RAM/2, noeviction); override with ANNBENCH_REDIS_MAXMEMORY (0: no limit)"
 }
 

@@ -1,10 +1,40 @@
 # Where the server binaries come from: the host when new enough, else a Debian 13 root built
-# with debootstrap (sourced by scripts/databases.sh).
+# with debootstrap; other server versions (up-instance ENGINE@VERSION) from a root of another
+# Debian suite, built the same way (sourced by scripts/databases.sh).
 # shellcheck shell=bash
 # shellcheck disable=SC2034  # MARIADB_MODE, PG_BIN, ... are read by the other sourced files
 
 MIRROR="${ANNBENCH_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 ROOT_PACKAGES="" # root_packages, set by ensure_root
+ROOT_SUITE=trixie # the Debian suite of $ROOT
+
+# Point ROOT (which in_env, in_env_as, host_path use) at the root of SUITE: debian-SUITE in the
+# cache dir. trixie is the main root; another suite holds other server versions.
+use_root() {
+    ROOT_SUITE=$1
+    ROOT="$CACHE/debian-$1"
+}
+
+suite_title() {
+    case "$1" in
+    trixie) echo "Debian 13 (trixie)" ;;
+    sid) echo "Debian unstable (sid)" ;;
+    *) echo "Debian $1" ;;
+    esac
+}
+
+# apt settings a suite's root needs: sid's Release file on the mirrors is often past its
+# Valid-Until date (it is only re-signed when the archive changes), which apt refuses.
+suite_apt_conf() {
+    case "$1" in
+    sid) echo 'Acquire::Check-Valid-Until "false";' ;;
+    esac
+}
+
+# A log file of the current root: NAME.log for trixie (as before other suites), NAME-SUITE.log.
+root_log() {
+    if [ "$ROOT_SUITE" = trixie ]; then echo "$LOG_DIR/$1.log"; else echo "$LOG_DIR/$1-$ROOT_SUITE.log"; fi
+}
 
 # The packages every engine needs in the root (<db>_packages), in engine order.
 root_packages() {
@@ -46,7 +76,8 @@ root_missing_packages() {
 # (the mirror dropped those versions), from fresh ones. Servers already running from the root keep
 # running (the policy-rc.d written by build_root stops packages from starting services).
 root_install_missing() {
-    local missing log="$LOG_DIR/root-packages.log" t0=$SECONDS
+    local missing log t0=$SECONDS
+    log="$(root_log root-packages)"
     missing="$(root_missing_packages)"
     [ -n "$missing" ] || return 0
     say "installing $missing in the root (log: $log)"
@@ -58,11 +89,16 @@ root_install_missing() {
     say "installed in $((SECONDS - t0)) s"
 }
 
-# Build the root once (into a temporary dir, renamed when complete), then make sure /proc and
-# /dev/shm are mounted in it (they are gone after a reboot).
-ensure_root() {
-    is_root || die "the servers run inside a Debian 13 root, which needs root (debootstrap, chroot): run with sudo"
-    ROOT_PACKAGES="$(root_packages)"
+# The main root (trixie) with every engine's packages.
+ensure_root() { ensure_suite_root trixie "$(root_packages)"; }
+
+# Point ROOT at SUITE's root and build it once with PACKAGES (into a temporary dir, renamed
+# when complete), then make sure /proc and /dev/shm are mounted in it (they are gone after a
+# reboot) and it has PACKAGES (a root built before one was added).
+ensure_suite_root() {
+    is_root || die "the servers run inside a $(suite_title "$1") root, which needs root (debootstrap, chroot): run with sudo"
+    use_root "$1"
+    ROOT_PACKAGES=$2
     if ! root_ready; then build_root; fi
     mount_root
     root_install_missing
@@ -81,9 +117,12 @@ umount_root_at() {
     true
 }
 
+# Build the root of ROOT_SUITE in ROOT with ROOT_PACKAGES.
 build_root() {
-    local tmp="$ROOT.partial" log="$LOG_DIR/build-root.log" t0=$SECONDS script=trixie keyring=()
-    say "building a Debian 13 root in $ROOT (first time only; log: $log)"
+    local suite=$ROOT_SUITE tmp="$ROOT.partial" log t0=$SECONDS script=$ROOT_SUITE keyring=() apt_conf
+    log="$(root_log build-root)"
+    mkdir -p "$LOG_DIR"
+    say "building a $(suite_title "$suite") root in $ROOT (first time only; log: $log)"
     if ! command -v debootstrap >/dev/null; then
         command -v apt-get >/dev/null || die "no debootstrap and no apt-get: install MariaDB >= 11.7 and PostgreSQL + pgvector >= 0.7 yourself and pass their URLs (docs/servers.md)"
         say "installing debootstrap on the host"
@@ -92,15 +131,15 @@ build_root() {
             fail_log "apt-get install debootstrap failed" "$log"
     fi
     # Older debootstrap (e.g. on Ubuntu) may not know trixie yet; sid's script builds it.
-    [ -e "/usr/share/debootstrap/scripts/trixie" ] || script=/usr/share/debootstrap/scripts/sid
+    [ -e "/usr/share/debootstrap/scripts/$suite" ] || script=/usr/share/debootstrap/scripts/sid
     [ -f /usr/share/keyrings/debian-archive-keyring.gpg ] && keyring=(--keyring=/usr/share/keyrings/debian-archive-keyring.gpg)
     umount_root_at "$tmp"
     rm -rf "$tmp"
     # dpkg fsyncs every file; a scratch root does not need that (eatmydata when the host has it).
     local fast=() script_arg=()
     if command -v eatmydata >/dev/null; then fast=(eatmydata); fi
-    if [ "$script" != trixie ]; then script_arg=("$script"); fi
-    "${fast[@]}" debootstrap --variant=minbase "${keyring[@]}" trixie "$tmp" "$MIRROR" \
+    if [ "$script" != "$suite" ]; then script_arg=("$script"); fi
+    "${fast[@]}" debootstrap --variant=minbase "${keyring[@]}" "$suite" "$tmp" "$MIRROR" \
         "${script_arg[@]}" >>"$log" 2>&1 ||
         fail_log "debootstrap failed (mirror $MIRROR; set ANNBENCH_DEBIAN_MIRROR to use another)" "$log"
     local t1=$SECONDS
@@ -108,6 +147,8 @@ build_root() {
     chmod +x "$tmp/usr/sbin/policy-rc.d"
     printf 'force-unsafe-io\npath-exclude=/usr/share/doc/*\npath-exclude=/usr/share/man/*\n' \
         >"$tmp/etc/dpkg/dpkg.cfg.d/annbench-fast"
+    apt_conf="$(suite_apt_conf "$suite")"
+    if [ -n "$apt_conf" ]; then echo "$apt_conf" >"$tmp/etc/apt/apt.conf.d/99annbench-$suite"; fi
     mount -t proc proc "$tmp/proc"
     if ! chroot "$tmp" env DEBIAN_FRONTEND=noninteractive sh -c \
         "apt-get -o Acquire::Languages=none update && apt-get install -y --no-install-recommends $ROOT_PACKAGES && apt-get clean" >>"$log" 2>&1; then
