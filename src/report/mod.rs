@@ -17,6 +17,7 @@ pub mod filtered;
 pub mod html;
 pub mod metrics;
 pub mod names;
+pub mod paired;
 pub mod params;
 pub mod pareto;
 pub mod plot;
@@ -25,6 +26,7 @@ mod ratio;
 pub mod render;
 pub mod select;
 pub mod series;
+pub mod settings;
 pub mod stats;
 pub mod table;
 
