@@ -399,7 +399,7 @@ fn cpu_verdict(v: Verdict) -> &'static str {
 }
 
 /// `1.10x [1.05, 1.16]` (with the coverage when below 95%).
-fn ratio_text(x: f64, i: Option<Interval>) -> String {
+pub(super) fn ratio_text(x: f64, i: Option<Interval>) -> String {
     match i {
         Some(i) => format!("{x:.2}x {}", interval_text(i, 2)),
         None => format!("{x:.2}x"),
