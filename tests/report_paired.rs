@@ -24,7 +24,13 @@ const RUN: &str = "2026-05-01T10:00:00Z-ab12";
 fn server(label: &str, ef: i64, speed: f64, builds: &[f64], seed: u64) -> PointResult {
     let mut rng = Rng::new(seed);
     let mut p = labelled(
-        pt("pgvector", &[("M", 16)], &[("ef_search", ef)], 0.9 + ef as f64 / 1000.0, 1.0),
+        pt(
+            "pgvector",
+            &[("M", 16)],
+            &[("ef_search", ef)],
+            0.9 + ef as f64 / 1000.0,
+            1.0,
+        ),
         label,
     );
     let base_qps = 20_000.0 / ef as f64;
@@ -86,7 +92,13 @@ fn run(servers: &[(&str, f64, &[f64])]) -> Vec<PointResult> {
     let mut out = Vec::new();
     for (i, (label, speed, builds)) in servers.iter().enumerate() {
         for (j, ef) in [10, 20, 40].into_iter().enumerate() {
-            out.push(server(label, ef, *speed, builds, 100 * i as u64 + j as u64 + 1));
+            out.push(server(
+                label,
+                ef,
+                *speed,
+                builds,
+                100 * i as u64 + j as u64 + 1,
+            ));
         }
     }
     out
@@ -121,7 +133,10 @@ fn an_a_a_under_drift_is_within_noise_near_one() {
             p.paired_half_width * 100.0,
             p.rounds
         );
-        assert_eq!((r.rule, r.verdict), (Rule::Paired, Some(Verdict::WithinNoise)));
+        assert_eq!(
+            (r.rule, r.verdict),
+            (Rule::Paired, Some(Verdict::WithinNoise))
+        );
         assert!((p.ratio - 1.0).abs() < 0.02, "{p:?}");
         assert!(p.interval.low <= 1.0 && 1.0 <= p.interval.high, "{p:?}");
         assert_eq!(p.rounds, ROUNDS);
@@ -167,7 +182,11 @@ fn five_percent_is_called_paired_and_not_unpaired() {
             assert!((p.ratio.unwrap() / speed - 1.0).abs() < 0.02);
             assert_eq!(p.cpu.as_ref().unwrap().verdict, cpu_verdict);
             assert_eq!((u.rule, p.rule), (Rule::Unpaired, Rule::Paired));
-            assert_ne!(u.verdict, Some(verdict), "the drift hides it from the unpaired rule");
+            assert_ne!(
+                u.verdict,
+                Some(verdict),
+                "the drift hides it from the unpaired rule"
+            );
             assert!(ui.high - ui.low > 3.0 * (pi.high - pi.low));
         }
     }
@@ -235,7 +254,10 @@ fn matrix_of_three_servers_in_every_format() {
     }
     let md = m.render(Format::Markdown).unwrap();
     println!("{md}");
-    assert!(md.contains("| a2 / base ") && md.contains("| fast / base "), "{md}");
+    assert!(
+        md.contains("| a2 / base ") && md.contains("| fast / base "),
+        "{md}"
+    );
     assert!(md.contains("a2 CPU/q") && md.contains("fast CPU/q"));
     assert!(md.matches("] *").count() >= 10, "every fast cell is marked");
     assert!(!md.contains("(u)"), "no cell is unpaired");
@@ -244,7 +266,14 @@ fn matrix_of_three_servers_in_every_format() {
     let csv = m.render(Format::Csv).unwrap();
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    for c in ["server", "ratio", "ratio_ci_low", "verdict", "rule", "cpu_ratio"] {
+    for c in [
+        "server",
+        "ratio",
+        "ratio_ci_low",
+        "verdict",
+        "rule",
+        "cpu_ratio",
+    ] {
         assert!(header.contains(&c), "{header:?}");
     }
     assert_eq!(lines.count(), 10, "5 rows x 2 servers");
@@ -257,7 +286,9 @@ fn matrix_of_three_servers_in_every_format() {
         assert_eq!(c["significant"], serde_json::Value::Bool(fast), "{c}");
         assert_eq!(c["rule"], "paired");
         let r = c["ratio"].as_f64().unwrap();
-        assert!(c["ratio_ci_low"].as_f64().unwrap() <= r && r <= c["ratio_ci_high"].as_f64().unwrap());
+        assert!(
+            c["ratio_ci_low"].as_f64().unwrap() <= r && r <= c["ratio_ci_high"].as_f64().unwrap()
+        );
     }
     assert_eq!(json["servers"], serde_json::json!(["a2", "fast"]));
     assert_eq!(json["pairing"]["fast"]["paired"], 5);
@@ -279,7 +310,12 @@ fn settings_that_differ_are_listed_beside_the_pairs() {
     assert_eq!(c.settings[0].values, ["on", "off"]);
     let md = c.render(Format::Markdown).unwrap();
     assert!(md.contains("## Settings that differ"), "{md}");
-    assert!(compare_with(&pts, "base", "a2", &opts()).unwrap().settings.is_empty());
+    assert!(
+        compare_with(&pts, "base", "a2", &opts())
+            .unwrap()
+            .settings
+            .is_empty()
+    );
     // A pair only one side of which ran interleaved follows the unpaired rule.
     let mut mixed = pts.clone();
     mixed
@@ -287,7 +323,11 @@ fn settings_that_differ_are_listed_beside_the_pairs() {
         .filter(|p| p.label.as_deref() == Some("fast"))
         .for_each(|p| p.metrics.interleave = None);
     let c = compare_with(&mixed, "base", "fast", &opts()).unwrap();
-    assert!(c.rows.iter().all(|r| r.rule == Rule::Unpaired && r.paired.is_none()));
+    assert!(
+        c.rows
+            .iter()
+            .all(|r| r.rule == Rule::Unpaired && r.paired.is_none())
+    );
     assert!(c.rows.iter().any(|r| r.kind == MatchKind::Recall));
 }
 
@@ -316,7 +356,11 @@ fn the_store_keeps_rounds_and_runs_and_the_cli_shows_the_matrix() {
             .unwrap()
     };
     assert_eq!(json(&loaded), json(&three()));
-    assert!(loaded.iter().all(|p| p.passes.iter().all(|x| x.round.is_some())));
+    assert!(
+        loaded
+            .iter()
+            .all(|p| p.passes.iter().all(|x| x.round.is_some()))
+    );
 
     let cli = |args: &[&str]| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_annbench"))
@@ -328,19 +372,44 @@ fn the_store_keeps_rounds_and_runs_and_the_cli_shows_the_matrix() {
             .arg(dir.join("data"))
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     };
     let blocks = cli(&["--me", "a2", "--me", "fast", "--format", "blocks"]);
     println!("{blocks}");
-    assert!(blocks.starts_with("QPS relative to base at matched parameters\n"), "{blocks}");
-    assert_eq!(blocks.lines().filter(|l| l.contains("1.0") && l.contains('*')).count(), 5);
+    assert!(
+        blocks.starts_with("QPS relative to base at matched parameters\n"),
+        "{blocks}"
+    );
+    assert_eq!(
+        blocks
+            .lines()
+            .filter(|l| l.contains("1.0") && l.contains('*'))
+            .count(),
+        5
+    );
     // One --me keeps the pairs view; the rule is a column.
     let csv = cli(&["--me", "fast", "--format", "csv"]);
     assert!(csv.lines().next().unwrap().split(',').any(|c| c == "rule"));
-    assert_eq!(csv.lines().skip(1).filter(|l| l.contains(",paired,")).count(), 5);
+    assert_eq!(
+        csv.lines()
+            .skip(1)
+            .filter(|l| l.contains(",paired,"))
+            .count(),
+        5
+    );
     // --paired-noise 10%: a 5% difference is within noise.
     let wide = cli(&["--me", "fast", "--paired-noise", "10%", "--format", "json"]);
     let v: serde_json::Value = serde_json::from_str(&wide).unwrap();
-    assert!(v["pairs"].as_array().unwrap().iter().all(|p| p["verdict"] == "within noise"));
+    assert!(
+        v["pairs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["verdict"] == "within noise")
+    );
 }

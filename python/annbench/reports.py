@@ -229,7 +229,9 @@ def compare_matrix(
     frame.attrs["settings_differ"] = list(parsed["settings_differ"])
     frame.attrs["pairing"] = parsed["pairing"]
     frame.attrs["notes"] = parsed["notes"]
-    frame.attrs.update(base=base, servers=list(parsed["servers"]), dataset=os.fspath(dataset), count=count)
+    frame.attrs.update(
+        base=base, servers=list(parsed["servers"]), dataset=os.fspath(dataset), count=count
+    )
     return frame
 
 

@@ -113,7 +113,9 @@ pub fn compare_json(
                  for the matrix",
                 me.len()
             ))),
-            (_, true) => render::json_pretty(&report::matrix(&points, &base, &me, &opts)?.to_json()),
+            (_, true) => {
+                render::json_pretty(&report::matrix(&points, &base, &me, &opts)?.to_json())
+            }
         }
     })
     .py_err()

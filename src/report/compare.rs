@@ -239,8 +239,11 @@ pub fn compare_with(
             "--base and --me are both '{base}': give two different labels"
         )));
     }
-    for (flag, v) in [("--noise", opts.noise), ("--paired-noise", opts.paired_noise)] {
-        if !(v >= 0.0 && v < 1.0) {
+    for (flag, v) in [
+        ("--noise", opts.noise),
+        ("--paired-noise", opts.paired_noise),
+    ] {
+        if !(0.0..1.0).contains(&v) {
             return Err(crate::Error::Config(format!(
                 "{flag} {v}: give a share such as 5% or 0.05 (0 to below 100%)"
             )));
@@ -327,7 +330,10 @@ impl Ctx<'_> {
 }
 
 /// The build spread of every measure of both labels in each run both took part in.
-fn spreads(base: &[&PointResult], me: &[&PointResult]) -> HashMap<(String, RoundMeasure), RunSpread> {
+fn spreads(
+    base: &[&PointResult],
+    me: &[&PointResult],
+) -> HashMap<(String, RoundMeasure), RunSpread> {
     let runs = |pts: &[&PointResult]| -> BTreeSet<String> {
         pts.iter()
             .filter_map(|p| p.metrics.interleave.as_ref().map(|i| i.run.clone()))
@@ -362,7 +368,10 @@ fn spreads(base: &[&PointResult], me: &[&PointResult]) -> HashMap<(String, Round
 /// The interleaved run two points share, when their rounds ran back to back: the same run id
 /// and the same build parameters (the rounds of one index build).
 pub fn shared_run<'a>(b: &'a PointResult, m: &PointResult) -> Option<&'a str> {
-    let (rb, rm) = (b.metrics.interleave.as_ref()?, m.metrics.interleave.as_ref()?);
+    let (rb, rm) = (
+        b.metrics.interleave.as_ref()?,
+        m.metrics.interleave.as_ref()?,
+    );
     (rb.run == rm.run
         && b.clients == m.clients
         && cmp_params(&b.build_args, &m.build_args) == std::cmp::Ordering::Equal)
@@ -603,21 +612,24 @@ fn pair(
         (Some(b), Some(m), None) if b.value > 0.0 => Some(rate(b, m, judge)),
         _ => None,
     };
-    let cpu = b.and_then(cpu_side).zip(m.and_then(cpu_side)).map(|(base, me)| {
-        let paired = paired_of(RoundMeasure::CpuPerQuery);
-        let (ratio, ratio_interval, verdict) = match &paired {
-            Some(p) => (p.ratio, Some(p.interval), p.verdict),
-            None => rate(&base, &me, judge),
-        };
-        CpuPair {
-            base,
-            me,
-            ratio,
-            ratio_interval,
-            verdict,
-            paired,
-        }
-    });
+    let cpu = b
+        .and_then(cpu_side)
+        .zip(m.and_then(cpu_side))
+        .map(|(base, me)| {
+            let paired = paired_of(RoundMeasure::CpuPerQuery);
+            let (ratio, ratio_interval, verdict) = match &paired {
+                Some(p) => (p.ratio, Some(p.interval), p.verdict),
+                None => rate(&base, &me, judge),
+            };
+            CpuPair {
+                base,
+                me,
+                ratio,
+                ratio_interval,
+                verdict,
+                paired,
+            }
+        });
     Matched {
         kind,
         algorithm: algorithm.to_string(),
@@ -715,7 +727,15 @@ fn recall_matches<'a>(
                         .map(|b| pts[b.index])
                 };
             let (b, m) = (find(&bt.rows, base), find(&mt.rows, me));
-            out.push(pair(MatchKind::Recall, &algorithm, clients, Some(t), b, m, ctx));
+            out.push(pair(
+                MatchKind::Recall,
+                &algorithm,
+                clients,
+                Some(t),
+                b,
+                m,
+                ctx,
+            ));
         }
     }
     Ok(out)

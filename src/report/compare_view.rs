@@ -94,8 +94,12 @@ impl Comparison {
             Column::new("switches_ratio_ci_low", "low", Style::Ratio).machine_only(),
             Column::new("switches_ratio_ci_high", "high", Style::Ratio).machine_only(),
             sw_md(
-                Column::new("switches_ratio_text", "switches ratio [95% CI]", Style::Plain)
-                    .markdown_only(),
+                Column::new(
+                    "switches_ratio_text",
+                    "switches ratio [95% CI]",
+                    Style::Plain,
+                )
+                .markdown_only(),
             ),
             sw_md(Column::new(
                 "switches_verdict",

@@ -423,7 +423,11 @@ mod tests {
             for r in 0..40 {
                 let drift = 1.0 + 0.2 * (r as f64 / 6.0).sin();
                 b.push(pass(0, r, 1000.0 * drift * (1.0 + 0.01 * rng.normal())));
-                m.push(pass(0, r, 1000.0 * me * drift * (1.0 + 0.01 * rng.normal())));
+                m.push(pass(
+                    0,
+                    r,
+                    1000.0 * me * drift * (1.0 + 0.01 * rng.normal()),
+                ));
             }
             (b, m)
         };

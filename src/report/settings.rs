@@ -144,10 +144,16 @@ mod tests {
         );
         let d = settings_differ(&pts, &["on", "off", "big"]);
         let names: Vec<&str> = d.iter().map(|s| s.setting.as_str()).collect();
-        assert_eq!(names, ["server_version", "data_checksums", "shared_buffers"]);
+        assert_eq!(
+            names,
+            ["server_version", "data_checksums", "shared_buffers"]
+        );
         assert_eq!(d[0].values, ["17.5", "17.5", "17.6"]);
         assert_eq!(d[1].values, ["on", "off", NOT_SET]);
-        let same = [server("x", "17.5", &[("jit", "off")]), server("y", "17.5", &[("jit", "off")])];
+        let same = [
+            server("x", "17.5", &[("jit", "off")]),
+            server("y", "17.5", &[("jit", "off")]),
+        ];
         assert!(settings_differ(&same, &["x", "y"]).is_empty());
     }
 

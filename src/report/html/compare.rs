@@ -8,8 +8,8 @@ use super::escape::text;
 use super::tips::{fixed, recall};
 use super::{Context, Section, Tips, chart_box, table};
 use crate::report::compare::{CompareOptions, Comparison, MatchKind, compare_with};
-use crate::report::settings::settings_table;
 use crate::report::render::{Cell, Table};
+use crate::report::settings::settings_table;
 use crate::results::PointResult;
 use std::collections::BTreeMap;
 
