@@ -36,7 +36,15 @@ if TYPE_CHECKING:
         subset,
     )
     from .frames import pareto
-    from .reports import build_table, clients_table, compare, report, results, table
+    from .reports import (
+        build_table,
+        clients_table,
+        compare,
+        compare_matrix,
+        report,
+        results,
+        table,
+    )
     from .sweep import algorithms, run
 
 # Public name -> (module, attribute or None for the module itself), loaded on first access.
@@ -59,7 +67,15 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     },
     **{
         name: (".reports", name)
-        for name in ("build_table", "clients_table", "compare", "report", "results", "table")
+        for name in (
+            "build_table",
+            "clients_table",
+            "compare",
+            "compare_matrix",
+            "report",
+            "results",
+            "table",
+        )
     },
 }
 
@@ -77,6 +93,7 @@ __all__ = [
     "build_table",
     "clients_table",
     "compare",
+    "compare_matrix",
     "compute_groundtruth",
     "create_dataset",
     "get_dataset",

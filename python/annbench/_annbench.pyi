@@ -130,7 +130,7 @@ def table_json(
 ) -> str: ...
 def compare_json(
     base: str,
-    me: str,
+    me: list[str],
     dataset: str,
     count: int = 10,
     recall: list[float] = ...,
@@ -139,6 +139,8 @@ def compare_json(
     noise: float = ...,
     stat: str = ...,
     judge_disturbed: bool = False,
+    paired_noise: float = ...,
+    matrix: bool = False,
 ) -> str: ...
 def build_json(
     dataset: str, count: int = 10, results: str = ..., data_dir: str | None = None

@@ -24,6 +24,7 @@ __all__ = [
     "build_table",
     "clients_table",
     "compare",
+    "compare_matrix",
     "report",
     "results",
     "table",
@@ -124,6 +125,7 @@ def compare(
     noise: float = 0.05,
     stat: str = "median",
     judge_disturbed: bool = False,
+    paired_noise: float = 0.01,
 ) -> pd.DataFrame:
     """Relative QPS of the run labelled ``me`` against the run labelled ``base``: one row
     per matched pair (``match`` is ``params`` for the same algorithm, parameters and
@@ -132,15 +134,20 @@ def compare(
     its 95% interval (ratio_ci_low, ratio_ci_high, ratio_ci_level), and ``verdict``:
     ``faster`` / ``slower`` when the whole interval lies beyond +-``noise``, else
     ``within noise``; ``disturbed`` (no difference claimed) when a side was measured under
-    heavy interference or with a stalled pass, unless ``judge_disturbed``. The summary of
-    the ratios per match kind (n, counts of each verdict,
-    geometric mean, median, min, max, each with a bootstrap interval) is in
-    ``df.attrs["summary"]``; what to keep in mind (build variance, flagged points) in
-    ``df.attrs["notes"]``; the labels and source in ``df.attrs["base"]``, ``["me"]``,
-    ``["dataset"]`` and ``["count"]``."""
+    heavy interference or with a stalled pass, unless ``judge_disturbed``. Points of the
+    two labels that ran interleaved in one run are paired round by round (``rule`` is
+    ``paired``; ``rounds``, ``paired_half_width``, ``build_half_width``; ``switches_ratio``
+    for context switches per query) and judged against ``paired_noise`` (docs/methodology.md).
+    The summary of the ratios per match kind (n, counts of each verdict, geometric mean,
+    median, min, max, each with a bootstrap interval) is in ``df.attrs["summary"]``; what to
+    keep in mind (build variance, flagged points, pairing) in ``df.attrs["notes"]``; the
+    paired pairs, their median half-width and the build spread in ``df.attrs["pairing"]``;
+    the server settings whose values differ (``[{"setting": ..., "values": {label: value}}]``)
+    in ``df.attrs["settings_differ"]``; the labels and source in ``df.attrs["base"]``,
+    ``["me"]``, ``["dataset"]`` and ``["count"]``."""
     text = _annbench.compare_json(
         base,
-        me,
+        [me],
         os.fspath(dataset),
         count,
         list(recall),
@@ -149,13 +156,82 @@ def compare(
         noise=noise,
         stat=stat,
         judge_disturbed=judge_disturbed,
+        paired_noise=paired_noise,
     )
     parsed = json.loads(text)
     frame = pd.DataFrame.from_records(parsed["pairs"])
     frame.attrs["summary"] = pd.DataFrame.from_records(parsed["summary"])
     frame.attrs["notes"] = list(parsed["notes"])
+    frame.attrs["pairing"] = parsed["pairing"]
+    frame.attrs["settings_differ"] = list(parsed["settings_differ"])
     # The two labels and the source, for plot titles (annbench.plot.relative_qps).
     frame.attrs.update(base=base, me=me, dataset=os.fspath(dataset), count=count)
+    return frame
+
+
+def compare_matrix(
+    base: str,
+    me: Sequence[str],
+    dataset: PathLike,
+    count: int = 10,
+    recall: Sequence[float] = DEFAULT_RECALLS,
+    *,
+    results: PathLike | None = None,
+    data_dir: PathLike | None = None,
+    noise: float = 0.05,
+    paired_noise: float = 0.01,
+    stat: str = "median",
+    judge_disturbed: bool = False,
+) -> pd.DataFrame:
+    """The matrix of the runs labelled ``me`` (one or more) against ``base``, as
+    ``annbench compare --me A --me B``: one row per cell (a matched point or recall
+    threshold, times a server), with match, algorithm, clients, recall_threshold,
+    base_name, base_qps, server, me_name, me_qps, ``ratio`` (server / base) with
+    ratio_ci_low and ratio_ci_high, verdict, ``significant`` (the verdict is faster or
+    slower), ``rule`` (``paired`` when the two servers ran interleaved in one run, else
+    ``unpaired``), rounds, paired_half_width, build_half_width and the server CPU per query
+    ratio (cpu_ratio, its interval, cpu_verdict). ``df.attrs["matrix"]`` is the table as
+    published (rows: base_name or threshold, columns: servers, values: ratio);
+    ``df.attrs["settings_differ"]``, ``["pairing"]`` and ``["notes"]`` (per server) as in
+    :func:`compare`."""
+    if isinstance(me, str):
+        me = [me]
+    text = _annbench.compare_json(
+        base,
+        list(me),
+        os.fspath(dataset),
+        count,
+        list(recall),
+        existing_store(results),
+        _dir(data_dir),
+        noise=noise,
+        stat=stat,
+        judge_disturbed=judge_disturbed,
+        paired_noise=paired_noise,
+        matrix=True,
+    )
+    parsed = json.loads(text)
+    frame = pd.DataFrame.from_records(parsed["cells"])
+    if not frame.empty:
+        row = frame["base_name"].where(
+            frame["match"] == "params",
+            "recall >= " + frame["recall_threshold"].astype(str),
+        )
+        wide = frame.assign(row=row).pivot_table(
+            index=["match", "algorithm", "clients", "row"],
+            columns="server",
+            values="ratio",
+            sort=False,
+        )
+        frame.attrs["matrix"] = wide.reindex(columns=list(parsed["servers"]))
+    else:
+        frame.attrs["matrix"] = pd.DataFrame()
+    frame.attrs["settings_differ"] = list(parsed["settings_differ"])
+    frame.attrs["pairing"] = parsed["pairing"]
+    frame.attrs["notes"] = parsed["notes"]
+    frame.attrs.update(
+        base=base, servers=list(parsed["servers"]), dataset=os.fspath(dataset), count=count
+    )
     return frame
 
 

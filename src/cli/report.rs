@@ -112,20 +112,28 @@ pub struct CompareArgs {
     /// Label of the base run.
     #[arg(long)]
     pub base: String,
-    /// Label of the run compared with the base.
-    #[arg(long)]
-    pub me: String,
+    /// Label of the run compared with the base. Repeat it (or give labels separated by commas)
+    /// for the matrix: one column per server, one row per matched point or recall threshold.
+    #[arg(long, required = true, value_delimiter = ',')]
+    pub me: Vec<String>,
     /// Recall targets of the matched-recall comparison.
     #[arg(long, value_delimiter = ',', default_value = THRESHOLDS)]
     pub recall: Vec<f64>,
-    /// markdown, csv or json (json: every pair with its interval and verdict, the summary
-    /// and the notes).
-    #[arg(long, default_value = "markdown", value_parser = parse_format)]
-    pub format: Format,
-    /// Differences smaller than this are "within noise": a pair is faster or slower only when
-    /// the whole 95% interval of its ratio lies beyond +-noise. E.g. 5% or 0.05.
+    /// markdown, csv, json (json: every pair with its interval and verdict, the summary, the
+    /// pairing, the settings that differ and the notes), or blocks: the matrix as plain-text
+    /// blocks, one per match kind and recall threshold.
+    #[arg(long, default_value = "markdown", value_parser = parse_table_format)]
+    pub format: TableFormat,
+    /// Differences smaller than this are "within noise" for pairs measured apart (the
+    /// unpaired rule): a pair is faster or slower only when the whole 95% interval of its
+    /// ratio lies beyond +-noise. E.g. 5% or 0.05.
     #[arg(long, default_value = "5%", value_parser = parse_noise)]
     pub noise: f64,
+    /// The same for paired pairs, whose servers ran interleaved in one run (round by round,
+    /// docs/methodology.md): pairing cancels the machine's drift, so smaller differences
+    /// are called. E.g. 1% or 0.01.
+    #[arg(long, default_value = "1%", value_parser = parse_noise)]
+    pub paired_noise: f64,
     /// Compare medians (with intervals) or best passes (threshold only).
     #[arg(long, default_value = "median", value_parser = parse_stat)]
     pub stat: Stat,
@@ -366,12 +374,25 @@ pub fn compare(args: CompareArgs) -> crate::Result<()> {
     let opts = CompareOptions {
         thresholds: args.recall.clone(),
         noise: args.noise,
+        paired_noise: args.paired_noise,
         stat: args.stat,
         judge_disturbed: args.judge_disturbed,
         ..CompareOptions::default()
     };
-    let comparison = compare_with(&points, &args.base, &args.me, &opts)?;
-    emit(src, &comparison.render(args.format)?)
+    // One server: the pairs in full; several (or blocks): the matrix.
+    let text = match (args.me.as_slice(), args.format) {
+        ([me], TableFormat::Table(format)) => {
+            compare_with(&points, &args.base, me, &opts)?.render(format)?
+        }
+        (mes, format) => {
+            let m = crate::report::matrix(&points, &args.base, mes, &opts)?;
+            match format {
+                TableFormat::Table(f) => m.render(f)?,
+                TableFormat::Blocks => m.blocks_text(),
+            }
+        }
+    };
+    emit(src, &text)
 }
 
 pub fn report(args: ReportArgs) -> crate::Result<()> {

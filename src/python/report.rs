@@ -69,15 +69,18 @@ pub fn table_json(
     .py_err()
 }
 
-/// Relative QPS of the run labelled `me` against `base`: the JSON of `annbench compare
-/// --format json` (`{"pairs": [...], "summary": [...], "notes": [...], ...}`).
+/// Relative QPS of the runs labelled `me` against `base`. With one label and `matrix`
+/// false: the JSON of `annbench compare --format json` (`{"pairs": [...], "summary": [...],
+/// "pairing": {...}, "settings_differ": [...], "notes": [...], ...}`); with `matrix` true
+/// (any number of labels): the JSON of the matrix (`{"cells": [...], ...}`, as `annbench
+/// compare --me A --me B --format json`).
 #[pyfunction]
-#[pyo3(signature = (base, me, dataset, count=10, recall=report::DEFAULT_THRESHOLDS.to_vec(), results="results".into(), data_dir=None, noise=report::compare::DEFAULT_NOISE, stat="median".to_string(), judge_disturbed=false))]
+#[pyo3(signature = (base, me, dataset, count=10, recall=report::DEFAULT_THRESHOLDS.to_vec(), results="results".into(), data_dir=None, noise=report::compare::DEFAULT_NOISE, stat="median".to_string(), judge_disturbed=false, paired_noise=report::paired::DEFAULT_PAIRED_NOISE, matrix=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn compare_json(
     py: Python<'_>,
     base: String,
-    me: String,
+    me: Vec<String>,
     dataset: String,
     count: usize,
     recall: Vec<f64>,
@@ -86,6 +89,8 @@ pub fn compare_json(
     noise: f64,
     stat: String,
     judge_disturbed: bool,
+    paired_noise: f64,
+    matrix: bool,
 ) -> PyResult<String> {
     py.detach(move || {
         let stat: report::Stat = stat.parse()?;
@@ -94,12 +99,24 @@ pub fn compare_json(
         let opts = report::CompareOptions {
             thresholds: recall,
             noise,
+            paired_noise,
             stat,
             judge_disturbed,
             ..report::CompareOptions::default()
         };
-        let cmp = report::compare_with(&points, &base, &me, &opts)?;
-        render::json_pretty(&cmp.to_json())
+        match (me.as_slice(), matrix) {
+            ([one], false) => {
+                render::json_pretty(&report::compare_with(&points, &base, one, &opts)?.to_json())
+            }
+            (_, false) => Err(crate::Error::Config(format!(
+                "compare_json: {} labels in me without matrix=True: give one label, or ask \
+                 for the matrix",
+                me.len()
+            ))),
+            (_, true) => {
+                render::json_pretty(&report::matrix(&points, &base, &me, &opts)?.to_json())
+            }
+        }
     })
     .py_err()
 }

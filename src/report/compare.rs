@@ -17,9 +17,19 @@
 //! (their speed probes differ by more than the noise threshold, see `runner::speed`), is
 //! *disturbed*: the machine may have made the difference, so none is claimed
 //! (`--judge-disturbed` judges it anyway).
+//!
+//! Two points that ran interleaved in one run (the same `interleave.run` and the same build
+//! parameters, so their rounds ran back to back) are *paired* instead ([`Rule::Paired`]): the
+//! ratio, interval and verdict come from their round ratios ([`super::paired`]), for QPS,
+//! server CPU per query and context switches per query, judged against `paired_noise`
+//! (`--paired-noise`, 1%).
 
+use super::paired::{
+    BuildSpread, DEFAULT_PAIRED_NOISE, PairedRatio, RoundMeasure, build_spread, paired_ratio,
+};
 use super::ratio::{Judge, cpu_side, rate, side};
 use super::series::{check_one_dataset, cmp_params, params_identity};
+use super::settings::{SettingDiff, settings_differ};
 use super::stats::{PairGroups, RatioStats, Stat, ratio_stats};
 use super::table::{RecallRow, best_at_recall_of};
 use crate::metrics::interval::Interval;
@@ -55,12 +65,33 @@ impl MatchKind {
     }
 }
 
+/// Which rule rated a pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// The two sides' passes as two independent samples (runs measured apart).
+    Unpaired,
+    /// Round by round: the two points ran interleaved in one run ([`super::paired`]).
+    Paired,
+}
+
+impl Rule {
+    /// `paired` or `unpaired`, the value of the `rule` column.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rule::Unpaired => "unpaired",
+            Rule::Paired => "paired",
+        }
+    }
+}
+
 /// Options of a comparison.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompareOptions {
     pub thresholds: Vec<f64>,
-    /// Differences within this share are "within noise" (`--noise`).
+    /// Differences within this share are "within noise" for unpaired pairs (`--noise`).
     pub noise: f64,
+    /// The same for paired pairs (`--paired-noise`): pairing resolves smaller differences.
+    pub paired_noise: f64,
     /// The statistic the points were given (see [`super::stats::apply_stat`]).
     pub stat: Stat,
     pub measure: Measure,
@@ -73,6 +104,7 @@ impl Default for CompareOptions {
         CompareOptions {
             thresholds: super::DEFAULT_THRESHOLDS.to_vec(),
             noise: DEFAULT_NOISE,
+            paired_noise: DEFAULT_PAIRED_NOISE,
             stat: Stat::Median,
             measure: Measure::Qps,
             judge_disturbed: false,
@@ -97,6 +129,13 @@ pub struct Matched {
     pub verdict: Option<Verdict>,
     /// Server CPU per query of the same two points, when both sides have it.
     pub cpu: Option<CpuPair>,
+    /// The rule the ratio, interval and verdict follow.
+    pub rule: Rule,
+    /// The paired figures of the measure (paired pairs; the same ratio, interval and verdict,
+    /// with the rounds and the two parts of the half-width).
+    pub paired: Option<PairedRatio>,
+    /// Server context switches per query, me / base (paired pairs whose passes have them).
+    pub switches: Option<PairedRatio>,
 }
 
 /// Server CPU per query of a matched pair: me / base (below 1: `me` costs the server less).
@@ -107,6 +146,8 @@ pub struct CpuPair {
     pub ratio: f64,
     pub ratio_interval: Option<Interval>,
     pub verdict: Verdict,
+    /// The paired figures (paired pairs).
+    pub paired: Option<PairedRatio>,
 }
 
 /// Summary of the ratios of one match kind.
@@ -135,6 +176,39 @@ pub struct Comparison {
     pub cpu_recall_summary: Option<RatioSummary>,
     /// What the reader must know (build variance, flagged points).
     pub notes: Vec<String>,
+    /// How many pairs were paired, their precision and the build spread.
+    pub pairing: Pairing,
+    /// Server settings and versions whose values differ between the two labels.
+    pub settings: Vec<SettingDiff>,
+}
+
+/// The paired part of a comparison.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Pairing {
+    /// Pairs with a ratio, and how many of them were paired.
+    pub pairs: usize,
+    pub paired: usize,
+    /// The median of the paired pairs' paired half-widths (as a share).
+    pub median_half_width: Option<f64>,
+    /// Rounds left out of the paired pairs because a pass was disturbed.
+    pub disturbed_rounds: usize,
+    /// The build spread of the measure in each interleaved run the pairs come from.
+    pub spreads: Vec<RunSpread>,
+}
+
+/// The build spread of both labels in one interleaved run (`None`: fewer than two builds).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSpread {
+    pub run: String,
+    pub base: Option<BuildSpread>,
+    pub me: Option<BuildSpread>,
+}
+
+impl RunSpread {
+    /// Both sides' spreads, when both were measured.
+    pub fn both(&self) -> Option<(BuildSpread, BuildSpread)> {
+        self.base.zip(self.me)
+    }
 }
 
 /// Compare the points labelled `me` with those labelled `base` with default options.
@@ -165,17 +239,25 @@ pub fn compare_with(
             "--base and --me are both '{base}': give two different labels"
         )));
     }
-    if !(opts.noise >= 0.0 && opts.noise < 1.0) {
-        return Err(crate::Error::Config(format!(
-            "--noise {}: give a share such as 5% or 0.05 (0 to below 100%)",
-            opts.noise
-        )));
+    for (flag, v) in [
+        ("--noise", opts.noise),
+        ("--paired-noise", opts.paired_noise),
+    ] {
+        if !(0.0..1.0).contains(&v) {
+            return Err(crate::Error::Config(format!(
+                "{flag} {v}: give a share such as 5% or 0.05 (0 to below 100%)"
+            )));
+        }
     }
     check_one_dataset(points, "comparison")?;
     let base_pts = labelled(points, base)?;
     let me_pts = labelled(points, me)?;
-    let mut rows = param_matches(&base_pts, &me_pts, opts);
-    rows.extend(recall_matches(&base_pts, &me_pts, opts)?);
+    let ctx = Ctx {
+        opts,
+        spreads: spreads(&base_pts, &me_pts),
+    };
+    let mut rows = param_matches(&base_pts, &me_pts, &ctx);
+    rows.extend(recall_matches(&base_pts, &me_pts, &ctx)?);
     let summary = |k: MatchKind| summarise(rows.iter().filter(|r| r.kind == k), opts);
     let cpu_summary = |k: MatchKind| {
         let cpu: Vec<Matched> = rows
@@ -201,6 +283,8 @@ pub fn compare_with(
         ));
     }
     notes.extend(disturbed_note(&rows, opts, base, me));
+    let pairing = pairing(&rows, &ctx, opts.measure.into());
+    notes.extend(pairing_notes(&pairing, &rows, opts, base, me));
     if opts.stat == Stat::Best {
         notes.push(
             "--stat best: ratios of best passes, without intervals; verdicts use the noise \
@@ -218,7 +302,169 @@ pub fn compare_with(
         cpu_recall_summary: cpu_summary(MatchKind::Recall),
         rows,
         notes,
+        pairing,
+        settings: settings_differ(points, &[base, me]),
     })
+}
+
+impl From<Measure> for RoundMeasure {
+    fn from(m: Measure) -> Self {
+        match m {
+            Measure::Qps => RoundMeasure::Qps,
+            Measure::ServerCpu => RoundMeasure::CpuPerQuery,
+        }
+    }
+}
+
+/// What rating a pair needs besides its points.
+struct Ctx<'a> {
+    opts: &'a CompareOptions,
+    /// The build spread of each label, by (interleaved run, measure).
+    spreads: HashMap<(String, RoundMeasure), RunSpread>,
+}
+
+impl Ctx<'_> {
+    fn spread(&self, run: &str, m: RoundMeasure) -> Option<(BuildSpread, BuildSpread)> {
+        self.spreads.get(&(run.to_string(), m))?.both()
+    }
+}
+
+/// The build spread of every measure of both labels in each run both took part in.
+fn spreads(
+    base: &[&PointResult],
+    me: &[&PointResult],
+) -> HashMap<(String, RoundMeasure), RunSpread> {
+    let runs = |pts: &[&PointResult]| -> BTreeSet<String> {
+        pts.iter()
+            .filter_map(|p| p.metrics.interleave.as_ref().map(|i| i.run.clone()))
+            .collect()
+    };
+    let of_run = |pts: &[&PointResult], run: &str, m: RoundMeasure| {
+        build_spread(
+            pts.iter()
+                .copied()
+                .filter(|p| p.metrics.interleave.as_ref().is_some_and(|i| i.run == run)),
+            m,
+        )
+    };
+    let mut out = HashMap::new();
+    for run in runs(base).intersection(&runs(me)) {
+        for m in [
+            RoundMeasure::Qps,
+            RoundMeasure::CpuPerQuery,
+            RoundMeasure::SwitchesPerQuery,
+        ] {
+            let spread = RunSpread {
+                run: run.clone(),
+                base: of_run(base, run, m),
+                me: of_run(me, run, m),
+            };
+            out.insert((run.clone(), m), spread);
+        }
+    }
+    out
+}
+
+/// The interleaved run two points share, when their rounds ran back to back: the same run id
+/// and the same build parameters (the rounds of one index build).
+pub fn shared_run<'a>(b: &'a PointResult, m: &PointResult) -> Option<&'a str> {
+    let (rb, rm) = (
+        b.metrics.interleave.as_ref()?,
+        m.metrics.interleave.as_ref()?,
+    );
+    (rb.run == rm.run
+        && b.clients == m.clients
+        && cmp_params(&b.build_args, &m.build_args) == std::cmp::Ordering::Equal)
+        .then_some(rb.run.as_str())
+}
+
+fn pairing(rows: &[Matched], ctx: &Ctx<'_>, m: RoundMeasure) -> Pairing {
+    let rated: Vec<&Matched> = rows.iter().filter(|r| r.ratio.is_some()).collect();
+    let paired: Vec<&PairedRatio> = rated.iter().filter_map(|r| r.paired.as_ref()).collect();
+    let widths: Vec<f64> = paired.iter().map(|p| p.paired_half_width).collect();
+    let mut spreads: Vec<RunSpread> = ctx
+        .spreads
+        .iter()
+        .filter(|((_, measure), _)| *measure == m)
+        .map(|(_, s)| s.clone())
+        .collect();
+    spreads.sort_by(|a, b| a.run.cmp(&b.run));
+    Pairing {
+        pairs: rated.len(),
+        paired: paired.len(),
+        median_half_width: crate::metrics::interval::median(&widths),
+        disturbed_rounds: paired.iter().map(|p| p.disturbed_rounds).sum(),
+        spreads,
+    }
+}
+
+/// The notes on the paired pairs: how many, their rule and precision, the build spread.
+fn pairing_notes(
+    p: &Pairing,
+    rows: &[Matched],
+    opts: &CompareOptions,
+    base: &str,
+    me: &str,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    if p.spreads.is_empty() {
+        return notes;
+    }
+    let pct = |x: f64| format!("{:.1}%", x * 100.0);
+    if p.paired > 0 {
+        notes.push(format!(
+            "{} of {} pair(s) are paired ('{base}' and '{me}' ran interleaved in one run): their \
+             ratio is the 20% trimmed mean of the per-round ratios (rule \"paired\"), faster or \
+             slower when the whole 95% interval lies beyond +-{:.0}% (--paired-noise); median \
+             paired half-width +-{}{}",
+            p.paired,
+            p.pairs,
+            opts.paired_noise * 100.0,
+            p.median_half_width.map_or("-".into(), pct),
+            if p.disturbed_rounds > 0 {
+                format!(
+                    "; {} round(s) with a disturbed pass left out",
+                    p.disturbed_rounds
+                )
+            } else {
+                String::new()
+            }
+        ));
+    }
+    let unpaired_in_run = rows
+        .iter()
+        .filter(|r| r.rule == Rule::Unpaired && r.ratio.is_some())
+        .count();
+    if unpaired_in_run > 0 && p.paired > 0 {
+        notes.push(format!(
+            "{unpaired_in_run} pair(s) follow the unpaired rule (+-{:.0}%, --noise): their \
+             points did not run in the same rounds (other build parameters, another run, or \
+             fewer than {} rounds in common)",
+            opts.noise * 100.0,
+            super::paired::MIN_ROUNDS
+        ));
+    }
+    for s in &p.spreads {
+        notes.push(match (s.base, s.me) {
+            (Some(b), Some(m)) => format!(
+                "build spread (run {}): a build's figure varies by {} in '{base}' ({} point(s)) \
+                 and {} in '{me}' ({} point(s)) between builds; the paired intervals include it",
+                s.run,
+                pct(b.share()),
+                b.points,
+                pct(m.share()),
+                m.points
+            ),
+            _ => format!(
+                "build spread not measured (run {}): a side has one build per point, and HNSW \
+                 builds are randomised, so the paired intervals hold the rounds' precision but \
+                 not the two builds' luck; run with --rebuilds 2 (or more) to measure it and \
+                 fold it into the verdicts",
+                s.run
+            ),
+        });
+    }
+    notes
 }
 
 /// The note on pairs without a verdict ("disturbed"), with the spread of machine speeds when
@@ -320,51 +566,88 @@ fn cpu_as_matched(r: &Matched, c: &CpuPair) -> Matched {
         ratio_interval: c.ratio_interval,
         verdict: Some(c.verdict),
         cpu: None,
+        paired: c.paired.clone(),
+        rule: if c.paired.is_some() {
+            Rule::Paired
+        } else {
+            Rule::Unpaired
+        },
         ..r.clone()
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn pair(
     kind: MatchKind,
     algorithm: &str,
     clients: usize,
     threshold: Option<f64>,
-    b: Option<Side>,
-    m: Option<Side>,
-    cpu: Option<(Side, Side)>,
-    opts: &CompareOptions,
+    b: Option<&PointResult>,
+    m: Option<&PointResult>,
+    ctx: &Ctx<'_>,
 ) -> Matched {
+    let opts = ctx.opts;
     let judge = Judge {
         noise: opts.noise,
         stat: opts.stat,
         disturbed: opts.judge_disturbed,
     };
-    let rated = match (&b, &m) {
-        (Some(b), Some(m)) if b.value > 0.0 => Some(rate(b, m, judge)),
+    let run = b.zip(m).and_then(|(b, m)| shared_run(b, m));
+    let paired_of = |measure: RoundMeasure| {
+        let (b, m, run) = (b?, m?, run?);
+        paired_ratio(
+            &b.passes,
+            &m.passes,
+            measure,
+            ctx.spread(run, measure),
+            opts.paired_noise,
+        )
+    };
+    let (bs, ms) = (
+        b.map(|p| side(p, opts.measure)),
+        m.map(|p| side(p, opts.measure)),
+    );
+    let paired = paired_of(opts.measure.into());
+    let rated = match (&bs, &ms, &paired) {
+        (Some(_), Some(_), Some(p)) => Some((p.ratio, Some(p.interval), p.verdict)),
+        (Some(b), Some(m), None) if b.value > 0.0 => Some(rate(b, m, judge)),
         _ => None,
     };
-    let cpu = cpu.map(|(base, me)| {
-        let (ratio, ratio_interval, verdict) = rate(&base, &me, judge);
-        CpuPair {
-            base,
-            me,
-            ratio,
-            ratio_interval,
-            verdict,
-        }
-    });
+    let cpu = b
+        .and_then(cpu_side)
+        .zip(m.and_then(cpu_side))
+        .map(|(base, me)| {
+            let paired = paired_of(RoundMeasure::CpuPerQuery);
+            let (ratio, ratio_interval, verdict) = match &paired {
+                Some(p) => (p.ratio, Some(p.interval), p.verdict),
+                None => rate(&base, &me, judge),
+            };
+            CpuPair {
+                base,
+                me,
+                ratio,
+                ratio_interval,
+                verdict,
+                paired,
+            }
+        });
     Matched {
         kind,
         algorithm: algorithm.to_string(),
         clients,
         threshold,
-        base: b,
-        me: m,
+        base: bs,
+        me: ms,
         ratio: rated.map(|r| r.0),
         ratio_interval: rated.and_then(|r| r.1),
         verdict: rated.map(|r| r.2),
         cpu,
+        rule: if paired.is_some() {
+            Rule::Paired
+        } else {
+            Rule::Unpaired
+        },
+        switches: paired_of(RoundMeasure::SwitchesPerQuery),
+        paired,
     }
 }
 
@@ -380,11 +663,7 @@ fn fastest_by_params<'a>(pts: &[&'a PointResult]) -> HashMap<(String, usize), &'
     out
 }
 
-fn param_matches(
-    base: &[&PointResult],
-    me: &[&PointResult],
-    opts: &CompareOptions,
-) -> Vec<Matched> {
+fn param_matches(base: &[&PointResult], me: &[&PointResult], ctx: &Ctx<'_>) -> Vec<Matched> {
     let base = fastest_by_params(base);
     let mut pairs: Vec<(&PointResult, &PointResult)> = fastest_by_params(me)
         .into_iter()
@@ -399,16 +678,14 @@ fn param_matches(
     pairs
         .into_iter()
         .map(|(b, m)| {
-            let (bs, ms) = (side(b, opts.measure), side(m, opts.measure));
             pair(
                 MatchKind::Params,
                 &m.algorithm,
                 m.clients,
                 None,
-                Some(bs),
-                Some(ms),
-                cpu_side(b).zip(cpu_side(m)),
-                opts,
+                Some(b),
+                Some(m),
+                ctx,
             )
         })
         .collect()
@@ -417,8 +694,9 @@ fn param_matches(
 fn recall_matches<'a>(
     base: &'a [&'a PointResult],
     me: &'a [&'a PointResult],
-    opts: &CompareOptions,
+    ctx: &Ctx<'_>,
 ) -> crate::Result<Vec<Matched>> {
+    let opts = ctx.opts;
     let bt = best_at_recall_of(base, &opts.thresholds, None)?;
     let mt = best_at_recall_of(me, &opts.thresholds, None)?;
     let mut out = Vec::new();
@@ -449,16 +727,14 @@ fn recall_matches<'a>(
                         .map(|b| pts[b.index])
                 };
             let (b, m) = (find(&bt.rows, base), find(&mt.rows, me));
-            let cpu = b.and_then(cpu_side).zip(m.and_then(cpu_side));
             out.push(pair(
                 MatchKind::Recall,
                 &algorithm,
                 clients,
                 Some(t),
-                b.map(|p| side(p, opts.measure)),
-                m.map(|p| side(p, opts.measure)),
-                cpu,
-                opts,
+                b,
+                m,
+                ctx,
             ));
         }
     }

@@ -45,7 +45,20 @@ impl Comparison {
             Column::new("ratio_ci_level", "level", Style::Plain).machine_only(),
             Column::new("ratio_text", &format!("{m} / {b} [95% CI]"), Style::Plain).markdown_only(),
             Column::new("verdict", "verdict", Style::Plain),
+            // Which rule rated the pair, and for paired pairs the rounds and the two parts of
+            // the half-width (shares): the rounds' own precision and the build spread's.
+            Column::new("rule", "rule", Style::Plain),
+            Column::new("rounds", "rounds", Style::Plain).machine_only(),
+            Column::new("disturbed_rounds", "disturbed rounds", Style::Plain).machine_only(),
+            Column::new("paired_half_width", "paired +-", Style::Plain).machine_only(),
+            Column::new("build_half_width", "build +-", Style::Plain).machine_only(),
         ];
+        let any_paired = self.rows.iter().any(|r| r.paired.is_some());
+        if any_paired {
+            columns.push(
+                Column::new("precision_text", "+- paired (builds)", Style::Plain).markdown_only(),
+            );
+        }
         // Server CPU per query of the same pairs (empty where a side has none).
         let any_cpu = self.rows.iter().any(|r| r.cpu.is_some());
         let cpu_md = |c: Column| if any_cpu { c } else { c.machine_only() };
@@ -72,6 +85,27 @@ impl Comparison {
             Column::new("base_cpu_probe_us", "base probe us", Style::Fixed(1)).machine_only(),
             Column::new("me_cpu_probe_us", "me probe us", Style::Fixed(1)).machine_only(),
             Column::new("speed_change", "speed change", Style::Ratio).machine_only(),
+        ]);
+        // Server context switches per query (paired pairs whose passes counted them).
+        let any_switches = self.rows.iter().any(|r| r.switches.is_some());
+        let sw_md = |c: Column| if any_switches { c } else { c.machine_only() };
+        columns.extend([
+            Column::new("switches_ratio", "switches ratio", Style::Ratio).machine_only(),
+            Column::new("switches_ratio_ci_low", "low", Style::Ratio).machine_only(),
+            Column::new("switches_ratio_ci_high", "high", Style::Ratio).machine_only(),
+            sw_md(
+                Column::new(
+                    "switches_ratio_text",
+                    "switches ratio [95% CI]",
+                    Style::Plain,
+                )
+                .markdown_only(),
+            ),
+            sw_md(Column::new(
+                "switches_verdict",
+                "switches verdict",
+                Style::Plain,
+            )),
         ]);
         if kind.is_some() {
             columns[0].in_markdown = false;
@@ -152,8 +186,9 @@ impl Comparison {
     }
 
     /// The comparison in `format`: Markdown with headed sections; CSV as the flat pairs table
-    /// (the statistics follow from it); JSON as `{base, me, measure, noise, stat, notes,
-    /// pairs: [...], summary: [...], server_cpu_summary: [...]}`.
+    /// (the statistics follow from it); JSON as `{base, me, measure, noise, paired_noise,
+    /// stat, notes, pairs: [...], summary: [...], server_cpu_summary: [...], pairing: {...},
+    /// settings_differ: [...]}`.
     pub fn render(&self, format: Format) -> crate::Result<String> {
         match format {
             Format::Markdown => Ok(self.markdown()),
@@ -164,6 +199,7 @@ impl Comparison {
 
     /// The JSON document of [`Self::render`].
     pub fn to_json(&self) -> serde_json::Value {
+        let (b, m) = (self.base.as_str(), self.me.as_str());
         serde_json::json!({
             "base": self.base,
             "me": self.me,
@@ -177,6 +213,9 @@ impl Comparison {
             "pairs": to_json_records(&self.pairs_table(None)),
             "summary": to_json_records(&self.summary_table()),
             "server_cpu_summary": to_json_records(&self.cpu_summary_table()),
+            "paired_noise": self.options.paired_noise,
+            "pairing": pairing_json(&self.pairing),
+            "settings_differ": super::settings::to_json(&self.settings, &[b, m]),
         })
     }
 
@@ -190,6 +229,13 @@ impl Comparison {
              heavy interference or with a stalled pass (no difference claimed).\n",
             self.options.noise * 100.0
         ));
+        if self.pairing.paired > 0 {
+            out.push_str(&format!(
+                "Paired pairs (rule paired: the two servers ran interleaved, round by round): \
+                 beyond +-{:.0}% (--paired-noise).\n",
+                self.options.paired_noise * 100.0
+            ));
+        }
         for (kind, heading) in [
             (MatchKind::Params, "At matched parameters"),
             (
@@ -219,6 +265,13 @@ impl Comparison {
                  the server less)\n\n"
             ));
             out.push_str(&to_markdown(&c));
+        }
+        if !self.settings.is_empty() {
+            out.push_str("\n## Settings that differ\n\n");
+            out.push_str(&to_markdown(&super::settings::settings_table(
+                &self.settings,
+                &[b, m],
+            )));
         }
         out.push_str("\n## Notes\n\n");
         for n in &self.notes {
@@ -265,6 +318,17 @@ impl Comparison {
             Cell::from(r.ratio.map(|x| ratio_text(x, ri)).as_deref()),
             Cell::from(r.verdict.map(|v| self.verdict_text(v)).as_deref()),
         ]);
+        let p = r.paired.as_ref();
+        cells.extend([
+            Cell::from(r.ratio.map(|_| r.rule.as_str())),
+            p.map_or(Cell::Null, |p| Cell::Int(p.rounds as i64)),
+            p.map_or(Cell::Null, |p| Cell::Int(p.disturbed_rounds as i64)),
+            Cell::from(p.map(|p| p.paired_half_width)),
+            Cell::from(p.and_then(|p| p.build_half_width)),
+        ]);
+        if self.rows.iter().any(|r| r.paired.is_some()) {
+            cells.push(Cell::from(p.map(precision_text).as_deref()));
+        }
         let c = r.cpu.as_ref();
         let ci = c.and_then(|c| c.ratio_interval);
         cells.extend([
@@ -288,6 +352,14 @@ impl Comparison {
                     .and_then(|(b, m)| super::ratio::speed_change(b, m)),
             ),
         ]);
+        let sw = r.switches.as_ref();
+        cells.extend([
+            Cell::from(sw.map(|s| s.ratio)),
+            Cell::from(sw.map(|s| s.interval.low)),
+            Cell::from(sw.map(|s| s.interval.high)),
+            Cell::from(sw.map(|s| ratio_text(s.ratio, Some(s.interval))).as_deref()),
+            Cell::from(sw.map(|s| switches_verdict(s.verdict))),
+        ]);
         cells
     }
 
@@ -302,6 +374,25 @@ impl Comparison {
     }
 }
 
+/// `+-0.8% (+-3.1%)`: the paired half-width, and with the build spread when measured.
+fn precision_text(p: &super::paired::PairedRatio) -> String {
+    let pct = |x: f64| format!("+-{:.1}%", x * 100.0);
+    let total = (p.interval.high / p.interval.low).sqrt() - 1.0;
+    match p.build_half_width {
+        Some(_) => format!("{} ({} with builds)", pct(p.paired_half_width), pct(total)),
+        None => format!("{} (builds not measured)", pct(p.paired_half_width)),
+    }
+}
+
+fn switches_verdict(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Above => "more",
+        Verdict::Below => "fewer",
+        Verdict::WithinNoise => "within noise",
+        Verdict::Disturbed => "disturbed",
+    }
+}
+
 fn cpu_verdict(v: Verdict) -> &'static str {
     match v {
         Verdict::Above => "costlier",
@@ -312,11 +403,30 @@ fn cpu_verdict(v: Verdict) -> &'static str {
 }
 
 /// `1.10x [1.05, 1.16]` (with the coverage when below 95%).
-fn ratio_text(x: f64, i: Option<Interval>) -> String {
+pub(super) fn ratio_text(x: f64, i: Option<Interval>) -> String {
     match i {
         Some(i) => format!("{x:.2}x {}", interval_text(i, 2)),
         None => format!("{x:.2}x"),
     }
+}
+
+/// The pairing summary as JSON: pairs, paired, the median paired half-width, the disturbed
+/// rounds left out, and each run's build spread (`null` where not measured).
+pub(super) fn pairing_json(p: &super::compare::Pairing) -> serde_json::Value {
+    let spread = |s: Option<super::paired::BuildSpread>| {
+        s.map(|s| serde_json::json!({"share": s.share(), "points": s.points, "df": s.df}))
+    };
+    serde_json::json!({
+        "pairs": p.pairs,
+        "paired": p.paired,
+        "median_paired_half_width": p.median_half_width,
+        "disturbed_rounds": p.disturbed_rounds,
+        "build_spread": p.spreads.iter().map(|s| serde_json::json!({
+            "run": s.run,
+            "base": spread(s.base),
+            "me": spread(s.me),
+        })).collect::<Vec<_>>(),
+    })
 }
 
 fn summary_cells(kind: MatchKind, s: &RatioSummary) -> Vec<Cell> {

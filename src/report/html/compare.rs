@@ -7,9 +7,9 @@ use super::chart::{Axis, Chart, Dataset, Point, colour, drawable};
 use super::escape::text;
 use super::tips::{fixed, recall};
 use super::{Context, Section, Tips, chart_box, table};
-use crate::report::compare;
-use crate::report::compare::{Comparison, MatchKind};
+use crate::report::compare::{CompareOptions, Comparison, MatchKind, compare_with};
 use crate::report::render::{Cell, Table};
+use crate::report::settings::settings_table;
 use crate::results::PointResult;
 use std::collections::BTreeMap;
 
@@ -39,9 +39,17 @@ pub fn view(ctx: &Context<'_>, tips: &mut Tips) -> crate::Result<Option<Section>
         text(&base),
         text(&base)
     );
+    let others: Vec<String> = labels.iter().filter(|l| **l != base).cloned().collect();
+    let opts = CompareOptions {
+        thresholds: ctx.options.thresholds.clone(),
+        ..CompareOptions::default()
+    };
+    if others.len() > 1 {
+        html.push_str(&matrix_html(ctx.points, &base, &others, &opts)?);
+    }
     let mut charts = Vec::new();
-    for (n, me) in labels.iter().filter(|l| **l != base).enumerate() {
-        let cmp = compare(ctx.points, &base, me, &ctx.options.thresholds)?;
+    for (n, me) in others.iter().enumerate() {
+        let cmp = compare_with(ctx.points, &base, me, &opts)?;
         let id = format!("compare-{n}");
         html.push_str(&format!("<h3>{} against {}</h3>\n", text(me), text(&base)));
         html.push_str(&chart_box(&id, &format!("QPS of {me} / QPS of {base}")));
@@ -54,6 +62,14 @@ pub fn view(ctx: &Context<'_>, tips: &mut Tips) -> crate::Result<Option<Section>
         }
         html.push_str("<h4>Summary of the ratios</h4>\n");
         html.push_str(&table::to_html(&cmp.summary_table(), "summary"));
+        if !cmp.settings.is_empty() {
+            html.push_str("<h4>Settings that differ</h4>\n");
+            html.push_str(&table::to_html(
+                &settings_table(&cmp.settings, &[&base, me]),
+                "settings",
+            ));
+        }
+        html.push_str(&notes_html(&cmp.notes));
         charts.push(ratio_chart(&id, &cmp, tips));
     }
     Ok(Some(Section {
@@ -62,6 +78,53 @@ pub fn view(ctx: &Context<'_>, tips: &mut Tips) -> crate::Result<Option<Section>
         html,
         charts,
     }))
+}
+
+/// The matrix of every other label against the base: one table per match kind, a column
+/// per label (ratio, interval, `*` when significant), and the settings that differ.
+fn matrix_html(
+    points: &[PointResult],
+    base: &str,
+    others: &[String],
+    opts: &CompareOptions,
+) -> crate::Result<String> {
+    let m = crate::report::matrix(points, base, others, opts)?;
+    let mut html = format!(
+        "<h3>Every label against {}</h3>\n<p>Each cell: the label's QPS / {}'s with its 95% \
+         interval; * when the whole interval lies beyond +-{:.0}% (paired: the labels ran \
+         interleaved in one run) or +-{:.0}% (unpaired).</p>\n",
+        text(base),
+        text(base),
+        opts.paired_noise * 100.0,
+        opts.noise * 100.0
+    );
+    for (kind, title) in [
+        (MatchKind::Params, "At matched parameters"),
+        (MatchKind::Recall, "Best QPS at matched recall targets"),
+    ] {
+        let t = m.wide_table(kind);
+        if !t.rows.is_empty() {
+            html.push_str(&format!("<h4>{title}</h4>\n"));
+            html.push_str(&table::to_html(&t, "matrix"));
+        }
+    }
+    if !m.settings.is_empty() {
+        html.push_str("<h4>Settings that differ</h4>\n");
+        html.push_str(&table::to_html(
+            &settings_table(&m.settings, &m.labels()),
+            "settings",
+        ));
+    }
+    Ok(html)
+}
+
+/// The comparison's notes as a list.
+fn notes_html(notes: &[String]) -> String {
+    let items: String = notes
+        .iter()
+        .map(|n| format!("<li>{}</li>\n", text(n)))
+        .collect();
+    format!("<ul class=\"notes\">\n{items}</ul>\n")
 }
 
 /// The distinct labels, the one whose first point finished earliest first (points without a
