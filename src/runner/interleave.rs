@@ -199,6 +199,9 @@ fn align(todos: &mut [Vec<Todo<'_>>]) {
     }
 }
 
+/// Called with each server's point once measured (or failed): server index, run, error.
+type Done<'d> = dyn FnMut(usize, &mut PointRun, Option<Error>) -> Result<()> + 'd;
+
 /// The seeded order of the servers within each round.
 struct Order {
     seed: u64,
@@ -231,7 +234,7 @@ fn measure(
     runs: &mut [Vec<PointRun>],
     searchers: &mut [Searchers],
     bufs: &mut PassBuffers,
-    done: &mut dyn FnMut(usize, &mut PointRun, Option<Error>) -> Result<()>,
+    done: &mut Done<'_>,
 ) -> Result<()> {
     let lanes = steps.len();
     let env0 = &steps[0].env;
@@ -253,6 +256,8 @@ fn measure(
         }
         Ok(())
     };
+    // `i` is the point, the same index in every server's runs.
+    #[allow(clippy::needless_range_loop)]
     for i in 0..points {
         for l in order.of(0, i, lanes) {
             let (step, run) = (&steps[l], &mut runs[l][i]);
@@ -306,12 +311,7 @@ fn measure(
 
 /// A point's step on server `l` went wrong: hand the error to `done` and skip the point there
 /// from here on (the other servers go on, their passes then unpaired for it).
-fn settle(
-    l: usize,
-    run: &mut PointRun,
-    r: Result<()>,
-    done: &mut dyn FnMut(usize, &mut PointRun, Option<Error>) -> Result<()>,
-) -> Result<()> {
+fn settle(l: usize, run: &mut PointRun, r: Result<()>, done: &mut Done<'_>) -> Result<()> {
     if let Err(e) = r {
         run.failed = true;
         done(l, run, Some(e))?;
