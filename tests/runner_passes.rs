@@ -157,7 +157,12 @@ fn a_stalled_pass_is_flagged_measured_again_and_left_out() {
         "{:?}",
         first.environment.notices
     );
-    assert!(summary.warnings.iter().any(|w| w.contains("stalled")));
+    // Noise is said once, at the end of the run (runner::noise), not as a warning per point.
+    assert!(
+        !summary.warnings.iter().any(|w| w.contains("stalled")),
+        "{:?}",
+        summary.warnings
+    );
 }
 
 #[test]
