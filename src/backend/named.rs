@@ -39,7 +39,24 @@ pub fn split_named(text: &str) -> Result<(Option<String>, String)> {
     Ok((Some(name.to_string()), url.to_string()))
 }
 
+impl NamedServer {
+    /// The TCP port its URL names (`None` for a Unix socket, a default port or a bad URL).
+    pub fn tcp_port(&self) -> Option<u16> {
+        crate::connect::server_url(self.kind, Some(&self.url))
+            .ok()?
+            .tcp_port()
+    }
+}
+
 impl BackendOptions {
+    /// The named servers of the database `algorithm` runs on (none for an in-process one).
+    pub fn named_for(&self, algorithm: &str) -> Vec<&NamedServer> {
+        crate::backend::algorithm(algorithm)
+            .and_then(|a| a.database)
+            .map(|d| self.named(d.kind))
+            .unwrap_or_default()
+    }
+
     /// The named servers of `kind`, in the order given.
     pub fn named(&self, kind: ServerKind) -> Vec<&NamedServer> {
         self.servers.iter().filter(|s| s.kind == kind).collect()

@@ -227,7 +227,8 @@ impl Order {
 
 /// Measure every point of one build on every server: all recall passes first, then rounds; in
 /// a round, each point that any server still needs passes for runs on every server, back to
-/// back, in [`Order`]'s order. `runs[l]`, `searchers[l]` and `steps[l]` are server `l`'s.
+/// back, in [`Order`]'s order (so a server may run past its own `--max-time` to partner
+/// another's extra pass). `runs[l]`, `searchers[l]` and `steps[l]` are server `l`'s.
 fn measure(
     steps: &[BuildStep<'_>],
     order: &Order,

@@ -205,6 +205,17 @@ pub struct Failure {
 }
 
 impl Failure {
+    /// A failure of an algorithm as a whole (connecting, loading, dropping its index).
+    pub fn of_algorithm(algorithm: &str) -> Failure {
+        Failure {
+            algorithm: algorithm.to_string(),
+            build_args: None,
+            query_args: None,
+            clients: None,
+            error: String::new(),
+        }
+    }
+
     /// `mariadb(m=16, ef_search=40) x2 clients`, `mariadb(m=16) build`, or `mariadb`.
     pub fn what(&self) -> String {
         let args: Vec<String> = [&self.build_args, &self.query_args]

@@ -168,10 +168,7 @@ fn same_server(a: &crate::connect::ServerUrl, b: &crate::connect::ServerUrl) -> 
 
 /// The labels of an algorithm's points: each named server's, else `--label`.
 fn labels<'o>(opts: &'o SweepOptions, algorithm: &str) -> Vec<Option<&'o str>> {
-    let named = crate::backend::algorithm(algorithm)
-        .and_then(|a| a.database)
-        .map(|d| opts.backend.named(d.kind))
-        .unwrap_or_default();
+    let named = opts.backend.named_for(algorithm);
     if named.is_empty() {
         vec![opts.label.as_deref()]
     } else {

@@ -68,10 +68,7 @@ pub type Factory<'a> = dyn Fn(&str, Option<&NamedServer>) -> Result<Box<dyn Back
 /// The servers an algorithm's points are measured on: its database's named servers
 /// (`--postgres NAME=URL`), else the one server (`None`).
 fn lanes_of<'o>(opts: &'o SweepOptions, algorithm: &str) -> Vec<Option<&'o NamedServer>> {
-    let kind = crate::backend::algorithm(algorithm)
-        .and_then(|a| a.database)
-        .map(|d| d.kind);
-    let named = kind.map(|k| opts.backend.named(k)).unwrap_or_default();
+    let named = opts.backend.named_for(algorithm);
     if named.is_empty() {
         vec![None]
     } else {
@@ -217,13 +214,7 @@ pub fn run(
             match ready {
                 Ok(r) => opened.push((*lane, r)),
                 Err(e) => {
-                    let f = Failure {
-                        algorithm: grid.algorithm.clone(),
-                        build_args: None,
-                        query_args: None,
-                        clients: None,
-                        error: String::new(),
-                    };
+                    let f = Failure::of_algorithm(&grid.algorithm);
                     let e = match lane {
                         Some(s) => e.with_context(&format!("server '{}'", s.name)),
                         None => e,
@@ -249,10 +240,7 @@ pub fn run(
                 host: &host,
                 algorithm: &grid.algorithm,
                 label: lane.map(|s| s.name.clone()).or_else(|| opts.label.clone()),
-                port: lane.and_then(|s| {
-                    let url = crate::connect::server_url(s.kind, Some(&s.url)).ok()?;
-                    url.tcp_port()
-                }),
+                port: lane.and_then(NamedServer::tcp_port),
                 server,
                 load,
                 fingerprint: fingerprint.clone(),
@@ -278,13 +266,7 @@ pub fn run(
         }
         for b in &mut backends {
             if let Err(e) = b.drop_index() {
-                let f = Failure {
-                    algorithm: grid.algorithm.clone(),
-                    build_args: None,
-                    query_args: None,
-                    clients: None,
-                    error: String::new(),
-                };
+                let f = Failure::of_algorithm(&grid.algorithm);
                 fail(opts, progress, &mut summary, f, e)?;
             }
         }
