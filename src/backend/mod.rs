@@ -151,6 +151,15 @@ pub trait Backend: Send {
     /// calls it after measuring each point and stores the point only if it passes. Database
     /// backends check the build id and the index itself ([`sql::guard`]); the default, for
     /// in-process backends, has nothing to check.
+    /// Open the admin connection again after the server restarted (`run --restart`), with
+    /// its session settings and the table lock it held; the table and index stay as built.
+    fn reconnect(&mut self) -> Result<()> {
+        Err(crate::Error::Backend(format!(
+            "{}: measuring across a server restart is not supported",
+            self.name()
+        )))
+    }
+
     fn check_index(&mut self) -> Result<()> {
         Ok(())
     }

@@ -48,6 +48,12 @@ pub struct RunArgs {
     /// interval (HNSW builds are randomised).
     #[arg(long, default_value_t = 1)]
     pub rebuilds: usize,
+    /// After each build point's warm passes, restart the server (one scripts/databases.sh
+    /// manages) and measure each point once more, right after the restart: the first pass and
+    /// the recall, stored under the label `<label>-cold` (or `cold`). A recall that differs
+    /// from the one before the restart is a warning.
+    #[arg(long)]
+    pub restart: bool,
     /// Pass order within a build: rounds (pass 1 of every point, then pass 2 of every point...,
     /// so drift affects all points alike) or points (each point finished before the next).
     #[arg(long, default_value = "rounds", value_parser = parse_order)]
@@ -199,6 +205,7 @@ impl RunArgs {
             target_ci: self.target_ci,
             max_time: self.max_time,
             rebuilds: self.rebuilds,
+            restart: self.restart,
             order: self.order,
             watch_interference: true,
             clients: self.clients,

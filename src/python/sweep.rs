@@ -183,6 +183,8 @@ pub fn run_sweep(
         target_ci,
         max_time,
         rebuilds,
+        // Restarts are a CLI feature: a notebook's kernel does not own the servers.
+        restart: false,
         order,
         watch_interference: true,
         clients,

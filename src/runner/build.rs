@@ -182,6 +182,8 @@ fn measure_builds(
         .collect();
     let mut bufs = PassBuffers::new(ctx.queries.nrows(), opts.count, max_clients(opts));
     let mut cost = BuildCost::find(ctx);
+    // Each point's recall on the last build, for the check after a restart.
+    let mut warm = Vec::new();
     for b in 0..opts.rebuilds {
         let (ready, mut searchers) = prepare(ctx, backend, build, &mut runs, &mut cost, summary)?;
         let step = ready.step(ctx, build, b);
@@ -198,6 +200,7 @@ fn measure_builds(
                 return Ok(());
             }
             let point = finish(ctx, build, run, &ready.probe, &cost, None)?;
+            warm.push((run.query_args.clone(), run.clients, point.metrics.recall));
             store_point(
                 ctx,
                 &cost.first_report,
@@ -207,6 +210,17 @@ fn measure_builds(
             )
         };
         schedule::measure(&step, &mut runs, &mut searchers, &mut bufs, &mut done)?;
+    }
+    if opts.restart {
+        super::restart::cold_series(
+            ctx,
+            backend,
+            build,
+            &cost.first_report,
+            &missing,
+            &warm,
+            summary,
+        )?;
     }
     Ok(())
 }
@@ -239,7 +253,7 @@ impl BuildCost {
     pub(super) fn find(ctx: &Ctx<'_>) -> BuildCost {
         let server = crate::backend::algorithm(ctx.algorithm)
             .and_then(|a| a.database)
-            .and_then(|d| WholeServer::find_at(d.kind, ctx.port));
+            .and_then(|d| WholeServer::find_at(d.kind, ctx.port()));
         BuildCost {
             server,
             spent: None,
@@ -299,7 +313,6 @@ pub(super) fn prepare(
     cost: &mut BuildCost,
     summary: &mut SweepSummary,
 ) -> Result<(Prepared, Searchers)> {
-    let opts = ctx.opts;
     if ctx.progress.cancelled() {
         return Err(Error::Interrupted);
     }
@@ -315,6 +328,19 @@ pub(super) fn prepare(
         cost.spent = Some((cpu, memory));
         cost.first_report = report.clone();
     }
+    connect(ctx, backend, report, runs, summary)
+}
+
+/// Verify every point's plan on the index just built (or reconnected to) and open the query
+/// connections, with how their server cost is read.
+pub(super) fn connect(
+    ctx: &Ctx<'_>,
+    backend: &mut dyn Backend,
+    report: BuildReport,
+    runs: &mut [PointRun],
+    summary: &mut SweepSummary,
+) -> Result<(Prepared, Searchers)> {
+    let opts = ctx.opts;
     // The plan of every point, as EXPLAIN shows it on this build (a filter can change it
     // from one selectivity to the next); a plan with no usable index fails the build.
     let first_query = ctx.queries.row(0).to_vec();
@@ -325,7 +351,7 @@ pub(super) fn prepare(
     let mut searchers = (0..max_clients(opts))
         .map(|_| backend.searcher())
         .collect::<Result<Vec<_>>>()?;
-    let probe = Probe::discover_at(&mut searchers, ctx.port);
+    let probe = Probe::discover_at(&mut searchers, ctx.port());
     for note in &probe.notes() {
         let text = format!("{}: server cost: {note}", ctx.algorithm);
         if !summary.warnings.contains(&text) {

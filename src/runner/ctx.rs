@@ -15,6 +15,7 @@ use ndarray::{CowArray, Ix2};
 use std::collections::BTreeMap;
 
 /// Shared, read-only state of one algorithm's sweep.
+#[derive(Clone)]
 pub(super) struct Ctx<'a> {
     pub(super) data: &'a Dataset,
     pub(super) queries: CowArray<'a, f32, Ix2>,
@@ -24,8 +25,8 @@ pub(super) struct Ctx<'a> {
     pub(super) algorithm: &'a str,
     /// The label of its points: the server's name in an interleaved run, else `--label`.
     pub(super) label: Option<String>,
-    /// The TCP port of its server when several of a kind run (server cost must read the right one).
-    pub(super) port: Option<u16>,
+    /// Its server, when named (`--postgres NAME=URL`); else the database's one server.
+    pub(super) named: Option<crate::backend::NamedServer>,
     pub(super) server: ServerInfo,
     pub(super) load: LoadReport,
     /// [`crate::dataset::fingerprint`] of the data, stored with every unfiltered point.
@@ -37,6 +38,25 @@ pub(super) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// The TCP port of a named server: with several of a kind on the machine, server cost
+    /// reads the processes behind this port.
+    pub(super) fn port(&self) -> Option<u16> {
+        self.named
+            .as_ref()
+            .and_then(crate::backend::NamedServer::tcp_port)
+    }
+
+    /// The URL of its server of `kind`.
+    pub(super) fn url(
+        &self,
+        kind: crate::connect::ServerKind,
+    ) -> Result<crate::connect::ServerUrl> {
+        match &self.named {
+            Some(s) => crate::connect::server_url(kind, Some(&s.url)),
+            None => self.opts.backend.url(kind),
+        }
+    }
+
     /// The fingerprint stored with a point of `query_args`.
     pub(super) fn fingerprint_for(&self, query_args: &Params) -> String {
         filter_of(query_args)

@@ -110,6 +110,8 @@ impl Together {
             build::max_clients(opts),
         );
         let mut costs: Vec<BuildCost> = ctxs.iter().map(BuildCost::find).collect();
+        // Each server's recall of each point on the last build, for the check after a restart.
+        let mut warm: Vec<Vec<_>> = vec![Vec::new(); ctxs.len()];
         for b in 0..opts.rebuilds {
             // One server's build at a time: a build is never measured beside another.
             let mut ready: Vec<(Prepared, Searchers)> = Vec::with_capacity(ctxs.len());
@@ -152,6 +154,7 @@ impl Together {
                     &costs[l],
                     Some(&self.interleave),
                 )?;
+                warm[l].push((run.query_args.clone(), run.clients, point.metrics.recall));
                 let todo = build::find_todo(&missing[l], run)?;
                 build::store_point(ctx, &costs[l].first_report, point, todo, summary)
             };
@@ -167,6 +170,21 @@ impl Together {
                 &mut bufs,
                 &mut done,
             )?;
+        }
+        if opts.restart {
+            // One server at a time: each cold series runs with the others idle.
+            for (l, ctx) in ctxs.iter().enumerate() {
+                super::restart::cold_series(
+                    ctx,
+                    backends[l].as_mut(),
+                    build,
+                    &costs[l].first_report,
+                    &missing[l],
+                    &warm[l],
+                    summary,
+                )
+                .map_err(|e| e.with_context(&lane_name(ctx)))?;
+            }
         }
         Ok(())
     }

@@ -17,6 +17,7 @@ pub mod point;
 mod preflight;
 pub mod progress;
 pub mod recall;
+pub mod restart;
 mod schedule;
 pub mod server_cost;
 pub mod speed;
@@ -68,6 +69,9 @@ pub struct SweepOptions {
     /// Build each index this many times and fold the build-to-build spread into the
     /// interval (default 1).
     pub rebuilds: usize,
+    /// After each build point's warm passes, restart its server (one `scripts/databases.sh`
+    /// manages), and measure each point once more as the `cold` series (`--restart`).
+    pub restart: bool,
     /// Rounds (default) or point after point.
     pub order: PassOrder,
     /// Sample what else used the machine around every pass (default true). Off: nothing is
@@ -107,6 +111,7 @@ impl Default for SweepOptions {
             target_ci: None,
             max_time: None,
             rebuilds: 1,
+            restart: false,
             order: PassOrder::Rounds,
             watch_interference: true,
             clients: vec![1],
@@ -346,6 +351,9 @@ pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSu
     // resolve against its rows.
     let grids = plan(opts, None)?;
     preflight::check_servers(opts, &grids)?;
+    if opts.restart {
+        restart::check(opts, &preflight::kinds(&grids))?;
+    }
     let path = crate::dataset::resolve(&opts.dataset, &opts.data_dir)?;
     let grids = check_plan(opts, &path)?;
     match preflight::check_privileges(opts, &grids) {

@@ -124,6 +124,11 @@ fn databases(grids: &[Grid]) -> Vec<&'static crate::backend::Database> {
     out
 }
 
+/// The databases the grids' algorithms run on, each once.
+pub(super) fn kinds(grids: &[Grid]) -> Vec<crate::connect::ServerKind> {
+    databases(grids).into_iter().map(|d| d.kind).collect()
+}
+
 /// Resolve and parse the URL of every server the grids need (no connection yet), so a missing
 /// or malformed URL fails before the dataset is read.
 /// Two named servers must be two servers: one server under two names would load one table

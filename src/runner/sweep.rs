@@ -240,7 +240,7 @@ pub fn run(
                 host: &host,
                 algorithm: &grid.algorithm,
                 label: lane.map(|s| s.name.clone()).or_else(|| opts.label.clone()),
-                port: lane.and_then(NamedServer::tcp_port),
+                named: lane.cloned(),
                 server,
                 load,
                 fingerprint: fingerprint.clone(),

@@ -122,16 +122,17 @@ pub struct MariaDb {
     built: Option<(String, String)>,
 }
 
+/// The admin connection's read limit: the build timeout is enforced by the watcher's KILL
+/// QUERY; a server that stopped answering cannot take that, so reads end 30 s past it.
+fn admin_read_limit(build_timeout: Option<std::time::Duration>) -> Option<std::time::Duration> {
+    build_timeout.map(|t| t + std::time::Duration::from_secs(30))
+}
+
 impl MariaDb {
     /// Connect, check the server has vector support (>= 11.7) and create the database.
     pub fn connect(opts: &BackendOptions) -> Result<Self> {
         let url = opts.url(ServerKind::MariaDb)?;
-        // The build timeout is enforced by the watcher's KILL QUERY; a server that stopped
-        // answering cannot take that, so the admin connection's reads end 30 s past it.
-        let read_limit = opts
-            .build_timeout
-            .map(|t| t + std::time::Duration::from_secs(30));
-        let mut conn = server::connect_reading(&url, read_limit)?;
+        let mut conn = server::connect_reading(&url, admin_read_limit(opts.build_timeout))?;
         server::check_version(&mut conn, &url)?;
         let db = opts.schema()?;
         conn.run(
@@ -361,6 +362,15 @@ impl Backend for MariaDb {
             filter: String::new(),
             stmt: PreparedFor::new(),
         }))
+    }
+
+    fn reconnect(&mut self) -> Result<()> {
+        let mut conn = server::connect_reading(&self.url, admin_read_limit(self.build_timeout))?;
+        if let Some(l) = &self.loaded {
+            guard::lock_table(&mut conn, &self.table(Engine::InnoDb, &l.spec.dataset)?)?;
+        }
+        self.conn = conn;
+        Ok(())
     }
 
     fn check_index(&mut self) -> Result<()> {

@@ -97,12 +97,27 @@ pub struct PgBackend {
     built: Option<(String, i64)>,
 }
 
+/// The admin connection with its session settings, collecting the server's notices.
+fn admin_session(
+    url: &ServerUrl,
+    notices: &Arc<Mutex<Vec<String>>>,
+) -> Result<(Client, Option<watchdog::Conn>)> {
+    let (mut client, conn) = server::connect_collecting(url, Arc::clone(notices))?;
+    client.run(SESSION_SQL, "setting up the session")?;
+    // PostgreSQL 14+: the server checks every second that this client is still there and
+    // cancels a build it runs for a client that died (SIGKILL, a crash), freeing the table
+    // lock with it; older servers lack the setting, and the next run's lock
+    // ([`guard::lock_table`]) clears what is left.
+    let _ = client.batch_execute("SET client_connection_check_interval = '1s'");
+    Ok((client, conn))
+}
+
 impl PgBackend {
     /// Connect, check pgvector is enabled and new enough for `index`, create the schema.
     pub fn connect(opts: &BackendOptions, index: &'static dyn PgIndex) -> Result<Self> {
         let url = opts.url(ServerKind::Postgres)?;
         let notices = Arc::new(Mutex::new(Vec::new()));
-        let (mut client, conn) = server::connect_collecting(&url, Arc::clone(&notices))?;
+        let (mut client, conn) = admin_session(&url, &notices)?;
         let pgvector = server::ensure_pgvector(&mut client, &url)?;
         let algo = index.algorithm();
         if !pgvector.at_least(algo.min_version) {
@@ -113,12 +128,6 @@ impl PgBackend {
                 algo.name
             )));
         }
-        client.run(SESSION_SQL, "setting up the session")?;
-        // PostgreSQL 14+: the server checks every second that this client is still there
-        // and cancels a build it runs for a client that died (SIGKILL, a crash), freeing the
-        // table lock with it; older servers lack the setting, and the next run's lock
-        // ([`guard::lock_table`]) clears what is left.
-        let _ = client.batch_execute("SET client_connection_check_interval = '1s'");
         let schema = opts.schema()?;
         // CREATE SCHEMA needs CREATE on the database even when the schema exists (IF NOT
         // EXISTS or not): a user who may only create tables in it must not be refused.
@@ -354,6 +363,15 @@ impl Backend for PgBackend {
             args: Default::default(),
             stmt: PreparedFor::new(),
         }))
+    }
+
+    fn reconnect(&mut self) -> Result<()> {
+        let (mut client, conn) = admin_session(&self.url, &self.notices)?;
+        if let Some(l) = &self.loaded {
+            guard::lock_table(&mut client, &l.table)?;
+        }
+        (self.client, self.conn) = (client, conn);
+        Ok(())
     }
 
     fn check_index(&mut self) -> Result<()> {
