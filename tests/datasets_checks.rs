@@ -2,21 +2,14 @@
 //! `datasets groundtruth` recomputes it, names that would write outside `--data-dir`, a
 //! directory given as a dataset, grid files with a byte-order mark and repeated values.
 
+mod files_support;
 mod serial;
 
 use annbench::dataset::{self, Dataset};
+use files_support::annbench_in;
 use serial::serial;
 use std::path::Path;
 use std::process::{Command, Output};
-
-fn annbench(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_annbench"))
-        .args(args)
-        .current_dir(dir)
-        .env("ANNBENCH_DATA_DIR", dir.join("data"))
-        .output()
-        .unwrap()
-}
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -34,7 +27,7 @@ fn run_exact(file: &Path, dir: &Path, extra: &[&str]) -> Output {
         "1",
     ];
     args.extend(extra);
-    annbench(&args, dir)
+    annbench_in(&args, dir)
 }
 
 /// 1,000 train and 50 test vectors of the bundled sift set, with exact ground truth changed
@@ -94,7 +87,7 @@ fn wrong_ground_truth_is_refused_until_recomputed() {
             file.display()
         );
         // The offered command repairs the file; then the run goes through.
-        let out = annbench(&["datasets", "groundtruth", file.to_str().unwrap()], d);
+        let out = annbench_in(&["datasets", "groundtruth", file.to_str().unwrap()], d);
         assert!(out.status.success(), "{}", stderr(&out));
         let out = run_exact(file, d, &["--results", "ok-results"]);
         assert!(out.status.success(), "{}", stderr(&out));
@@ -131,7 +124,7 @@ fn dataset_names_stay_inside_the_data_dir() {
         );
     }
     assert!(!d.join("x.hdf5").exists() && !inner.join("data/a").exists());
-    let out = annbench(
+    let out = annbench_in(
         &[
             "datasets",
             "subset",
@@ -169,7 +162,7 @@ fn grid_files_with_a_bom_and_repeated_values_work() {
     let d = dir.path();
     let grid = d.join("grid.yml");
     std::fs::write(&grid, "\u{feff}algorithm: exact\ngroups:\n  - name: all\n").unwrap();
-    let out = annbench(
+    let out = annbench_in(
         &[
             "run",
             "--dataset",

@@ -1,8 +1,10 @@
 //! Reading, writing and validating the ann-benchmarks HDF5 layout, and every bad-input case.
 
+mod files_support;
+
 use annbench::Metric;
 use annbench::dataset::{self, Dataset, GroundTruth};
-use hdf5::types::VarLenUnicode;
+use files_support::{add_dataset, hdf5_with_distance};
 use ndarray::{Array2, array};
 use std::path::{Path, PathBuf};
 
@@ -21,24 +23,11 @@ fn sample() -> Dataset {
 
 /// Writes a file by hand so tests can break one thing at a time.
 fn write_raw(path: &Path, distance: &str, train: Option<Array2<f32>>, test: Array2<f32>) {
-    let f = hdf5::File::create(path).unwrap();
-    let v: VarLenUnicode = distance.parse().unwrap();
-    f.new_attr::<VarLenUnicode>()
-        .shape(())
-        .create("distance")
-        .unwrap()
-        .write_scalar(&v)
-        .unwrap();
+    let f = hdf5_with_distance(path, distance);
     if let Some(t) = train {
-        f.new_dataset_builder()
-            .with_data(&t)
-            .create("train")
-            .unwrap();
+        add_dataset(&f, "train", &t);
     }
-    f.new_dataset_builder()
-        .with_data(&test)
-        .create("test")
-        .unwrap();
+    add_dataset(&f, "test", &test);
 }
 
 fn err_of(path: &Path) -> String {
@@ -81,22 +70,9 @@ fn reads_files_without_ground_truth_and_other_dtypes() {
     let dir = tempfile::tempdir().unwrap();
     let path = tmp(&dir, "f64.hdf5");
     // ann-benchmarks' own writer stores float64 when given float64 data.
-    let f = hdf5::File::create(&path).unwrap();
-    let v: VarLenUnicode = "angular".parse().unwrap();
-    f.new_attr::<VarLenUnicode>()
-        .shape(())
-        .create("distance")
-        .unwrap()
-        .write_scalar(&v)
-        .unwrap();
-    f.new_dataset_builder()
-        .with_data(&array![[1.0f64, 2.0]])
-        .create("train")
-        .unwrap();
-    f.new_dataset_builder()
-        .with_data(&array![[3.0f64, 4.0]])
-        .create("test")
-        .unwrap();
+    let f = hdf5_with_distance(&path, "angular");
+    add_dataset(&f, "train", &array![[1.0f64, 2.0]]);
+    add_dataset(&f, "test", &array![[3.0f64, 4.0]]);
     drop(f);
     let ds = dataset::open(&path).unwrap();
     assert_eq!(
@@ -192,22 +168,9 @@ fn unsupported_metric() {
 fn one_dimensional_and_ground_truth_mismatches() {
     let dir = tempfile::tempdir().unwrap();
     let path = tmp(&dir, "flat.hdf5");
-    let f = hdf5::File::create(&path).unwrap();
-    let v: VarLenUnicode = "euclidean".parse().unwrap();
-    f.new_attr::<VarLenUnicode>()
-        .shape(())
-        .create("distance")
-        .unwrap()
-        .write_scalar(&v)
-        .unwrap();
-    f.new_dataset_builder()
-        .with_data(&ndarray::arr1(&[1.0f32, 2.0]))
-        .create("train")
-        .unwrap();
-    f.new_dataset_builder()
-        .with_data(&array![[1.0f32]])
-        .create("test")
-        .unwrap();
+    let f = hdf5_with_distance(&path, "euclidean");
+    add_dataset(&f, "train", &ndarray::arr1(&[1.0f32, 2.0]));
+    add_dataset(&f, "test", &array![[1.0f32]]);
     drop(f);
     assert!(err_of(&path).contains("must be 2-D"));
 

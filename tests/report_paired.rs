@@ -12,8 +12,7 @@ use annbench::report::compare::{CompareOptions, MatchKind, Rule, Verdict, compar
 use annbench::report::matrix;
 use annbench::report::render::Format;
 use annbench::results::{Interleave, Pass, PassServerCost, PointResult};
-use annbench::runner::assess;
-use report_common::{labelled, pt};
+use report_common::{choose_passes_and_set_qps, labelled, pt};
 
 const ROUNDS: usize = 60;
 const RUN: &str = "2026-05-01T10:00:00Z-ab12";
@@ -65,16 +64,8 @@ fn server(label: &str, ef: i64, speed: f64, builds: &[f64], seed: u64) -> PointR
         })
         .collect();
     let n = p.passes.len();
-    assess::choose(&mut p.passes, n);
-    let f = assess::figures(&p.passes);
+    choose_passes_and_set_qps(&mut p, n);
     let m = &mut p.metrics;
-    m.qps = f.qps;
-    m.qps_ci_low = f.interval.map(|i| i.low);
-    m.qps_ci_high = f.interval.map(|i| i.high);
-    m.qps_ci_level = f.interval.map(|i| i.level);
-    m.qps_best = f.best;
-    m.passes = f.used;
-    m.qps_passes = p.passes.iter().map(Pass::qps).collect();
     m.server = Some(annbench::results::ServerCost {
         cpu_per_query: Some(1e-3 / speed),
         ..Default::default()

@@ -20,6 +20,18 @@ fn script(arg: &str) -> (bool, String, String) {
     )
 }
 
+/// Whether the command of `out` succeeded, and its stdout followed by its stderr.
+fn success_and_output(out: std::process::Output) -> (bool, String) {
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
 fn servers_env() -> PathBuf {
     let path = annbench::connect::servers_env_path(&|k| std::env::var(k).ok());
     assert!(
@@ -132,14 +144,7 @@ fn helpers(body: &str, env: &[(&str, &str)]) -> (bool, String) {
         .envs(env.iter().copied())
         .output()
         .expect("run bash");
-    (
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
+    success_and_output(out)
 }
 
 /// A child that has exited but is not reaped (what `kill -9` leaves where PID 1 never reaps):
@@ -419,14 +424,7 @@ fn run_copy(dir: &std::path::Path, cache: &std::path::Path, args: &str) -> (bool
         .env("ANNBENCH_SERVERS_FROM", "root")
         .output()
         .unwrap();
-    (
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
+    success_and_output(out)
 }
 
 #[test]
@@ -551,14 +549,7 @@ fn lib_run(body: &str, cache: &std::path::Path) -> (bool, String) {
         .env("ANNBENCH_SERVERS_FROM", "root")
         .output()
         .expect("run bash");
-    (
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
+    success_and_output(out)
 }
 
 /// `databases.sh ARGS...` with a scratch ANNBENCH_CACHE_DIR=`cache` (binaries from the root,
@@ -572,14 +563,7 @@ fn script_in(cache: Option<&std::path::Path>, args: &[&str]) -> (bool, String) {
             .env("ANNBENCH_SERVERS_FROM", "root");
     }
     let out = cmd.output().expect("run databases.sh");
-    (
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
+    success_and_output(out)
 }
 
 #[test]

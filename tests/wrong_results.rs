@@ -15,25 +15,17 @@
 //! They fail, never skip, without the servers.
 
 mod backend_util;
+mod files_support;
 mod serial;
 
 use annbench::connect::{self, ServerKind};
 use annbench::dataset::{self, Dataset};
-use hdf5::types::VarLenUnicode;
+use files_support::{add_dataset, annbench_in, hdf5_with_distance};
 use mysql::prelude::Queryable;
 use ndarray::Array2;
 use serial::serial;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn annbench(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_annbench"))
-        .args(args)
-        .current_dir(dir)
-        .env("ANNBENCH_DATA_DIR", dir.join("data"))
-        .output()
-        .unwrap()
-}
+use std::process::Output;
 
 fn ok(out: &Output) -> String {
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -69,31 +61,12 @@ fn write_raw(
     test: &Array2<f32>,
     gt: Option<(&Array2<i32>, &Array2<f32>)>,
 ) {
-    let f = hdf5::File::create(path).unwrap();
-    let v: VarLenUnicode = "euclidean".parse().unwrap();
-    f.new_attr::<VarLenUnicode>()
-        .shape(())
-        .create("distance")
-        .unwrap()
-        .write_scalar(&v)
-        .unwrap();
-    f.new_dataset_builder()
-        .with_data(train)
-        .create("train")
-        .unwrap();
-    f.new_dataset_builder()
-        .with_data(test)
-        .create("test")
-        .unwrap();
+    let f = hdf5_with_distance(path, "euclidean");
+    add_dataset(&f, "train", train);
+    add_dataset(&f, "test", test);
     if let Some((n, d)) = gt {
-        f.new_dataset_builder()
-            .with_data(n)
-            .create("neighbors")
-            .unwrap();
-        f.new_dataset_builder()
-            .with_data(d)
-            .create("distances")
-            .unwrap();
+        add_dataset(&f, "neighbors", n);
+        add_dataset(&f, "distances", d);
     }
     f.close().unwrap();
 }
@@ -166,7 +139,7 @@ fn run(file: &Path, algorithms: &str, results: &Path, extra: &[&str], dir: &Path
         results.to_str().unwrap(),
     ]);
     args.extend(extra);
-    annbench(&args, dir)
+    annbench_in(&args, dir)
 }
 
 #[test]
@@ -235,7 +208,7 @@ fn squared_distances_that_overflow_float32_are_refused_on_every_path() {
     .unwrap_err()
     .to_string();
     assert!(named(&e), "{e}");
-    let e = fails(&annbench(
+    let e = fails(&annbench_in(
         &["datasets", "groundtruth", file.to_str().unwrap()],
         d,
     ));
@@ -255,7 +228,7 @@ fn squared_distances_that_overflow_float32_are_refused_on_every_path() {
         }
     }
     std::fs::write(&fvecs, bytes).unwrap();
-    let e = fails(&annbench(
+    let e = fails(&annbench_in(
         &[
             "datasets",
             "create",
@@ -457,7 +430,7 @@ fn stores_of_different_data_under_one_name_are_not_mixed() {
     }
     let exact = |sub: &Path, label: &str, results: &Path| {
         let file = sub.join("wr-mixed.hdf5");
-        ok(&annbench(
+        ok(&annbench_in(
             &[
                 "run",
                 "--dataset",
@@ -479,7 +452,7 @@ fn stores_of_different_data_under_one_name_are_not_mixed() {
     exact(&b_dir, "me", &rb);
     // merge refuses, naming both files, and writes nothing.
     let merged = d.join("merged");
-    let e = fails(&annbench(
+    let e = fails(&annbench_in(
         &[
             "merge",
             ra.to_str().unwrap(),
@@ -515,7 +488,7 @@ fn stores_of_different_data_under_one_name_are_not_mixed() {
     let table = [&["table"][..], &base].concat();
     let compare = [&["compare", "--base", "base", "--me", "me"][..], &base].concat();
     for args in [table, compare] {
-        let e = fails(&annbench(&args, d));
+        let e = fails(&annbench_in(&args, d));
         assert!(
             e.contains("different data files") && e.contains("move the other files out"),
             "{args:?}: {e}"
@@ -527,7 +500,7 @@ fn stores_of_different_data_under_one_name_are_not_mixed() {
     let same = d.join("same");
     std::fs::remove_dir_all(&ra).unwrap();
     exact(&a_dir, "base", &ra);
-    ok(&annbench(
+    ok(&annbench_in(
         &[
             "merge",
             ra.to_str().unwrap(),

@@ -7,7 +7,7 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Union
+from typing import Any, Union
 
 import pandas as pd
 
@@ -113,6 +113,41 @@ def table(
     return records_to_frame(json.loads(text))
 
 
+def _compare_parsed(
+    base: str,
+    me: list[str],
+    dataset: PathLike,
+    count: int,
+    recall: Sequence[float],
+    *,
+    results: PathLike | None,
+    data_dir: PathLike | None,
+    noise: float,
+    stat: str,
+    judge_disturbed: bool,
+    paired_noise: float,
+    matrix: bool,
+) -> dict[str, Any]:
+    """The parsed JSON of the Rust comparison that :func:`compare` and
+    :func:`compare_matrix` turn into frames (``matrix`` picks the per-server cells)."""
+    text = _annbench.compare_json(
+        base,
+        me,
+        os.fspath(dataset),
+        count,
+        list(recall),
+        existing_store(results),
+        _dir(data_dir),
+        noise=noise,
+        stat=stat,
+        judge_disturbed=judge_disturbed,
+        paired_noise=paired_noise,
+        matrix=matrix,
+    )
+    parsed: dict[str, Any] = json.loads(text)
+    return parsed
+
+
 def compare(
     base: str,
     me: str,
@@ -145,20 +180,20 @@ def compare(
     the server settings whose values differ (``[{"setting": ..., "values": {label: value}}]``)
     in ``df.attrs["settings_differ"]``; the labels and source in ``df.attrs["base"]``,
     ``["me"]``, ``["dataset"]`` and ``["count"]``."""
-    text = _annbench.compare_json(
+    parsed = _compare_parsed(
         base,
         [me],
-        os.fspath(dataset),
+        dataset,
         count,
-        list(recall),
-        existing_store(results),
-        _dir(data_dir),
+        recall,
+        results=results,
+        data_dir=data_dir,
         noise=noise,
         stat=stat,
         judge_disturbed=judge_disturbed,
         paired_noise=paired_noise,
+        matrix=False,
     )
-    parsed = json.loads(text)
     frame = pd.DataFrame.from_records(parsed["pairs"])
     frame.attrs["summary"] = pd.DataFrame.from_records(parsed["summary"])
     frame.attrs["notes"] = list(parsed["notes"])
@@ -196,21 +231,20 @@ def compare_matrix(
     :func:`compare`."""
     if isinstance(me, str):
         me = [me]
-    text = _annbench.compare_json(
+    parsed = _compare_parsed(
         base,
         list(me),
-        os.fspath(dataset),
+        dataset,
         count,
-        list(recall),
-        existing_store(results),
-        _dir(data_dir),
+        recall,
+        results=results,
+        data_dir=data_dir,
         noise=noise,
         stat=stat,
         judge_disturbed=judge_disturbed,
         paired_noise=paired_noise,
         matrix=True,
     )
-    parsed = json.loads(text)
     frame = pd.DataFrame.from_records(parsed["cells"])
     if not frame.empty:
         row = frame["base_name"].where(

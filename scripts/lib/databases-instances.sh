@@ -358,41 +358,28 @@ cmd_restart_instance() {
     )
 }
 
-# status lines of every instance.
-instances_status() {
-    local e n
+# Run `FN ENGINE NAME` for every instance, each in a subshell with that instance selected
+# (an instance whose state is gone is skipped).
+instances_each() {
+    local fn=$1 e n
     while read -r e n; do
         [ -n "$n" ] || continue
         (
             instance_load "$e" "$n" || exit 0
             instance_select
-            "${e}_srv_status"
+            "$fn" "$e" "$n"
         )
     done < <(instances_all)
 }
+
+# status lines of every instance.
+instances_status() { instances_each instance_print_status; }
+instance_print_status() { "${1}_srv_status"; }
 
 # Stop every instance (databases.sh down).
-instances_down() {
-    local e n
-    while read -r e n; do
-        [ -n "$n" ] || continue
-        (
-            instance_load "$e" "$n" || exit 0
-            instance_select
-            "${e}_srv_down"
-        )
-    done < <(instances_all)
-}
+instances_down() { instances_each instance_stop; }
+instance_stop() { "${1}_srv_down"; }
 
 # IDs of the running instances.
-instances_running() {
-    local e n
-    while read -r e n; do
-        [ -n "$n" ] || continue
-        (
-            instance_load "$e" "$n" || exit 0
-            instance_select
-            if "${e}_srv_pid" >/dev/null; then echo "$e $n"; fi
-        )
-    done < <(instances_all)
-}
+instances_running() { instances_each instance_print_if_running; }
+instance_print_if_running() { if "${1}_srv_pid" >/dev/null; then echo "$1 $2"; fi; }

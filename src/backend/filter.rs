@@ -60,6 +60,20 @@ impl Attributes {
         }
     }
 
+    /// Refuse attributes whose columns do not hold one value for each of the `rows` loaded
+    /// rows (`backend` names the refusing backend in the message).
+    pub fn check_one_value_per_row(&self, backend: &str, rows: usize) -> Result<()> {
+        match self.columns.iter().find(|c| c.values.len() != rows) {
+            Some(c) => Err(Error::Config(format!(
+                "{backend}: {} values in attribute column {} for {rows} loaded rows; \
+                 recreate the attributes with `annbench datasets filter NAME --selectivity ...`",
+                c.values.len(),
+                c.name
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// The column names, `attr` and `label1`, `label2`, ...
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.columns.iter().map(|c| c.name.as_str())
@@ -152,5 +166,29 @@ mod tests {
             .query_args(&params(json!({"filter": "label"})))
             .unwrap_err();
         assert!(e.to_string().contains("needs selectivity"), "{e}");
+    }
+
+    #[test]
+    fn attributes_of_another_row_count_are_refused_naming_the_column() {
+        let column = |name: &str, n: usize| Column {
+            name: name.into(),
+            values: vec![0; n],
+        };
+        let a = Attributes {
+            columns: vec![column("attr", 3), column("label1", 2)],
+            ..Attributes::default()
+        };
+        let e = a.check_one_value_per_row("redis", 3).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("redis: 2 values in attribute column label1"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("annbench datasets filter"), "{e}");
+        let full = Attributes {
+            columns: vec![column("attr", 3)],
+            ..Attributes::default()
+        };
+        full.check_one_value_per_row("mariadb", 3).unwrap();
     }
 }

@@ -1,6 +1,7 @@
 //! What the file tests share: a small mounted file system to fill up, the files under a
-//! directory, FIFOs, and a command run with a deadline (a command that blocks on a FIFO is
-//! killed and reported instead of hanging the test).
+//! directory, FIFOs, a command run with a deadline (a command that blocks on a FIFO is
+//! killed and reported instead of hanging the test), the binary run in a data dir, and
+//! dataset files written by hand.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -149,4 +150,40 @@ pub fn annbench<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_annbench"));
     cmd.args(args).env("RUST_BACKTRACE", "1");
     run_within(cmd, Duration::from_secs(30))
+}
+
+/// `annbench ARGS` in `dir`, with `dir/data` as its data dir (ANNBENCH_DATA_DIR).
+pub fn annbench_in(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_annbench"))
+        .args(args)
+        .current_dir(dir)
+        .env("ANNBENCH_DATA_DIR", dir.join("data"))
+        .output()
+        .unwrap()
+}
+
+/// A new HDF5 file at `path` holding only the ann-benchmarks `distance` attribute: a test adds
+/// the datasets it wants with [`add_dataset`], unchecked, as another tool might write them.
+pub fn hdf5_with_distance(path: &Path, distance: &str) -> hdf5::File {
+    let f = hdf5::File::create(path).unwrap();
+    let v: hdf5::types::VarLenUnicode = distance.parse().unwrap();
+    f.new_attr::<hdf5::types::VarLenUnicode>()
+        .shape(())
+        .create("distance")
+        .unwrap()
+        .write_scalar(&v)
+        .unwrap();
+    f
+}
+
+/// Add `data` to `f` as the dataset `name`.
+pub fn add_dataset<T: hdf5::H5Type, D: ndarray::Dimension>(
+    f: &hdf5::File,
+    name: &str,
+    data: &ndarray::Array<T, D>,
+) {
+    f.new_dataset_builder()
+        .with_data(data)
+        .create(name)
+        .unwrap();
 }

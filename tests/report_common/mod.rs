@@ -5,6 +5,7 @@
 use annbench::Metric;
 use annbench::params::Params;
 use annbench::results::{Environment, Pass, PointMetrics, PointResult};
+use annbench::runner::assess;
 use ndarray::Array2;
 use std::path::PathBuf;
 
@@ -82,7 +83,6 @@ pub fn pt(
 /// interference) and the figures the runner derives from them.
 pub fn with_passes(mut p: PointResult, qps: &[f64], heavy: &[bool]) -> PointResult {
     use annbench::results::Interference;
-    use annbench::runner::assess;
     p.passes = qps
         .iter()
         .enumerate()
@@ -101,7 +101,17 @@ pub fn with_passes(mut p: PointResult, qps: &[f64], heavy: &[bool]) -> PointResu
         })
         .collect();
     assess::mark_stalls(&mut p.passes);
-    assess::choose(&mut p.passes, qps.len());
+    let f = choose_passes_and_set_qps(&mut p, qps.len());
+    p.metrics.qps_cv = f.cv;
+    p.metrics.flags = f.flags;
+    p
+}
+
+/// Choose the passes of `p` the runner would use (`runs` undisturbed ones per build, else
+/// all) and set its QPS, interval, best pass, pass count and per-pass QPS from them; the
+/// figures are returned for a caller that wants more of them (the CV, the flags).
+pub fn choose_passes_and_set_qps(p: &mut PointResult, runs: usize) -> assess::Figures {
+    assess::choose(&mut p.passes, runs);
     let f = assess::figures(&p.passes);
     let m = &mut p.metrics;
     m.qps = f.qps;
@@ -109,11 +119,9 @@ pub fn with_passes(mut p: PointResult, qps: &[f64], heavy: &[bool]) -> PointResu
     m.qps_ci_high = f.interval.map(|i| i.high);
     m.qps_ci_level = f.interval.map(|i| i.level);
     m.qps_best = f.best;
-    m.qps_cv = f.cv;
     m.passes = f.used;
     m.qps_passes = p.passes.iter().map(Pass::qps).collect();
-    m.flags = f.flags;
-    p
+    f
 }
 
 /// The point with its build seconds set.

@@ -308,13 +308,7 @@ impl Backend for MariaDb {
 
     fn load_attributes(&mut self, attrs: &super::filter::Attributes) -> Result<f64> {
         let rows = self.loaded()?.rows;
-        if let Some(c) = attrs.columns.iter().find(|c| c.values.len() != rows) {
-            return Err(Error::Config(format!(
-                "mariadb: {} values in attribute column {} for a table of {rows} rows",
-                c.values.len(),
-                c.name
-            )));
-        }
+        attrs.check_one_value_per_row("mariadb", rows)?;
         let dataset = self.loaded()?.spec.dataset.clone();
         let t = self.table(Engine::InnoDb, &dataset)?;
         let seconds = super::sql::attrs::ensure(&mut self.conn, &t, &attrs.columns)?;

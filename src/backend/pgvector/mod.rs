@@ -14,6 +14,7 @@ use super::spec::Algorithm;
 use super::{Backend, BackendOptions};
 use crate::Result;
 use crate::backend::args::Args;
+use ndarray::ArrayView2;
 
 pub static VECTOR: Algorithm = Algorithm {
     decl: &decl::VECTOR,
@@ -28,11 +29,10 @@ pub static HALFVEC: Algorithm = Algorithm {
     create: |o| connect(o, &Hnsw(Variant::HalfvecIndex)),
     // The index and the queries are cast to float16, which refuses values beyond its range.
     check_data: |spec, train, test| {
-        crate::backend::table::check_data_within(
+        check_data_within_float16(
             spec,
             train,
             test,
-            half::f16::MAX.to_f32(),
             "the float16 range (+-65504) of pgvector_halfvec's halfvec index and queries; use \
              pgvector (float32 throughout)",
         )
@@ -44,17 +44,22 @@ pub static HALFVEC_COLUMN: Algorithm = Algorithm {
     database: Some(&DATABASE),
     create: |o| connect(o, &Hnsw(Variant::HalfvecColumn)),
     check_data: |spec, train, test| {
-        crate::backend::table::check_data_within(
-            spec,
-            train,
-            test,
-            half::f16::MAX.to_f32(),
-            HALFVEC_COLUMN_LIMIT,
-        )
+        check_data_within_float16(spec, train, test, HALFVEC_COLUMN_LIMIT)
     },
 };
 
 pub use super::postgres::index::HALFVEC_COLUMN_LIMIT;
+
+/// The data checks of every algorithm, plus a refusal of values beyond the float16 range,
+/// for a variant that casts to float16; `limit` names what refuses them and the fix.
+fn check_data_within_float16(
+    spec: &super::TableSpec,
+    train: ArrayView2<'_, f32>,
+    test: ArrayView2<'_, f32>,
+    limit: &str,
+) -> Result<()> {
+    crate::backend::table::check_data_within(spec, train, test, half::f16::MAX.to_f32(), limit)
+}
 
 fn connect(opts: &BackendOptions, index: &'static Hnsw) -> Result<Box<dyn Backend>> {
     Ok(Box::new(PgBackend::connect(opts, index)?))

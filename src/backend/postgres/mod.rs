@@ -306,15 +306,7 @@ impl Backend for PgBackend {
 
     fn load_attributes(&mut self, attrs: &Attributes) -> Result<f64> {
         let l = self.loaded()?.clone();
-        if let Some(c) = attrs.columns.iter().find(|c| c.values.len() != l.rows) {
-            return Err(Error::Config(format!(
-                "{}: {} values in attribute column {} for a table of {} rows",
-                self.name(),
-                c.values.len(),
-                c.name,
-                l.rows
-            )));
-        }
+        attrs.check_one_value_per_row(self.name(), l.rows)?;
         let seconds = super::sql::attrs::ensure(&mut self.client, &l.table, &attrs.columns)?;
         self.drain_notices();
         if let Some(l) = self.loaded.as_mut() {

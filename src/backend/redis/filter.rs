@@ -53,13 +53,7 @@ fn json(attrs: &Attributes, i: usize) -> String {
 /// Store `attrs` for the loaded rows, keeping a stored copy with the same fingerprint;
 /// returns the seconds spent (0 when kept).
 pub(super) fn load(b: &mut Redis, keys: &Keys, rows: usize, attrs: &Attributes) -> Result<f64> {
-    if let Some(c) = attrs.columns.iter().find(|c| c.values.len() != rows) {
-        return Err(Error::Config(format!(
-            "redis: {} values in attribute column {} for {rows} rows",
-            c.values.len(),
-            c.name
-        )));
-    }
+    attrs.check_one_value_per_row("redis", rows)?;
     for c in &attrs.columns {
         crate::backend::table::check_ident(&c.name, "attribute column name")?;
     }
