@@ -195,18 +195,26 @@ fn lane_name(ctx: &Ctx<'_>) -> String {
     format!("server '{}'", ctx.label.as_deref().unwrap_or("?"))
 }
 
-/// Every server measures the same points: a point stored on one server but missing on another
-/// is measured again on all (so each stored point has partners of the same run).
+/// Every server measures the same points: a point stored on one server but missing on another,
+/// or stored from another interleaved run (other partners), is measured again on all, so each
+/// stored point has its partners in the same run.
 fn align(todos: &mut [Vec<Todo<'_>>]) {
-    let stored_everywhere = |q: &crate::params::Params, c: usize, todos: &[Vec<Todo<'_>>]| {
-        todos.iter().all(|lane| {
-            lane.iter()
-                .any(|t| t.query_args == q && t.clients == c && t.stored.is_some())
-        })
+    let run_of = |q: &crate::params::Params, c: usize, lane: &[Todo<'_>]| {
+        lane.iter()
+            .find(|t| t.query_args == q && t.clients == c)
+            .and_then(|t| t.stored.as_ref())
+            .map(|p| p.metrics.interleave.as_ref().map(|i| i.run.clone()))
     };
     let mut again = Vec::new();
     for t in todos.iter().flatten() {
-        if !stored_everywhere(t.query_args, t.clients, todos) {
+        let runs: Vec<_> = todos
+            .iter()
+            .map(|lane| run_of(t.query_args, t.clients, lane))
+            .collect();
+        // Stored on every server, all from one interleaved run.
+        let together = runs.iter().all(|r| matches!(r, Some(Some(_))))
+            && runs.windows(2).all(|w| w[0] == w[1]);
+        if !together {
             again.push((t.query_args, t.clients));
         }
     }
@@ -350,6 +358,54 @@ fn fresh_seed() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn stored(run: &str) -> Option<crate::results::PointResult> {
+        let mut p = crate::report::testutil::point("mariadb", &[], &[], 0.9, 100.0);
+        p.metrics.interleave = Some(Interleave {
+            run: run.into(),
+            servers: vec!["a".into(), "b".into()],
+            seed: 1,
+        });
+        Some(p)
+    }
+
+    #[test]
+    fn points_stored_on_every_server_by_one_run_are_kept_and_the_others_measured_again() {
+        let (q1, q2, q3) = (
+            crate::report::testutil::params(&[("ef_search", 10)]),
+            crate::report::testutil::params(&[("ef_search", 20)]),
+            crate::report::testutil::params(&[("ef_search", 40)]),
+        );
+        let todo = |q, p| Todo {
+            query_args: q,
+            clients: 1,
+            path: "p.hdf5".into(),
+            stored: p,
+            supersedes: None,
+        };
+        let mut todos = vec![
+            vec![
+                todo(&q1, stored("r1")),
+                todo(&q2, stored("r1")),
+                todo(&q3, stored("r1")),
+            ],
+            // q2: missing here; q3: stored by another run (other partners).
+            vec![
+                todo(&q1, stored("r1")),
+                todo(&q2, None),
+                todo(&q3, stored("r2")),
+            ],
+        ];
+        align(&mut todos);
+        let kept: Vec<Vec<bool>> = todos
+            .iter()
+            .map(|lane| lane.iter().map(|t| t.stored.is_some()).collect())
+            .collect();
+        assert_eq!(
+            kept,
+            vec![vec![true, false, false], vec![true, false, false]]
+        );
+    }
 
     #[test]
     fn the_order_is_a_permutation_that_changes_from_round_to_round() {
