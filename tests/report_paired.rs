@@ -185,9 +185,12 @@ fn five_percent_is_called_paired_and_not_unpaired() {
 
 #[test]
 fn two_builds_8_percent_apart_widen_an_a_a() {
-    // Build luck: the base's second graph is 8% slower, the other server's first 8% faster,
-    // so every round says "8% faster" although the servers are the same.
-    let pts = run(&[("base", 1.0, &[1.0, 0.92]), ("a2", 1.0, &[1.08, 1.0])]);
+    // Build luck: the other server's first graph is 8% faster, its second as fast as the
+    // base's, so the rounds of build 0 say "8% faster" and those of build 1 "the same"
+    // although the servers are the same. (Luck that favours one side on every build alike
+    // cannot be told from a real difference by two builds; the spread between the builds'
+    // paired ratios is what shows build luck, free of the machine's drift.)
+    let pts = run(&[("base", 1.0, &[1.0, 1.0]), ("a2", 1.0, &[1.08, 1.0])]);
     let c = compare_with(&pts, "base", "a2", &opts()).unwrap();
     for r in &c.rows {
         let p = r.paired.as_ref().unwrap();
@@ -200,7 +203,7 @@ fn two_builds_8_percent_apart_widen_an_a_a() {
             p.paired_half_width * 100.0,
             build * 100.0
         );
-        assert!(p.ratio > 1.06, "the rounds alone see the build luck: {p:?}");
+        assert!(p.ratio > 1.02, "the rounds alone see the build luck: {p:?}");
         assert_ne!(r.verdict, Some(Verdict::Above));
         assert!(build > p.paired_half_width);
         assert!(p.interval.high / p.interval.low > (1.0 + p.paired_half_width).powi(2) * 1.1);
@@ -208,7 +211,8 @@ fn two_builds_8_percent_apart_widen_an_a_a() {
     }
     let spread = c.pairing.spreads[0].both().unwrap();
     assert_eq!(spread.0.points, 3);
-    assert!((0.04..0.08).contains(&spread.0.share()), "{spread:?}");
+    // Per-build ratios 1.08 and 1.00: a variance of ln(1.08)^2 / 2, half on each server.
+    assert!((0.03..0.06).contains(&spread.0.share()), "{spread:?}");
     assert!(c.notes.iter().any(|n| n.contains("build spread (run")));
 }
 

@@ -25,7 +25,7 @@
 //! (`--paired-noise`, 1%).
 
 use super::paired::{
-    BuildSpread, DEFAULT_PAIRED_NOISE, PairedRatio, RoundMeasure, build_spread, paired_ratio,
+    BuildSpread, DEFAULT_PAIRED_NOISE, PairedRatio, RoundMeasure, paired_build_spread, paired_ratio,
 };
 use super::ratio::{Judge, cpu_side, rate, side};
 use super::series::{check_one_dataset, cmp_params, params_identity};
@@ -36,7 +36,7 @@ use crate::metrics::interval::Interval;
 use crate::results::PointResult;
 
 pub use super::ratio::{Measure, Side, Verdict};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Default `--noise`: differences within 5% are not called.
 pub const DEFAULT_NOISE: f64 = 0.05;
@@ -329,37 +329,36 @@ impl Ctx<'_> {
     }
 }
 
-/// The build spread of every measure of both labels in each run both took part in.
+/// The build spread of every measure of both labels in each run both took part in, from the
+/// pairs of points (same parameters and clients) that ran in it.
 fn spreads(
     base: &[&PointResult],
     me: &[&PointResult],
 ) -> HashMap<(String, RoundMeasure), RunSpread> {
-    let runs = |pts: &[&PointResult]| -> BTreeSet<String> {
-        pts.iter()
-            .filter_map(|p| p.metrics.interleave.as_ref().map(|i| i.run.clone()))
-            .collect()
-    };
-    let of_run = |pts: &[&PointResult], run: &str, m: RoundMeasure| {
-        build_spread(
-            pts.iter()
-                .copied()
-                .filter(|p| p.metrics.interleave.as_ref().is_some_and(|i| i.run == run)),
-            m,
-        )
-    };
+    let mut pairs: BTreeMap<&str, Vec<(&PointResult, &PointResult)>> = BTreeMap::new();
+    for &b in base {
+        let partner = me.iter().copied().find(|m| {
+            shared_run(b, m).is_some()
+                && cmp_params(&b.query_args, &m.query_args) == std::cmp::Ordering::Equal
+        });
+        if let (Some(m), Some(run)) = (partner, b.metrics.interleave.as_ref()) {
+            pairs.entry(run.run.as_str()).or_default().push((b, m));
+        }
+    }
     let mut out = HashMap::new();
-    for run in runs(base).intersection(&runs(me)) {
+    for (run, pairs) in pairs {
         for m in [
             RoundMeasure::Qps,
             RoundMeasure::CpuPerQuery,
             RoundMeasure::SwitchesPerQuery,
         ] {
+            let s = paired_build_spread(pairs.iter().copied(), m);
             let spread = RunSpread {
-                run: run.clone(),
-                base: of_run(base, run, m),
-                me: of_run(me, run, m),
+                run: run.to_string(),
+                base: s,
+                me: s,
             };
-            out.insert((run.clone(), m), spread);
+            out.insert((run.to_string(), m), spread);
         }
     }
     out

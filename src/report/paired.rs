@@ -18,13 +18,13 @@
 //!   the noise. Logs make the ratio and its inverse symmetric (1.25x and 0.8x).
 //! - **Build spread.** HNSW builds are randomised: two servers' graphs differ even when the
 //!   servers are identical, and the rounds of one build say nothing about that. With
-//!   `--rebuilds 2` or more on both sides, the spread of a server's per-build figures (the
-//!   median of each build's undisturbed passes, in logs) is pooled across the points of the
-//!   run (a pooled variance, `sum (B_i - 1) s_i^2 / sum (B_i - 1)`), and the ratio's
-//!   interval grows by `t * sqrt((s_base^2 + s_me^2) / B)` over the pair's `B` builds
-//!   (Welch-Satterthwaite degrees of freedom), added in quadrature to the paired half-width.
-//!   The per-build figures were measured minutes apart, so this spread also holds the drift
-//!   between builds: it errs on the wide side.
+//!   `--rebuilds 2` or more on both sides, each build's paired ratio (the median of its log
+//!   round ratios) varies from build to build with the two graphs, while the drift cancels in
+//!   it; its variance, pooled across the pairs of the run (`sum (B_i - 1) s_i^2 / sum (B_i -
+//!   1)`) and split evenly between the two servers, is the build spread
+//!   ([`paired_build_spread`]). The ratio's interval grows by `t * sqrt((s_base^2 + s_me^2) /
+//!   B)` over the pair's `B` builds (Welch-Satterthwaite degrees of freedom), added in
+//!   quadrature to the paired half-width.
 //! - **Verdict.** Faster (costlier, for a cost) when the whole interval lies above
 //!   `1 + noise`, slower (cheaper) below `1 - noise`, within noise otherwise; the paired
 //!   default noise is 1% ([`DEFAULT_PAIRED_NOISE`]).
@@ -80,6 +80,8 @@ pub struct Rounds {
     pub logs: Vec<f64>,
     /// The builds those rounds belong to.
     pub builds: BTreeSet<usize>,
+    /// The build of each entry of `logs`.
+    pub log_builds: Vec<usize>,
     /// Rounds present on both sides left out because a pass was disturbed.
     pub disturbed: usize,
 }
@@ -108,6 +110,7 @@ pub fn round_ratios(base: &[Pass], me: &[Pass], measure: RoundMeasure) -> Rounds
         }
         if let (Some(x), Some(y)) = (measure.of(bp), measure.of(mp)) {
             out.logs.push((y / x).ln());
+            out.log_builds.push(key.0);
             out.builds.insert(key.0);
         }
     }
@@ -174,40 +177,34 @@ impl BuildSpread {
     }
 }
 
-/// The log figure of each build of `p`: the median of its undisturbed passes.
-fn build_logs(p: &PointResult, measure: RoundMeasure) -> Vec<f64> {
-    let mut by_build: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
-    for pass in p.passes.iter().filter(|x| !x.disturbed()) {
-        if let Some(v) = measure.of(pass) {
-            by_build.entry(pass.build).or_default().push(v);
-        }
-    }
-    by_build
-        .values()
-        .filter_map(|v| median(v))
-        .map(f64::ln)
-        .collect()
-}
-
-/// The build spread of `measure` pooled over `points` (one server's points of one run);
-/// `None` when no point has two builds.
-pub fn build_spread<'a>(
-    points: impl IntoIterator<Item = &'a PointResult>,
+/// The spread between builds of the paired ratio of two servers' points, pooled over the
+/// pairs of one run: each build's ratio is the median of its log round ratios, so the drift
+/// of the machine cancels in it as in the rounds, and what varies from build to build is the
+/// two servers' graphs (and a little of the rounds' own noise, which errs on the wide side).
+/// Two servers' builds cannot be told apart, so the variance is returned split evenly between
+/// them, as one [`BuildSpread`] for each side. `None` when no pair has two builds.
+pub fn paired_build_spread<'a>(
+    pairs: impl IntoIterator<Item = (&'a PointResult, &'a PointResult)>,
     measure: RoundMeasure,
 ) -> Option<BuildSpread> {
     let (mut ss, mut df, mut n) = (0.0, 0usize, 0usize);
-    for p in points {
-        let logs = build_logs(p, measure);
-        if logs.len() < 2 {
+    for (base, me) in pairs {
+        let rounds = round_ratios(&base.passes, &me.passes, measure);
+        let mut by_build: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+        for (&b, &log) in rounds.log_builds.iter().zip(&rounds.logs) {
+            by_build.entry(b).or_default().push(log);
+        }
+        let per_build: Vec<f64> = by_build.values().filter_map(|v| median(v)).collect();
+        if per_build.len() < 2 {
             continue;
         }
-        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
-        ss += logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>();
-        df += logs.len() - 1;
+        let mean = per_build.iter().sum::<f64>() / per_build.len() as f64;
+        ss += per_build.iter().map(|x| (x - mean).powi(2)).sum::<f64>();
+        df += per_build.len() - 1;
         n += 1;
     }
     (df > 0).then(|| BuildSpread {
-        variance: ss / df as f64,
+        variance: ss / df as f64 / 2.0,
         df,
         points: n,
     })
@@ -393,25 +390,30 @@ mod tests {
     }
 
     #[test]
-    fn build_spread_pools_points() {
-        // Point 1: builds at 100 and 108; point 2: 50 and 54 and 50; one point of one build.
-        let p = |builds: &[f64]| {
-            let mut p = crate::report::testutil::point("mariadb", &[], &[], 0.9, 100.0);
-            p.passes = builds
-                .iter()
-                .enumerate()
-                .flat_map(|(b, &q)| (0..3).map(move |r| pass(b, r, q)))
-                .collect();
-            p
+    fn the_build_spread_holds_the_graphs_not_the_drift() {
+        // Pair 1: builds whose ratio is 1.00 then 1.08, under a drift of 30% between the builds
+        // that hits both servers alike; pair 2: 1.00, 1.04, 1.00; pair 3 has one build.
+        let pair = |ratios: &[f64]| {
+            let mut base = crate::report::testutil::point("mariadb", &[], &[], 0.9, 100.0);
+            let mut me = base.clone();
+            for (b, &ratio) in ratios.iter().enumerate() {
+                let drift = 1.0 + 0.3 * b as f64;
+                for r in 0..5 {
+                    base.passes.push(pass(b, r, 100.0 * drift));
+                    me.passes.push(pass(b, r, 100.0 * drift * ratio));
+                }
+            }
+            (base, me)
         };
-        let pts = [p(&[100.0, 108.0]), p(&[50.0, 54.0, 50.0]), p(&[70.0])];
-        let s = build_spread(&pts, RoundMeasure::Qps).unwrap();
-        let d = 1.08f64.ln();
-        // ss: point 1 (d/2)^2 * 2; point 2: deviations 2d/3, -d/3, -d/3 -> 6d^2/9.
-        let expected = (d * d / 2.0 + 6.0 * d * d / 9.0) / 3.0;
+        let pairs = [pair(&[1.0, 1.08]), pair(&[1.0, 1.04, 1.0]), pair(&[1.0])];
+        let s = paired_build_spread(pairs.iter().map(|(b, m)| (b, m)), RoundMeasure::Qps).unwrap();
+        let (d1, d2) = (1.08f64.ln(), 1.04f64.ln());
+        // ss: pair 1 (d1/2)^2 * 2; pair 2: deviations 2d2/3, -d2/3, -d2/3 -> 6 d2^2 / 9.
+        let expected = (d1 * d1 / 2.0 + 6.0 * d2 * d2 / 9.0) / 3.0 / 2.0;
         assert_eq!((s.df, s.points), (3, 2));
         assert!((s.variance - expected).abs() < 1e-12, "{s:?}");
-        assert!(build_spread(&pts[2..], RoundMeasure::Qps).is_none());
+        let alone = pairs[2..].iter().map(|(b, m)| (b, m));
+        assert!(paired_build_spread(alone, RoundMeasure::Qps).is_none());
     }
 
     #[test]
