@@ -125,6 +125,8 @@ RULES = [
     Rule("*", r"--dataset sift-5k-128-euclidean --output qps\.svg", PARSE,
          "the walk's store holds results of glove-twitter-25-angular only"),
     Rule("docs/report.md", r"--base v1 --me v2", PARSE, "v1 and v2 stand for two labels"),
+    Rule("docs/versions.md", r"--postgres pg17=|blobs|--base pg17 --me pg18", PARSE,
+         "two servers' interleaved runs and a generated 60,000 x 784 set: minutes"),
     Rule("README.md", r"--postgres base=|--base base --me twin", PARSE,
          "an interleaved run of the default grid on two servers: tens of minutes"),
     Rule("*", r"\[-", PARSE, "[--optional] flags: a template of many command lines"),
