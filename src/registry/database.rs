@@ -30,6 +30,9 @@ pub struct DatabaseDecl {
     /// How a URL says it reaches the server through a unix socket, not TCP (recorded with
     /// every result: the transport changes latency and client CPU).
     pub unix_socket: SocketRule,
+    /// Why `run --restart` cannot measure it across a restart (`None`: its tables and index
+    /// survive one and its backend reconnects).
+    pub no_restart: Option<&'static str>,
 }
 
 /// How a database's URLs name a unix socket.

@@ -43,6 +43,12 @@ fn managed(url: &ServerUrl) -> Result<(String, String)> {
 /// Every server the algorithms of `kinds` run on is managed (before any server work).
 pub(super) fn check(opts: &super::SweepOptions, kinds: &[ServerKind]) -> Result<()> {
     for &kind in kinds {
+        if let Some(why) = kind.decl().no_restart {
+            return Err(Error::Config(format!(
+                "--restart cannot measure {} across a restart: {why}",
+                kind.name()
+            )));
+        }
         for (_, url) in opts.backend.urls_of(kind)? {
             managed(&url)?;
         }

@@ -22,6 +22,7 @@ pub static DECL: DatabaseDecl = DatabaseDecl {
     }),
     server_commands: &["mariadbd", "mysqld"],
     unix_socket: SocketRule::QueryParameter("socket"),
+    no_restart: None,
 };
 
 #[allow(non_upper_case_globals)]

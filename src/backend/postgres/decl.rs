@@ -18,6 +18,7 @@ pub static DECL: DatabaseDecl = DatabaseDecl {
     server_commands: &["postgres", "postmaster"],
     // libpq's URL form names a socket directory as a percent-encoded host (`%2Frun%2Fpostgresql`).
     unix_socket: SocketRule::HostIsDirectory,
+    no_restart: None,
 };
 
 #[allow(non_upper_case_globals)]

@@ -19,6 +19,9 @@ pub static DECL: DatabaseDecl = DatabaseDecl {
     server_commands: PROCESS_NAMES,
     // annbench's client connects over TCP only.
     unix_socket: SocketRule::Never,
+    no_restart: Some(
+        "the servers scripts/databases.sh starts keep no data on disk: a restart empties them",
+    ),
 };
 
 #[allow(non_upper_case_globals)]
