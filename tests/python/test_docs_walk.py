@@ -125,6 +125,8 @@ RULES = [
     Rule("*", r"--dataset sift-5k-128-euclidean --output qps\.svg", PARSE,
          "the walk's store holds results of glove-twitter-25-angular only"),
     Rule("docs/report.md", r"--base v1 --me v2", PARSE, "v1 and v2 stand for two labels"),
+    Rule("docs/versions.md", r"^python3 scripts/make-blobs-784\.py", SKIP,
+         "writes the 60,000 x 784 set of the versions runs (188 MB)"),
     Rule("docs/versions.md", r"--postgres pg17=|blobs|--base pg17 --me pg18", PARSE,
          "two servers' interleaved runs and a generated 60,000 x 784 set: minutes"),
     Rule("README.md", r"--postgres base=|--base base --me twin", PARSE,
