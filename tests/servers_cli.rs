@@ -127,3 +127,45 @@ fn check_fails_on_an_unreachable_server() {
     assert!(stdout.contains("cannot reach PostgreSQL"), "{stdout}");
     assert!(!stdout.contains("pw-not-shown") && !stderr.contains("pw-not-shown"));
 }
+
+/// An instance servers.env lists but that is stopped (after a reboot, or `down`) is reported
+/// with the command that starts it, and does not fail the check; named on the command line,
+/// the same URL is a failure.
+#[test]
+fn check_reports_a_stopped_instance_without_failing() {
+    let (m, p) = (mariadb(), postgres());
+    let dir = tempfile::tempdir().unwrap();
+    let gone = format!(
+        "mysql://annbench:pw-not-shown@127.0.0.1:{}/annbench",
+        closed_port()
+    );
+    std::fs::write(
+        dir.path().join("servers.env"),
+        format!("ANNBENCH_MARIADB_GONE_URL={gone}\n"),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_annbench"))
+        .args(["servers", "check"])
+        .env("ANNBENCH_CACHE_DIR", dir.path())
+        .env("ANNBENCH_MARIADB_URL", m.expose().as_str())
+        .env("ANNBENCH_POSTGRES_URL", p.expose().as_str())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("MariaDB 'gone' mysql://annbench:***@127.0.0.1:")
+            && stdout.contains(
+                "not running; start it with scripts/databases.sh restart-instance mariadb:gone"
+            ),
+        "{stdout}"
+    );
+    let named = format!("gone={gone}");
+    let out = annbench(&["servers", "check", "--mariadb", &named]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("cannot reach MariaDB"), "{stdout}");
+    for text in [&stdout, &stderr] {
+        assert!(!text.contains("pw-not-shown"), "password printed");
+    }
+}

@@ -115,7 +115,7 @@ fn check(args: CheckArgs) -> Result<()> {
         .iter()
         .filter_map(|o| match o {
             CheckOutcome::Checked(c) => Some(c),
-            CheckOutcome::NotConfigured { .. } => None,
+            CheckOutcome::NotConfigured { .. } | CheckOutcome::Stopped { .. } => None,
         })
         .collect();
     let unusable: Vec<&str> = checked
@@ -144,6 +144,15 @@ fn print_outcome(outcome: &CheckOutcome) {
     let c = match outcome {
         CheckOutcome::NotConfigured { server, hint } => {
             outln!("{server}: not configured ({hint})");
+            return;
+        }
+        CheckOutcome::Stopped {
+            server,
+            instance,
+            url,
+            hint,
+        } => {
+            outln!("{server} '{instance}' {url} (from servers.env): {hint}");
             return;
         }
         CheckOutcome::Checked(c) => c,

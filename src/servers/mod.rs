@@ -53,7 +53,18 @@ impl ServerCheck {
 #[serde(untagged)]
 pub enum CheckOutcome {
     Checked(ServerCheck),
-    NotConfigured { server: &'static str, hint: String },
+    NotConfigured {
+        server: &'static str,
+        hint: String,
+    },
+    /// An instance `servers.env` lists whose port nothing listens on (stopped, or the machine
+    /// rebooted): reported with the command that starts it, and not a failure of the check.
+    Stopped {
+        server: &'static str,
+        instance: String,
+        url: String,
+        hint: String,
+    },
 }
 
 /// Check the server of every database the registered algorithms use, resolving each URL
@@ -75,7 +86,10 @@ pub fn check_all(opts: &BackendOptions) -> Vec<CheckOutcome> {
         out.push(check_database(db, explicit));
         if explicit.is_none() {
             for (name, url) in managed_instances(db.kind) {
-                out.push(named_check(db, &name, &url, "servers.env"));
+                out.push(match stopped_instance(db.kind, &name, &url) {
+                    Some(stopped) => stopped,
+                    None => named_check(db, &name, &url, "servers.env"),
+                });
             }
         }
     }
@@ -89,6 +103,31 @@ fn named_check(db: &Database, name: &str, url: &str, from: &str) -> CheckOutcome
         c.source = format!("{from}, as '{name}'");
     }
     outcome
+}
+
+/// `Some` when nothing listens on the loopback port of a `servers.env` instance. Only a refused
+/// connection counts: any other answer (a timeout, a wrong password) goes through the full check.
+fn stopped_instance(kind: ServerKind, name: &str, url: &str) -> Option<CheckOutcome> {
+    let parsed = crate::connect::ServerUrl::parse(kind, url).ok()?;
+    let port = parsed.tcp_port()?;
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let refused = matches!(
+        std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(2)),
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused
+    );
+    let loopback = parsed
+        .expose()
+        .host_str()
+        .is_some_and(|h| h == "127.0.0.1" || h == "localhost" || h == "[::1]");
+    (refused && loopback).then(|| CheckOutcome::Stopped {
+        server: kind.name(),
+        instance: name.to_string(),
+        url: parsed.to_string(),
+        hint: format!(
+            "not running; start it with scripts/databases.sh restart-instance {}:{name}",
+            kind.key()
+        ),
+    })
 }
 
 /// The extra instances of `kind` that `scripts/databases.sh up-instance` wrote to
