@@ -10,6 +10,7 @@ mod run;
 mod server_urls;
 mod servers;
 mod shell;
+mod stream;
 
 use clap::{Parser, Subcommand};
 use out::errln;
@@ -45,6 +46,10 @@ enum Command {
     /// Run a sweep of build and query parameters against one or more algorithms.
     #[command(after_help = RUN_EXAMPLES)]
     Run(run::RunArgs),
+    /// Run a streaming runbook (inserts, deletes, replaces, searches) against one algorithm,
+    /// with recall at each search step against exact truth over the live rows.
+    #[command(after_help = STREAM_EXAMPLES)]
+    Stream(stream::StreamArgs),
     /// Best QPS at each recall threshold, per algorithm.
     #[command(after_help = TABLE_EXAMPLES)]
     Table(report::TableArgs),
@@ -73,6 +78,13 @@ Examples:
   annbench run --dataset glove-twitter-25-angular --algorithm pgvector \\
       --build m=16 --build ef_construction=64 --query ef_search=10,20,40 --clients 1,4
   annbench run --dataset my.hdf5 --config grid.yml --label mariadb-11.8 --dry-run";
+
+const STREAM_EXAMPLES: &str = "\
+Examples:
+  annbench runbook generate simple --dataset sift-5k-128-euclidean --output simple.yaml
+  annbench stream --dataset sift-5k-128-euclidean --runbook simple.yaml --algorithm pgvector
+  annbench stream --dataset glove-25 --runbook big-ann.yaml --entry glove --algorithm mariadb \\
+      --build m=16 --query ef_search=20,40";
 
 const TABLE_EXAMPLES: &str = "\
 Examples:
@@ -137,6 +149,7 @@ where
         Command::Algorithms(args) => algorithms::run(args),
         Command::Servers(cmd) => servers::run(cmd),
         Command::Run(args) => run::run(args),
+        Command::Stream(args) => stream::run(args),
         Command::Table(args) => report::table(args),
         Command::Export(args) => report::export(args),
         Command::Compare(args) => report::compare(args),

@@ -129,6 +129,8 @@ RULES = [
          "writes the 60,000 x 784 set of the versions runs (188 MB)"),
     Rule("docs/versions.md", r"--postgres pg17=|blobs|--base pg17 --me pg18", PARSE,
          "two servers' interleaved runs and a generated 60,000 x 784 set: minutes"),
+    Rule("docs/versions.md", r"--mariadb a=", PARSE,
+         "the A/A: two pairs of servers, 25 points at 40 rounds: 24 minutes"),
     Rule("README.md", r"--postgres base=|--base base --me twin", PARSE,
          "an interleaved run of the default grid on two servers: tens of minutes"),
     Rule("*", r"\[-", PARSE, "[--optional] flags: a template of many command lines"),
