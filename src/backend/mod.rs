@@ -163,6 +163,12 @@ pub trait Backend: Send {
     fn check_index(&mut self) -> Result<()> {
         Ok(())
     }
+
+    /// The writes of a streaming runbook (`annbench stream`) on this algorithm's stream
+    /// table; backends without them refuse, naming those that have them.
+    fn stream_table(&mut self) -> Result<&mut dyn stream::StreamTable> {
+        Err(stream::not_streaming(self.name()))
+    }
 }
 
 /// One query connection.
@@ -198,6 +204,7 @@ pub mod prepared;
 pub mod server;
 pub mod spec;
 pub mod sql;
+pub mod stream;
 pub mod table;
 pub mod watch;
 
@@ -325,6 +332,7 @@ pub fn drop_tables(database: &Database, dataset: &str, opts: &BackendOptions) ->
 
 /// Ask every database's waits to end soon ([`Database::stop_waits`]): Ctrl-C and signals.
 pub fn request_stop() {
+    STOP.store(true, std::sync::atomic::Ordering::SeqCst);
     for hooks in databases().iter().filter_map(|d| d.stop_waits) {
         (hooks.request)();
     }
@@ -332,9 +340,19 @@ pub fn request_stop() {
 
 /// Forget a stop request, before a new run.
 pub fn clear_stop() {
+    STOP.store(false, std::sync::atomic::Ordering::SeqCst);
     for hooks in databases().iter().filter_map(|d| d.stop_waits) {
         (hooks.clear)();
     }
+}
+
+/// Set by [`request_stop`], cleared by [`clear_stop`]: statements that poll for a stop
+/// (a streaming runbook's writes, [`sql::stream`]) read it.
+static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a stop was requested ([`request_stop`]) and not cleared since.
+pub fn stop_requested() -> bool {
+    STOP.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 /// The registered database whose key is `key` (`mariadb`, `postgres`).
