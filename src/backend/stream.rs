@@ -125,6 +125,20 @@ pub trait StreamTable {
     /// is never touched by a stream).
     fn create_empty(&mut self, spec: &TableSpec) -> Result<()>;
 
+    /// The progress marker the stream table of `spec` records ([`set_progress`](
+    /// StreamTable::set_progress)), `None` when it has none or does not exist: a rerun resumes
+    /// on the table only when this is the marker of the run's last stored step.
+    fn progress(&mut self, spec: &TableSpec) -> Result<Option<String>>;
+
+    /// Record `marker` as the table's progress, once a step's writes are committed.
+    fn set_progress(&mut self, marker: &str) -> Result<()>;
+
+    /// Open the existing stream table of `spec` as it is, to resume a run on it; with
+    /// `build_args`, the vector index on it is adopted as this run's build (as if the last
+    /// build() had made it: check_index passes for it, and only for it).
+    fn reopen(&mut self, spec: &TableSpec, build_args: Option<&crate::params::Params>)
+    -> Result<()>;
+
     /// The longest one write or maintenance statement may take; past it the server is asked
     /// to stop it and the call fails naming the statement. `None`: no limit. Default: the
     /// backend's `--timeout` ([`crate::backend::BackendOptions::build_timeout`]).

@@ -53,6 +53,38 @@ pub(super) struct State {
 }
 
 impl MariaDb {
+    /// The stream table of `spec`, after checking the dimension; forgets what was loaded or
+    /// built before.
+    fn stream_name(&mut self, spec: &TableSpec) -> Result<TableName> {
+        crate::backend::check_dimension(&ALGORITHM, spec.dimension)?;
+        self.loaded = None;
+        self.built = None;
+        self.built_args = None;
+        self.stream = None;
+        shared::table(&self.db, ALGORITHM.name, &spec.dataset)
+    }
+
+    /// Open the stream's writer connection on `t` (which exists) holding `rows` rows.
+    fn open_stream(&mut self, spec: &TableSpec, t: TableName, rows: usize) -> Result<()> {
+        let read_limit = super::admin_read_limit(self.stream_timeout);
+        let mut writer = server::connect_reading(&self.url, read_limit)?;
+        // As for the load: byte parameters are stored as they are, the vectors' raw bytes.
+        writer.run(
+            "SET SESSION character_set_client = binary",
+            "preparing the stream's writer connection",
+        )?;
+        self.stream = Some(State { writer });
+        self.loaded = Some(Loaded {
+            spec: spec.clone(),
+            rows,
+            fingerprint: shared::FINGERPRINT.into(),
+            engine: Engine::InnoDb,
+            attrs: None,
+            stream: Some(t),
+        });
+        Ok(())
+    }
+
     fn stream_state(&self) -> Result<(Loaded, TableName)> {
         match (&self.stream, &self.loaded) {
             (Some(_), Some(l)) => match &l.stream {
@@ -245,12 +277,7 @@ fn in_pieces(
 
 impl StreamTable for MariaDb {
     fn create_empty(&mut self, spec: &TableSpec) -> Result<()> {
-        crate::backend::check_dimension(&ALGORITHM, spec.dimension)?;
-        self.loaded = None;
-        self.built = None;
-        self.built_args = None;
-        self.stream = None;
-        let t = shared::table(&self.db, ALGORITHM.name, &spec.dataset)?;
+        let t = self.stream_name(spec)?;
         guard::lock_table(&mut self.conn, &t)?;
         let qt = t.qualified(self.conn.dialect());
         let create = format!(
@@ -259,22 +286,40 @@ impl StreamTable for MariaDb {
             spec.dimension
         );
         shared::recreate(&mut self.conn, &t, &create, spec)?;
-        let read_limit = super::admin_read_limit(self.stream_timeout);
-        let mut writer = server::connect_reading(&self.url, read_limit)?;
-        // As for the load: byte parameters are stored as they are, the vectors' raw bytes.
-        writer.run(
-            "SET SESSION character_set_client = binary",
-            "preparing the stream's writer connection",
-        )?;
-        self.stream = Some(State { writer });
-        self.loaded = Some(Loaded {
-            spec: spec.clone(),
-            rows: 0,
-            fingerprint: shared::FINGERPRINT.into(),
-            engine: Engine::InnoDb,
-            attrs: None,
-            stream: Some(t),
-        });
+        self.open_stream(spec, t, 0)
+    }
+
+    fn progress(&mut self, spec: &TableSpec) -> Result<Option<String>> {
+        let t = shared::table(&self.db, ALGORITHM.name, &spec.dataset)?;
+        shared::progress(&mut self.conn, &t)
+    }
+
+    fn set_progress(&mut self, marker: &str) -> Result<()> {
+        let (l, t) = self.stream_state()?;
+        shared::set_progress(&mut self.conn, &t, marker, l.rows as u64)
+    }
+
+    fn reopen(&mut self, spec: &TableSpec, build_args: Option<&crate::params::Params>) -> Result<()> {
+        let t = self.stream_name(spec)?;
+        guard::lock_table(&mut self.conn, &t)?;
+        let rows = count_rows(&mut self.conn, &t)?;
+        self.open_stream(spec, t.clone(), rows as usize)?;
+        if let Some(args) = build_args {
+            let id = crate::backend::sql::meta::build_id(&mut self.conn, &t)?;
+            let identity = build::index_identity(self, Engine::InnoDb, &t.name)?;
+            match (id, identity) {
+                (Some(id), Some(identity)) => {
+                    self.built = Some((id, identity));
+                    self.built_args = Some(args.clone());
+                }
+                _ => {
+                    return Err(Error::Backend(format!(
+                        "mariadb: the stream table {} has no complete index build to resume on",
+                        t.qualified(self.conn.dialect())
+                    )));
+                }
+            }
+        }
         Ok(())
     }
 

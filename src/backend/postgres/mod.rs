@@ -412,7 +412,7 @@ impl Backend for PgBackend {
 }
 
 /// The OID of index `schema.index`, if it exists.
-fn index_oid(c: &mut Client, schema: &str, index: &str) -> Result<Option<i64>> {
+pub(super) fn index_oid(c: &mut Client, schema: &str, index: &str) -> Result<Option<i64>> {
     let row = c
         .query_one(
             "SELECT max(c.oid::int8) FROM pg_class c JOIN pg_namespace n \

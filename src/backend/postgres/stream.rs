@@ -36,6 +36,7 @@ use crate::backend::stream::{
 };
 use crate::backend::table::{check_batch_values, check_ident};
 use crate::connect::ServerUrl;
+use crate::params::Params;
 use crate::{Error, Result};
 use ndarray::ArrayView2;
 use postgres::binary_copy::BinaryCopyInWriter;
@@ -83,6 +84,67 @@ impl Watch for Cancel<'_> {
 }
 
 impl PgBackend {
+    /// The stream table of `spec` and its index's name, after checking the dimension; forgets
+    /// what was loaded or built before.
+    fn stream_names(&mut self, spec: &TableSpec) -> Result<(TableName, String)> {
+        let algo = self.index.algorithm();
+        crate::backend::check_dimension(algo, spec.dimension)?;
+        self.loaded = None;
+        self.built = None;
+        self.stream = None;
+        let table = shared::table(&self.schema, algo.name, &spec.dataset)?;
+        let index = format!("{}_vidx", table.name);
+        check_ident(&index, "index name")?;
+        Ok((table, index))
+    }
+
+    /// Prepare the stream's statements on `table` (which exists) holding `rows` rows.
+    fn open_stream(
+        &mut self,
+        spec: &TableSpec,
+        table: TableName,
+        index: String,
+        rows: usize,
+    ) -> Result<()> {
+        let qt = self.qualified(&table);
+        let column: Column = self.index.column();
+        let vtype = format!("{}[]", column.sql(spec.dimension));
+        let prepare = |c: &mut Client, sql: &str| {
+            c.prepare(sql)
+                .map_err(|e| pg_err(e, "preparing the stream's statements"))
+        };
+        let c = &mut self.client;
+        let state = State {
+            pid: c
+                .query_one("SELECT pg_backend_pid()", &[])
+                .map_err(|e| pg_err(e, "reading the backend pid"))?
+                .get(0),
+            column: super::load::column_type(c, &qt)?,
+            insert: prepare(
+                c,
+                &format!("INSERT INTO {qt} (id, v) SELECT * FROM unnest($1::int4[], $2::{vtype})"),
+            )?,
+            replace: prepare(
+                c,
+                &format!(
+                    "UPDATE {qt} AS t SET v = u.v FROM unnest($1::int4[], $2::{vtype}) AS u(id, v) \
+                     WHERE t.id = u.id"
+                ),
+            )?,
+            delete: prepare(c, &format!("DELETE FROM {qt} WHERE id >= $1 AND id < $2"))?,
+        };
+        self.drain_notices();
+        self.stream = Some(state);
+        self.loaded = Some(Loaded {
+            spec: spec.clone(),
+            rows,
+            table,
+            index,
+            attrs: None,
+        });
+        Ok(())
+    }
+
     fn stream_state(&self) -> Result<(&State, Loaded)> {
         match (&self.stream, &self.loaded) {
             (Some(s), Some(l)) => Ok((s, l.clone())),
@@ -188,14 +250,7 @@ fn row_major<'a>(vectors: ArrayView2<'a, f32>) -> Cow<'a, [f32]> {
 
 impl StreamTable for PgBackend {
     fn create_empty(&mut self, spec: &TableSpec) -> Result<()> {
-        let algo = self.index.algorithm();
-        crate::backend::check_dimension(algo, spec.dimension)?;
-        self.loaded = None;
-        self.built = None;
-        self.stream = None;
-        let table = shared::table(&self.schema, algo.name, &spec.dataset)?;
-        let index = format!("{}_vidx", table.name);
-        check_ident(&index, "index name")?;
+        let (table, index) = self.stream_names(spec)?;
         guard::lock_table(&mut self.client, &table)?;
         let qt = self.qualified(&table);
         let column: Column = self.index.column();
@@ -206,40 +261,42 @@ impl StreamTable for PgBackend {
             column.storage(spec.dimension)
         );
         shared::recreate(&mut self.client, &table, &create, spec)?;
-        let vtype = format!("{}[]", column.sql(spec.dimension));
-        let prepare = |c: &mut Client, sql: &str| {
-            c.prepare(sql)
-                .map_err(|e| pg_err(e, "preparing the stream's statements"))
-        };
-        let c = &mut self.client;
-        let state = State {
-            pid: c
-                .query_one("SELECT pg_backend_pid()", &[])
-                .map_err(|e| pg_err(e, "reading the backend pid"))?
-                .get(0),
-            column: super::load::column_type(c, &qt)?,
-            insert: prepare(
-                c,
-                &format!("INSERT INTO {qt} (id, v) SELECT * FROM unnest($1::int4[], $2::{vtype})"),
-            )?,
-            replace: prepare(
-                c,
-                &format!(
-                    "UPDATE {qt} AS t SET v = u.v FROM unnest($1::int4[], $2::{vtype}) AS u(id, v) \
-                     WHERE t.id = u.id"
-                ),
-            )?,
-            delete: prepare(c, &format!("DELETE FROM {qt} WHERE id >= $1 AND id < $2"))?,
-        };
-        self.drain_notices();
-        self.stream = Some(state);
-        self.loaded = Some(Loaded {
-            spec: spec.clone(),
-            rows: 0,
-            table,
-            index,
-            attrs: None,
-        });
+        self.open_stream(spec, table, index, 0)
+    }
+
+    fn progress(&mut self, spec: &TableSpec) -> Result<Option<String>> {
+        let (table, _) = self.stream_names(spec)?;
+        shared::progress(&mut self.client, &table)
+    }
+
+    fn set_progress(&mut self, marker: &str) -> Result<()> {
+        let (_, l) = self.stream_state()?;
+        shared::set_progress(&mut self.client, &l.table, marker, l.rows as u64)
+    }
+
+    fn reopen(&mut self, spec: &TableSpec, build_args: Option<&Params>) -> Result<()> {
+        let (table, index) = self.stream_names(spec)?;
+        guard::lock_table(&mut self.client, &table)?;
+        let qt = self.qualified(&table);
+        let rows: i64 = self
+            .client
+            .query_one(&format!("SELECT count(*)::int8 FROM {qt}"), &[])
+            .map_err(|e| pg_err(e, "counting the stream table's rows"))?
+            .get(0);
+        self.open_stream(spec, table.clone(), index.clone(), rows as usize)?;
+        if build_args.is_some() {
+            let id = crate::backend::sql::meta::build_id(&mut self.client, &table)?;
+            let oid = super::index_oid(&mut self.client, &self.schema, &index)?;
+            match (id, oid) {
+                (Some(id), Some(oid)) => self.built = Some((id, oid)),
+                _ => {
+                    return Err(Error::Backend(format!(
+                        "{}: the stream table {qt} has no complete index build to resume on",
+                        self.index.algorithm().name
+                    )));
+                }
+            }
+        }
         Ok(())
     }
 

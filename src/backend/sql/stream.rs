@@ -53,6 +53,31 @@ pub fn recreate(c: &mut dyn SqlConn, t: &TableName, create: &str, spec: &TableSp
     meta::put(c, t, &m)
 }
 
+/// How the metadata row's `method` records a stream's progress.
+const PROGRESS: &str = "stream progress ";
+
+/// The progress marker the stream table `t` records ([`set_progress`]); `None` for a table
+/// that has none (just created, or not a stream table) or is gone.
+pub fn progress(c: &mut dyn SqlConn, t: &TableName) -> Result<Option<String>> {
+    Ok(meta::get(c, t)?.and_then(|m| {
+        (m.fingerprint == FINGERPRINT)
+            .then(|| m.method.strip_prefix(PROGRESS).map(str::to_string))
+            .flatten()
+    }))
+}
+
+/// Record `marker` as the stream table's progress (the executor's run and last step), with
+/// its `rows`, in the metadata row: written after the step's writes are committed, so a marker
+/// never claims a step the table has not seen.
+pub fn set_progress(c: &mut dyn SqlConn, t: &TableName, marker: &str, rows: u64) -> Result<()> {
+    if marker.len() + PROGRESS.len() > 128 {
+        return Err(Error::Backend(format!(
+            "internal: stream progress marker '{marker}' is too long"
+        )));
+    }
+    meta::set_method(c, t, &format!("{PROGRESS}{marker}"), rows)
+}
+
 /// A statement run by [`run`]: its result (`None` when a stop was requested before it
 /// started, so it never ran), its wall seconds and why it was asked to stop, if it was.
 #[derive(Debug)]

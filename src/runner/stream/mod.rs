@@ -16,18 +16,18 @@ mod writes;
 
 use super::progress::{Event, Progress};
 use super::{PassOrder, SweepOptions};
-use crate::backend::stream::StreamTable;
+use crate::backend::stream::{MaintenanceOp, StreamTable};
 use crate::backend::{Backend, BackendOptions, TableSpec};
 use crate::config::Grid;
 use crate::dataset::Dataset;
 use crate::params::Params;
-use crate::registry::StreamBuild;
+use crate::backend::stream::StreamBuild;
 use crate::results::stream::{
     MaintenanceFigures, SizeFigures, StepRecord, StreamIdentity, StreamRun, STREAM_FORMAT,
     read_stream, stream_path, write_stream,
 };
 use crate::stream::live::LiveSet;
-use crate::stream::runbook::{Operation, Runbook, Step};
+use crate::stream::runbook::{Maintenance, Operation, Runbook, Step};
 use crate::stream::truth::StepTruth;
 use crate::{Error, Result};
 use std::path::PathBuf;
@@ -177,28 +177,37 @@ pub fn run_stream(opts: &StreamOptions, progress: &dyn Progress) -> Result<Strea
     opts.check()?;
     let sweep = opts.as_sweep();
     let grids = super::plan(&sweep, None)?;
-    super::preflight::check_servers(&sweep, &grids)?;
+    refuse_unsupported(&opts.algorithm)?;
     let path = crate::dataset::resolve(&opts.dataset, &opts.data_dir)?;
     let info = crate::dataset::info(&path)?;
     let runbook = Runbook::load(&opts.runbook, &info.name, opts.entry.as_deref())?;
     runbook.validate(info.train)?;
+    super::preflight::check_servers(&sweep, &grids)?;
     let grids = super::check_plan(&sweep, &path)?;
     let grid = grids
         .into_iter()
         .next()
         .map(|g| opts.narrow(g))
         .ok_or_else(|| Error::Config("no grid for the algorithm".into()))?;
-    refuse_unsupported(&grid.algorithm)?;
     super::preflight::check_privileges(&sweep, std::slice::from_ref(&grid))?;
     let (data, _) = super::check_data(std::slice::from_ref(&grid), &path)?;
-    let truth = crate::stream::truth::for_runbook(
-        &data,
-        &runbook,
-        opts.count,
-        &opts.data_dir,
-        &path,
-        &|| progress.cancelled(),
-    )?;
+    // Maintenance steps are scored before and after too: their truth is computed as a search
+    // step's would be.
+    let mut scored = runbook.clone();
+    for step in &mut scored.steps {
+        if matches!(step.op, Operation::Maintenance(_)) {
+            step.op = Operation::Search;
+        }
+    }
+    let depth = crate::stream::truth::default_depth(opts.count);
+    let truth = crate::stream::truth::load_or_compute(&data, &path, &scored, opts.count, depth)?;
+    if let crate::stream::truth::CacheStatus::Computed { why } = &truth.status {
+        progress.on_event(&Event::Warning(&format!(
+            "live-set ground truth computed ({why}; {} quer(ies) rescanned) and cached in {}",
+            truth.rescans,
+            truth.path.display()
+        )));
+    }
     let backend_opts = BackendOptions {
         build_timeout: opts.timeout,
         ..opts.backend.clone()
@@ -229,20 +238,39 @@ pub fn run_stream(opts: &StreamOptions, progress: &dyn Progress) -> Result<Strea
 
 /// Refuse an algorithm whose database cannot run a runbook, before any server work.
 fn refuse_unsupported(algorithm: &str) -> Result<()> {
-    let decl = crate::registry::algorithm(algorithm)
-        .ok_or_else(|| Error::Config(format!("unknown algorithm '{algorithm}'")))?;
-    if decl.stream_build == StreamBuild::Unsupported {
-        let able: Vec<&str> = crate::registry::ALGORITHMS
-            .iter()
-            .filter(|a| a.stream_build != StreamBuild::Unsupported)
-            .map(|a| a.name)
-            .collect();
-        return Err(Error::Config(format!(
-            "{algorithm} does not run streaming runbooks (annbench stream): use {}",
-            able.join(", ")
-        )));
+    if crate::backend::stream::STREAMING.contains(&algorithm) {
+        Ok(())
+    } else {
+        Err(crate::backend::stream::not_streaming(algorithm))
     }
-    Ok(())
+}
+
+/// The rows a step names, as its record shows them.
+fn rows_text(op: &Operation) -> String {
+    match op {
+        Operation::Insert { start, end } | Operation::Delete { start, end } => {
+            format!("{start}..{end}")
+        }
+        Operation::Replace { tags, ids } => format!(
+            "tags {}..{} <- ids {}..{}",
+            tags.start, tags.end, ids.start, ids.end
+        ),
+        Operation::Search => String::new(),
+        Operation::Maintenance(ops) => ops
+            .iter()
+            .map(|m| m.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// The database operation of a runbook's maintenance action.
+fn to_op(m: Maintenance) -> MaintenanceOp {
+    match m {
+        Maintenance::Vacuum => MaintenanceOp::Vacuum,
+        Maintenance::Reindex => MaintenanceOp::Reindex,
+        Maintenance::Optimize => MaintenanceOp::Optimize,
+    }
 }
 
 /// What every step of a run needs.
@@ -251,6 +279,7 @@ struct Env<'a> {
     data: &'a Dataset,
     runbook: &'a Runbook,
     truth: &'a [StepTruth],
+
     progress: &'a dyn Progress,
     fingerprint: String,
     server: crate::results::ServerInfo,
@@ -368,9 +397,10 @@ fn run_build(
         Some(run) => {
             let last = run.steps.last().map_or(0, |s| s.step);
             for step in env.runbook.steps.iter().take_while(|s| s.number <= last) {
-                live.apply(step);
+                live.apply(step)?;
             }
-            backend.stream_table()?.reopen(&spec)?;
+            let args = run.build_seconds.map(|_| &build.build_args);
+            backend.stream_table()?.reopen(&spec, args)?;
             (run, Some(last))
         }
         None => {
@@ -389,9 +419,6 @@ fn run_build(
         }
     };
     let mut built = run.build_seconds.is_some();
-    if resumed_after.is_some() && built {
-        backend.stream_table()?.adopt_index(&build.build_args)?;
-    }
     if !built && decl.stream_build == StreamBuild::BeforeFirstInsert {
         run.build_seconds = Some(backend.build(&build.build_args)?.seconds);
         built = true;
@@ -410,7 +437,7 @@ fn run_build(
         let mut record = StepRecord {
             step: step.number,
             operation: step.op.name().to_string(),
-            rows: step.op.rows_text(),
+            rows: rows_text(&step.op),
             live_rows: 0,
             started,
             seconds: 0.0,
@@ -471,7 +498,7 @@ fn run_build(
                 record.maintenance = Some(maintenance(env, backend, &mut searchers, ops, &live, step, build)?);
             }
         }
-        live.apply(step);
+        live.apply(step)?;
         if !built && decl.stream_build == StreamBuild::AfterFirstInsert {
             run.build_seconds = Some(backend.build(&build.build_args)?.seconds);
             run.build_after_step = Some(step.number);
@@ -495,7 +522,7 @@ fn run_build(
         // resumed on the wrong state.
         backend
             .stream_table()?
-            .set_progress(&spec, &progress_marker(&identity, step.number))?;
+            .set_progress(&progress_marker(&identity, step.number))?;
         write_stream(&path, &run)?;
         if let Some(last) = run.steps.last() {
             env.progress.on_event(&Event::StreamStep {
@@ -538,19 +565,27 @@ fn maintenance(
     step: &Step,
     build: &crate::config::BuildPoint,
 ) -> Result<MaintenanceFigures> {
-    let truth = crate::stream::truth::live_truth(env.data, live, env.opts.count)?;
+    let truth = env
+        .truth
+        .iter()
+        .find(|t| t.step == step.number)
+        .ok_or_else(|| {
+            Error::Dataset(format!(
+                "internal: no ground truth for maintenance step {}",
+                step.number
+            ))
+        })?;
     let args = &build.query_args[0];
-    let before = search::recall_only(env, searchers, args, live, &truth)?;
+    let before = search::recall_only(env, searchers, args, live, truth)?;
     let mut operations = Vec::new();
     let mut notes = Vec::new();
     for op in ops {
         env.check_stop()?;
-        let r = backend.stream_table()?.maintenance((*op).into())?;
+        let r = backend.stream_table()?.maintenance(to_op(*op))?;
         operations.push((r.op, r.seconds));
         notes.extend(r.notes);
     }
-    let _ = step;
-    let after = search::recall_only(env, searchers, args, live, &truth)?;
+    let after = search::recall_only(env, searchers, args, live, truth)?;
     Ok(MaintenanceFigures {
         operations,
         notes,
