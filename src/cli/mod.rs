@@ -7,6 +7,7 @@ mod merge;
 mod out;
 mod report;
 mod run;
+mod runbook;
 mod server_urls;
 mod servers;
 mod shell;
@@ -64,6 +65,9 @@ enum Command {
     Report(report::ReportArgs),
     /// Plot stored results as PNG or SVG (by the --output extension).
     Plot(report::PlotArgs),
+    /// Generate and check streaming runbooks (big-ann-benchmarks' format) for `stream`.
+    #[command(subcommand, after_help = RUNBOOK_EXAMPLES)]
+    Runbook(runbook::RunbookCommand),
     /// Combine result stores (the shards of a sweep, runs from several nodes) into one.
     Merge(merge::MergeArgs),
     /// Print the shell completion script: annbench completions bash > /etc/bash_completion.d/annbench
@@ -104,6 +108,13 @@ const COMPARE_EXAMPLES: &str = "\
 Examples:
   annbench compare --dataset sift-5k-128-euclidean --base mariadb-11.4 --me mariadb-11.8
   annbench compare --dataset sift-5k-128-euclidean --base v1 --me v2 --noise 3% --format json";
+
+const RUNBOOK_EXAMPLES: &str = "\
+Examples:
+  annbench runbook generate sliding-window --dataset random-xs-20-euclidean --steps 10 \\
+      --output sliding.yaml
+  annbench runbook generate expiration --dataset random-xs-20-euclidean --replace --seed 7
+  annbench runbook check simple_runbook.yaml --dataset random-xs-20-euclidean --entry random-xs";
 
 const DATASETS_EXAMPLES: &str = "\
 Examples:
@@ -155,6 +166,7 @@ where
         Command::Compare(args) => report::compare(args),
         Command::Report(args) => report::report(args),
         Command::Plot(args) => report::plot(args),
+        Command::Runbook(cmd) => runbook::run(cmd),
         Command::Merge(args) => merge::run(args),
         Command::Completions(args) => shell::completions(args),
         Command::Man(args) => shell::man(args),

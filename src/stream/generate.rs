@@ -521,13 +521,13 @@ fn means(
         count[l] += 1;
     }
     let mut out = Array2::<f32>::zeros((clusters, d));
-    for c in 0..clusters {
-        if count[c] == 0 {
+    for (c, &members) in count.iter().enumerate() {
+        if members == 0 {
             out.row_mut(c)
                 .assign(&sample.row(rng.below(sample.nrows())));
         } else {
             for (o, &s) in out.row_mut(c).iter_mut().zip(sum.row(c).iter()) {
-                *o = (s / count[c] as f64) as f32;
+                *o = (s / members as f64) as f32;
             }
         }
     }

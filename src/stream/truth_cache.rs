@@ -124,7 +124,7 @@ pub fn load_or_compute(
                 "{} was made for other data, another runbook or metric",
                 old.display()
             ),
-            None => format!("no cached ground truth at {}", path.display()),
+            None => "no cached ground truth for this data, runbook and k".to_string(),
         },
         Err(why) => format!("{} cannot be used ({why})", path.display()),
     };
