@@ -230,6 +230,14 @@ mod tests {
     }
 
     #[test]
+    fn only_ivfflat_needs_rows_before_its_build() {
+        for a in crate::registry::algorithms() {
+            let after = a.stream_build == StreamBuild::AfterFirstInsert;
+            assert_eq!(after, a.name == "pgvector_ivfflat", "{}", a.name);
+        }
+    }
+
+    #[test]
     fn a_batch_must_match_its_ids_and_the_dimension() {
         let m = ndarray::Array2::<f32>::zeros((2, 3));
         assert!(check_batch("insert", &[1, 2], m.view(), 3).is_ok());

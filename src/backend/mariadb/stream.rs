@@ -221,6 +221,16 @@ fn row_bytes(vectors: ArrayView2<'_, f32>, i: usize) -> Vec<u8> {
     b
 }
 
+/// The (id, vector bytes) parameters of rows `lo..hi`.
+fn params(ids: &[i32], vectors: ArrayView2<'_, f32>, lo: usize, hi: usize) -> Vec<Value> {
+    let mut params = Vec::with_capacity(2 * (hi - lo));
+    for (i, &id) in (lo..hi).zip(&ids[lo..hi]) {
+        params.push(Value::Int(i64::from(id)));
+        params.push(Value::Bytes(row_bytes(vectors, i)));
+    }
+    params
+}
+
 /// Run `chunk(conn, lo, hi)` over `0..n` in pieces of `per` rows, in one transaction when
 /// there is more than one piece; the rows each piece changed, summed.
 fn in_pieces(
@@ -294,12 +304,7 @@ impl StreamTable for MariaDb {
             in_pieces(c, ids.len(), per, |c, lo, hi| {
                 let marks = vec!["(?, ?)"; hi - lo].join(",");
                 let stmt = c.prep(format!("INSERT INTO {qt} (id, v) VALUES {marks}"))?;
-                let mut params = Vec::with_capacity(2 * (hi - lo));
-                for i in lo..hi {
-                    params.push(Value::Int(i64::from(ids[i])));
-                    params.push(Value::Bytes(row_bytes(vectors, i)));
-                }
-                c.exec_drop(&stmt, params)?;
+                c.exec_drop(&stmt, params(&ids, vectors, lo, hi))?;
                 Ok(c.affected_rows())
             })
         })?;
@@ -348,12 +353,7 @@ impl StreamTable for MariaDb {
                     "UPDATE {qt} AS t JOIN (SELECT ? AS id, ? AS v{rest}) AS u ON t.id = u.id \
                      SET t.v = u.v"
                 ))?;
-                let mut params = Vec::with_capacity(2 * (hi - lo));
-                for i in lo..hi {
-                    params.push(Value::Int(i64::from(ids[i])));
-                    params.push(Value::Bytes(row_bytes(vectors, i)));
-                }
-                c.exec_drop(&stmt, params)?;
+                c.exec_drop(&stmt, params(&ids, vectors, lo, hi))?;
                 Ok(c.affected_rows())
             })
         })?;
