@@ -102,6 +102,8 @@ fn writes_and_searches(algo: &str) {
     b.stream_table().unwrap().create_empty(&spec).unwrap();
     let st = b.stream_table().unwrap();
     assert_eq!(st.sizes().unwrap().rows, 0, "{algo}: created empty");
+    // Opened before any write: each batch is committed, so this connection sees it too.
+    let mut early = b.searcher().unwrap();
     let q0 = queries.row(0).to_vec();
     let thorough = p(decl.contract.thorough_query);
     if decl.stream_build == StreamBuild::BeforeFirstInsert {
@@ -130,6 +132,16 @@ fn writes_and_searches(algo: &str) {
     );
     let plan = b.verify_index_used(&q0, 10, &thorough).unwrap();
     println!("{algo}: plan after the inserts: {plan}");
+    early.set_query_args(&thorough).unwrap();
+    let mut got = Vec::new();
+    early
+        .search(train.row(1505).as_slice().unwrap(), 10, &mut got)
+        .unwrap();
+    assert_eq!(
+        got.first(),
+        Some(&1505),
+        "{algo}: committed for every connection"
+    );
     let sample: Vec<i64> = (0..1510).step_by(37).collect();
     let found = finds_itself(b.as_ref(), algo, &train, &sample);
     assert_eq!(
@@ -359,19 +371,27 @@ fn many(n: usize) -> Array2<f32> {
 fn a_stop_or_the_timeout_ends_a_large_insert_and_the_backend_goes_on() {
     let _alone = STOP.write().unwrap_or_else(|e| e.into_inner());
     let big = many(60_000);
-    for algo in ["mariadb", "pgvector"] {
+    for algo in [
+        "mariadb",
+        "pgvector",
+        "pgvector_halfvec",
+        "pgvector_ivfflat",
+    ] {
         let mut b = backend(algo);
         b.stream_table()
             .unwrap()
             .create_empty(&spec(&format!("stop-{algo}")))
             .unwrap();
+        b.stream_table()
+            .unwrap()
+            .insert(&ids(0..100), big.slice(s![0..100, ..]))
+            .unwrap();
         b.build(&p(algorithm(algo).unwrap().contract.build))
             .unwrap();
         let st = b.stream_table().unwrap();
-        st.insert(&ids(0..100), big.slice(s![0..100, ..])).unwrap();
 
         let asked = std::thread::spawn(|| {
-            std::thread::sleep(Duration::from_millis(500));
+            std::thread::sleep(Duration::from_millis(50));
             annbench::backend::request_stop();
             Instant::now()
         });
@@ -389,7 +409,7 @@ fn a_stop_or_the_timeout_ends_a_large_insert_and_the_backend_goes_on() {
             "{algo}: the batch was rolled back"
         );
 
-        st.set_timeout(Some(Duration::from_millis(300)));
+        st.set_timeout(Some(Duration::from_millis(50)));
         let e = st
             .insert(&ids(100..60_000), big.slice(s![100..60_000, ..]))
             .unwrap_err()
