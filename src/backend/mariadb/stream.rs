@@ -50,6 +50,19 @@ const REPLACES_METHOD: &str =
 /// The stream's writer connection.
 pub(super) struct State {
     writer: Conn,
+    /// The writer's read limit: the timeout's, reopened when the timeout changes.
+    read_limit: Option<Duration>,
+}
+
+/// A writer connection whose reads end at `read_limit`.
+fn writer(url: &crate::connect::ServerUrl, read_limit: Option<Duration>) -> Result<State> {
+    let mut writer = server::connect_reading(url, read_limit)?;
+    // As for the load: byte parameters are stored as they are, the vectors' raw bytes.
+    writer.run(
+        "SET SESSION character_set_client = binary",
+        "preparing the stream's writer connection",
+    )?;
+    Ok(State { writer, read_limit })
 }
 
 impl MariaDb {
@@ -71,6 +84,10 @@ impl MariaDb {
         statement: impl FnOnce(&mut Conn) -> std::result::Result<T, mysql::Error>,
     ) -> Result<(T, f64)> {
         let timeout = self.stream_timeout;
+        let read_limit = super::admin_read_limit(timeout);
+        if self.stream.as_ref().is_some_and(|s| s.read_limit != read_limit) {
+            self.stream = Some(writer(&self.url, read_limit)?);
+        }
         let Some(state) = self.stream.as_mut() else {
             return Err(not_created());
         };
@@ -270,13 +287,7 @@ impl StreamTable for MariaDb {
         );
         shared::recreate(&mut self.conn, &t, &create, spec)?;
         let read_limit = super::admin_read_limit(self.stream_timeout);
-        let mut writer = server::connect_reading(&self.url, read_limit)?;
-        // As for the load: byte parameters are stored as they are, the vectors' raw bytes.
-        writer.run(
-            "SET SESSION character_set_client = binary",
-            "preparing the stream's writer connection",
-        )?;
-        self.stream = Some(State { writer });
+        self.stream = Some(writer(&self.url, read_limit)?);
         self.loaded = Some(Loaded {
             spec: spec.clone(),
             rows: 0,
