@@ -8,8 +8,8 @@
 mod backend_util;
 
 use annbench::Error;
-use annbench::backend::stream::{MaintenanceOp, StreamBuild};
-use annbench::backend::{Backend, BackendOptions, TableSpec, algorithm, create};
+use annbench::backend::stream::{MaintenanceOp, STREAMING, StreamBuild};
+use annbench::backend::{ALGORITHMS, Backend, BackendOptions, TableSpec, algorithm, create};
 use annbench::params::{Params, parse};
 use backend_util::{data, name};
 use ndarray::{Array2, ArrayView2, s};
@@ -31,6 +31,23 @@ fn spec(test: &str) -> TableSpec {
         metric: annbench::Metric::Euclidean,
         dimension: 128,
     }
+}
+
+/// 4,500 train and 100 test rows for `algo`, and their spec: SIFT, except for binary
+/// quantization, which needs centred data (SIFT's non-negative values give many rows one bit
+/// code, see `contract.rs`): GloVe.
+fn dataset(algo: &str, test: &str) -> (Array2<f32>, Array2<f32>, TableSpec) {
+    if algo != "pgvector_binary" {
+        let (train, queries) = data(4500, 100);
+        return (train, queries, spec(test));
+    }
+    let (train, queries, metric) = backend_util::bundled("glove-twitter-25-angular", 4500, 100);
+    let spec = TableSpec {
+        metric,
+        dimension: train.ncols(),
+        ..spec(test)
+    };
+    (train, queries, spec)
 }
 
 fn p(text: &str) -> Params {
@@ -75,8 +92,7 @@ fn finds_itself(b: &dyn Backend, algo: &str, table: &Array2<f32>, want: &[i64]) 
 /// that the sweep's table of the same dataset is left as it was.
 fn writes_and_searches(algo: &str) {
     let _alone = STOP.read().unwrap_or_else(|e| e.into_inner());
-    let (train, queries) = data(4500, 100);
-    let spec = spec(&format!("rw-{algo}"));
+    let (train, queries, spec) = dataset(algo, &format!("rw-{algo}"));
     let sweep = train.slice(s![..200, ..]).to_owned();
     let loaded = backend(algo).load(&spec, sweep.view()).unwrap();
 
@@ -86,6 +102,8 @@ fn writes_and_searches(algo: &str) {
     b.stream_table().unwrap().create_empty(&spec).unwrap();
     let st = b.stream_table().unwrap();
     assert_eq!(st.sizes().unwrap().rows, 0, "{algo}: created empty");
+    // Opened before any write: each batch is committed, so this connection sees it too.
+    let mut early = b.searcher().unwrap();
     let q0 = queries.row(0).to_vec();
     let thorough = p(decl.contract.thorough_query);
     if decl.stream_build == StreamBuild::BeforeFirstInsert {
@@ -114,6 +132,16 @@ fn writes_and_searches(algo: &str) {
     );
     let plan = b.verify_index_used(&q0, 10, &thorough).unwrap();
     println!("{algo}: plan after the inserts: {plan}");
+    early.set_query_args(&thorough).unwrap();
+    let mut got = Vec::new();
+    early
+        .search(train.row(1505).as_slice().unwrap(), 10, &mut got)
+        .unwrap();
+    assert_eq!(
+        got.first(),
+        Some(&1505),
+        "{algo}: committed for every connection"
+    );
     let sample: Vec<i64> = (0..1510).step_by(37).collect();
     let found = finds_itself(b.as_ref(), algo, &train, &sample);
     assert_eq!(
@@ -255,6 +283,25 @@ fn pgvector_ivfflat_stream_writes() {
 }
 
 #[test]
+fn pgvector_halfvec_column_stream_writes() {
+    writes_and_searches("pgvector_halfvec_column");
+}
+
+#[test]
+fn pgvector_binary_stream_writes() {
+    writes_and_searches("pgvector_binary");
+}
+
+#[test]
+fn exactly_the_streaming_algorithms_give_a_stream_table() {
+    let _alone = STOP.read().unwrap_or_else(|e| e.into_inner());
+    for a in ALGORITHMS.iter().filter(|a| a.database.is_some()) {
+        let streams = backend(a.name).stream_table().is_ok();
+        assert_eq!(streams, STREAMING.contains(&a.name), "{}", a.name);
+    }
+}
+
+#[test]
 fn bad_batches_are_refused_with_the_row_named() {
     let _alone = STOP.read().unwrap_or_else(|e| e.into_inner());
     let (train, _) = data(20, 0);
@@ -292,6 +339,16 @@ fn bad_batches_are_refused_with_the_row_named() {
             assert!(e.contains("row 7") && e.contains("float16"), "{algo}: {e}");
         }
         assert_eq!(st.sizes().unwrap().rows, 0, "{algo}: nothing was sent");
+        // `servers drop-tables` drops the stream table with the sweep's.
+        let decl = algorithm(algo).unwrap();
+        let db = decl.database.unwrap();
+        let dataset = name(&format!("stream-bad-{algo}"));
+        annbench::backend::drop_tables(db, &dataset, &BackendOptions::default()).unwrap();
+        let e = st.sizes().unwrap_err().to_string();
+        assert!(
+            e.contains("stream_"),
+            "{algo}: the stream table is gone: {e}"
+        );
     }
     let e = backend("redis").stream_table().err().map(|e| e.to_string());
     let e = e.unwrap_or_default();
@@ -314,19 +371,27 @@ fn many(n: usize) -> Array2<f32> {
 fn a_stop_or_the_timeout_ends_a_large_insert_and_the_backend_goes_on() {
     let _alone = STOP.write().unwrap_or_else(|e| e.into_inner());
     let big = many(60_000);
-    for algo in ["mariadb", "pgvector"] {
+    for algo in [
+        "mariadb",
+        "pgvector",
+        "pgvector_halfvec",
+        "pgvector_ivfflat",
+    ] {
         let mut b = backend(algo);
         b.stream_table()
             .unwrap()
             .create_empty(&spec(&format!("stop-{algo}")))
             .unwrap();
+        b.stream_table()
+            .unwrap()
+            .insert(&ids(0..100), big.slice(s![0..100, ..]))
+            .unwrap();
         b.build(&p(algorithm(algo).unwrap().contract.build))
             .unwrap();
         let st = b.stream_table().unwrap();
-        st.insert(&ids(0..100), big.slice(s![0..100, ..])).unwrap();
 
         let asked = std::thread::spawn(|| {
-            std::thread::sleep(Duration::from_millis(500));
+            std::thread::sleep(Duration::from_millis(50));
             annbench::backend::request_stop();
             Instant::now()
         });
@@ -344,7 +409,7 @@ fn a_stop_or_the_timeout_ends_a_large_insert_and_the_backend_goes_on() {
             "{algo}: the batch was rolled back"
         );
 
-        st.set_timeout(Some(Duration::from_millis(300)));
+        st.set_timeout(Some(Duration::from_millis(50)));
         let e = st
             .insert(&ids(100..60_000), big.slice(s![100..60_000, ..]))
             .unwrap_err()

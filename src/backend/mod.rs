@@ -5,6 +5,8 @@
 //! - [`Backend`] owns the admin connection: load the table once, (re)build the index per
 //!   build point, verify the query plan, report sizes and server settings.
 //! - [`Searcher`] is one query connection; the runner opens one per client thread.
+//! - [`stream::StreamTable`] ([`Backend::stream_table`]) writes a streaming runbook's batches
+//!   to a table of its own (`annbench stream`), for the SQL databases.
 //! - [`ALGORITHMS`] lists every algorithm's [`Algorithm`] ([`spec`]): how to connect it, its
 //!   checks of the data and its [`Database`], pointing at its declaration
 //!   ([`crate::registry::AlgorithmDecl`], in the folder's `decl.rs`, compiled in the

@@ -5,7 +5,8 @@
 //! sweep loads for the same dataset; the statements run bounded and stoppable as the sweep's
 //! builds do ([`crate::backend::sql::stream`]). Other backends refuse
 //! ([`crate::backend::Backend::stream_table`]'s default). When the index is built on the empty
-//! table is each algorithm's declaration ([`StreamBuild`]).
+//! table is each algorithm's declaration ([`StreamBuild`]). What each database does, and
+//! what was measured of it: `docs/stream-writes.md`.
 
 use super::TableSpec;
 use crate::Result;
@@ -17,8 +18,8 @@ pub use crate::registry::StreamBuild;
 /// One batch's outcome.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WriteReport {
-    /// Rows the server says the statement(s) changed: inserted, deleted, or updated to a
-    /// different vector.
+    /// Rows the server says the statement(s) changed: inserted, deleted or updated (MariaDB
+    /// counts only the rows whose vector changed).
     pub rows: u64,
     /// Wall seconds of the batch's statements (and commit), measured on the client.
     pub seconds: f64,
@@ -241,6 +242,14 @@ mod tests {
         );
         assert!(e.contains("mariadb, pgvector"), "{e}");
         assert!(!e.contains("use exact"), "{e}");
+    }
+
+    #[test]
+    fn only_ivfflat_needs_rows_before_its_build() {
+        for a in crate::registry::algorithms() {
+            let after = a.stream_build == StreamBuild::AfterFirstInsert;
+            assert_eq!(after, a.name == "pgvector_ivfflat", "{}", a.name);
+        }
     }
 
     #[test]

@@ -50,6 +50,19 @@ const REPLACES_METHOD: &str =
 /// The stream's writer connection.
 pub(super) struct State {
     writer: Conn,
+    /// The writer's read limit: the timeout's, reopened when the timeout changes.
+    read_limit: Option<Duration>,
+}
+
+/// A writer connection whose reads end at `read_limit`.
+fn writer(url: &crate::connect::ServerUrl, read_limit: Option<Duration>) -> Result<State> {
+    let mut writer = server::connect_reading(url, read_limit)?;
+    // As for the load: byte parameters are stored as they are, the vectors' raw bytes.
+    writer.run(
+        "SET SESSION character_set_client = binary",
+        "preparing the stream's writer connection",
+    )?;
+    Ok(State { writer, read_limit })
 }
 
 impl MariaDb {
@@ -67,13 +80,7 @@ impl MariaDb {
     /// Open the stream's writer connection on `t` (which exists) holding `rows` rows.
     fn open_stream(&mut self, spec: &TableSpec, t: TableName, rows: usize) -> Result<()> {
         let read_limit = super::admin_read_limit(self.stream_timeout);
-        let mut writer = server::connect_reading(&self.url, read_limit)?;
-        // As for the load: byte parameters are stored as they are, the vectors' raw bytes.
-        writer.run(
-            "SET SESSION character_set_client = binary",
-            "preparing the stream's writer connection",
-        )?;
-        self.stream = Some(State { writer });
+        self.stream = Some(writer(&self.url, read_limit)?);
         self.loaded = Some(Loaded {
             spec: spec.clone(),
             rows,
@@ -103,6 +110,10 @@ impl MariaDb {
         statement: impl FnOnce(&mut Conn) -> std::result::Result<T, mysql::Error>,
     ) -> Result<(T, f64)> {
         let timeout = self.stream_timeout;
+        let read_limit = super::admin_read_limit(timeout);
+        if self.stream.as_ref().is_some_and(|s| s.read_limit != read_limit) {
+            self.stream = Some(writer(&self.url, read_limit)?);
+        }
         let Some(state) = self.stream.as_mut() else {
             return Err(not_created());
         };
@@ -253,6 +264,16 @@ fn row_bytes(vectors: ArrayView2<'_, f32>, i: usize) -> Vec<u8> {
     b
 }
 
+/// The (id, vector bytes) parameters of rows `lo..hi`.
+fn params(ids: &[i32], vectors: ArrayView2<'_, f32>, lo: usize, hi: usize) -> Vec<Value> {
+    let mut params = Vec::with_capacity(2 * (hi - lo));
+    for (i, &id) in (lo..hi).zip(&ids[lo..hi]) {
+        params.push(Value::Int(i64::from(id)));
+        params.push(Value::Bytes(row_bytes(vectors, i)));
+    }
+    params
+}
+
 /// Run `chunk(conn, lo, hi)` over `0..n` in pieces of `per` rows, in one transaction when
 /// there is more than one piece; the rows each piece changed, summed.
 fn in_pieces(
@@ -339,12 +360,7 @@ impl StreamTable for MariaDb {
             in_pieces(c, ids.len(), per, |c, lo, hi| {
                 let marks = vec!["(?, ?)"; hi - lo].join(",");
                 let stmt = c.prep(format!("INSERT INTO {qt} (id, v) VALUES {marks}"))?;
-                let mut params = Vec::with_capacity(2 * (hi - lo));
-                for i in lo..hi {
-                    params.push(Value::Int(i64::from(ids[i])));
-                    params.push(Value::Bytes(row_bytes(vectors, i)));
-                }
-                c.exec_drop(&stmt, params)?;
+                c.exec_drop(&stmt, params(&ids, vectors, lo, hi))?;
                 Ok(c.affected_rows())
             })
         })?;
@@ -393,12 +409,7 @@ impl StreamTable for MariaDb {
                     "UPDATE {qt} AS t JOIN (SELECT ? AS id, ? AS v{rest}) AS u ON t.id = u.id \
                      SET t.v = u.v"
                 ))?;
-                let mut params = Vec::with_capacity(2 * (hi - lo));
-                for i in lo..hi {
-                    params.push(Value::Int(i64::from(ids[i])));
-                    params.push(Value::Bytes(row_bytes(vectors, i)));
-                }
-                c.exec_drop(&stmt, params)?;
+                c.exec_drop(&stmt, params(&ids, vectors, lo, hi))?;
                 Ok(c.affected_rows())
             })
         })?;

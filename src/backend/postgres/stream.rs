@@ -49,6 +49,9 @@ use std::time::Duration;
 /// stream of rows has no array to build on either side.
 pub const INSERT_MAX_ROWS: usize = 256;
 
+/// How many rows a COPY sends between two looks at a stop request.
+const COPY_STOP_ROWS: usize = 1024;
+
 const INSERT_METHOD: &str = "INSERT ... SELECT FROM unnest (binary arrays)";
 const COPY_METHOD: &str = "COPY BINARY";
 
@@ -313,23 +316,31 @@ impl StreamTable for PgBackend {
         let slices: Vec<&[f32]> = data.chunks_exact(l.spec.dimension.max(1)).collect();
         let qt = self.qualified(&l.table);
         let (insert, column) = (state.insert.clone(), state.column.clone());
-        let ((rows, method), seconds) = if ids.len() <= INSERT_MAX_ROWS {
+        let ((done, method), seconds) = if ids.len() <= INSERT_MAX_ROWS {
             let params: Vec<VecParam<'_>> = slices.iter().map(|v| VecParam(v)).collect();
             let sql = format!("INSERT INTO {qt} (id, v) SELECT * FROM unnest($1, $2)");
             self.watched(&sql, |c| {
                 c.execute(&insert, &[&int4, &params])
-                    .map(|n| (n, INSERT_METHOD))
+                    .map(|n| (Some(n), INSERT_METHOD))
             })?
         } else {
             let sql = format!("COPY {qt} (id, v) FROM STDIN WITH (FORMAT BINARY)");
             self.watched(&sql, |c| {
                 let w = c.copy_in(&sql)?;
                 let mut w = BinaryCopyInWriter::new(w, &[Type::INT4, column]);
-                for (id, v) in int4.iter().zip(&slices) {
+                for (i, (id, v)) in int4.iter().zip(&slices).enumerate() {
+                    // The server's cancel ends the COPY only once the client stops sending:
+                    // on a stop, the writer is dropped unfinished, which aborts the COPY.
+                    if i % COPY_STOP_ROWS == 0 && crate::backend::stop_requested() {
+                        return Ok((None, COPY_METHOD));
+                    }
                     w.write(&[id, &VecParam(v)])?;
                 }
-                w.finish().map(|n| (n, COPY_METHOD))
+                w.finish().map(|n| (Some(n), COPY_METHOD))
             })?
+        };
+        let Some(rows) = done else {
+            return Err(Error::Interrupted);
         };
         self.set_rows(|n| n + rows as usize);
         Ok(WriteReport {
