@@ -18,6 +18,12 @@ pub(super) struct Candidates {
     keep: usize,
 }
 
+/// The ranking score of a product entry `g` and its row's term `t`.
+#[inline(always)]
+fn score(g: f32, t: f32, product: bool) -> f32 {
+    if product { g * t } else { g + t }
+}
+
 impl Candidates {
     /// An empty list that keeps the `keep` lowest scores.
     pub fn new(keep: usize) -> Self {
@@ -34,24 +40,38 @@ impl Candidates {
     /// `g + t` (euclidean) or `g * t` (angular, `product`).
     pub fn offer(&mut self, gemm: &[f32], terms: &[f32], first: usize, product: bool) {
         self.offered += gemm.len();
-        let score = |g: f32, t: f32| if product { g * t } else { g + t };
-        for (c, (gs, ts)) in gemm.chunks(CHUNK).zip(terms.chunks(CHUNK)).enumerate() {
+        let whole = gemm.len() / CHUNK * CHUNK;
+        for (c, (gs, ts)) in gemm[..whole]
+            .chunks_exact(CHUNK)
+            .zip(terms[..whole].chunks_exact(CHUNK))
+            .enumerate()
+        {
+            let (gs, ts): (&[f32; CHUNK], &[f32; CHUNK]) = match (gs.try_into(), ts.try_into()) {
+                (Ok(g), Ok(t)) => (g, t),
+                _ => unreachable!("chunks_exact yields CHUNK values"),
+            };
             let threshold = self.threshold;
             // `|` rather than `||`: no early exit, so the compiler vectorises the compare.
             let hit = gs
                 .iter()
                 .zip(ts)
-                .fold(false, |h, (&g, &t)| h | (score(g, t) < threshold));
-            if !hit {
-                continue;
+                .fold(false, |h, (&g, &t)| h | (score(g, t, product) < threshold));
+            if hit {
+                self.push_below(gs, ts, first + c * CHUNK, product);
             }
-            for (j, (&g, &t)) in gs.iter().zip(ts).enumerate() {
-                let s = score(g, t);
-                if s < self.threshold {
-                    self.items.push((s, (first + c * CHUNK + j) as u32));
-                    if self.items.len() == 2 * self.keep {
-                        self.prune();
-                    }
+        }
+        self.push_below(&gemm[whole..], &terms[whole..], first + whole, product);
+    }
+
+    /// Pushes the rows of `gemm`/`terms` (train ids from `first`) that score below the
+    /// threshold, pruning as the list fills.
+    fn push_below(&mut self, gemm: &[f32], terms: &[f32], first: usize, product: bool) {
+        for (j, (&g, &t)) in gemm.iter().zip(terms).enumerate() {
+            let s = score(g, t, product);
+            if s < self.threshold {
+                self.items.push((s, (first + j) as u32));
+                if self.items.len() == 2 * self.keep {
+                    self.prune();
                 }
             }
         }
