@@ -128,7 +128,7 @@ impl<'a> Query<'a> {
             Metric::Euclidean => m * m + 2.0 * qn * m,
             Metric::Angular => qn * m,
         };
-        if !(largest < 0.9 * f64::from(f32::MAX)) {
+        if largest.is_nan() || largest >= 0.9 * f64::from(f32::MAX) {
             return false;
         }
         // Dot-product rounding |fl(q.x) - q.x| <= (d + 1) u |q||x| in any summation order
