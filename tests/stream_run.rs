@@ -105,14 +105,21 @@ fn check_run(run: &StreamRun, algorithm: &str) {
                     s.step,
                     f.recall
                 );
-                assert!(f.qps > 0.0 && f.qps_low <= f.qps && f.qps <= f.qps_high, "{f:?}");
+                assert!(
+                    f.qps > 0.0 && f.qps_low <= f.qps && f.qps <= f.qps_high,
+                    "{f:?}"
+                );
             }
             "insert" | "delete" => {
                 let w = s.write.as_ref().expect("a write step has its figures");
                 assert_eq!(w.rows_changed, w.rows, "{algorithm} step {}: {w:?}", s.step);
                 assert!(w.achieved_rate > 0.0 && w.batches >= 1, "{w:?}");
                 let sizes = s.sizes.as_ref().expect("sizes after a write");
-                assert_eq!(sizes.rows as usize, s.live_rows, "{algorithm} step {}", s.step);
+                assert_eq!(
+                    sizes.rows as usize, s.live_rows,
+                    "{algorithm} step {}",
+                    s.step
+                );
             }
             other => panic!("unexpected step {other}"),
         }
@@ -144,7 +151,7 @@ fn simple_run_and_resume(algorithm: &str, build: &str, query: &str) {
     let again = run_stream(&opts, &NoProgress).unwrap();
     assert!(again.runs[0].skipped, "{algorithm}");
     // Export: one row per step (the searches once per query point).
-    let table = annbench::report::stream::stream_table(&[outcome.run.clone()]);
+    let table = annbench::report::stream::stream_table(std::slice::from_ref(&outcome.run));
     assert_eq!(table.rows.len(), 6);
 }
 
@@ -172,7 +179,12 @@ fn pgvector_ivfflat_builds_after_the_first_insert() {
 fn a_table_changed_since_the_last_step_starts_again() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let mut opts = setup(dir.path(), "pgvector", "m=8;ef_construction=32", "ef_search=40");
+    let mut opts = setup(
+        dir.path(),
+        "pgvector",
+        "m=8;ef_construction=32",
+        "ef_search=40",
+    );
     opts.backend.schema = Some("annbench_stream_changed".into());
     let stop = StopAfter {
         after: 2,
@@ -208,7 +220,12 @@ impl Progress for Warnings {
 #[test]
 fn a_runbook_that_deletes_rows_that_are_not_live_is_refused_before_any_server_work() {
     let dir = tempfile::tempdir().unwrap();
-    let mut opts = setup(dir.path(), "pgvector", "m=8;ef_construction=32", "ef_search=40");
+    let mut opts = setup(
+        dir.path(),
+        "pgvector",
+        "m=8;ef_construction=32",
+        "ef_search=40",
+    );
     let bad = dir.path().join("bad.yaml");
     std::fs::write(
         &bad,
@@ -220,8 +237,10 @@ fn a_runbook_that_deletes_rows_that_are_not_live_is_refused_before_any_server_wo
     .unwrap();
     opts.runbook = bad;
     // No server is reachable at this URL: the runbook is refused first.
-    opts.backend = annbench::backend::BackendOptions::default()
-        .with_url(annbench::connect::ServerKind::Postgres, "postgres://u:p@127.0.0.1:1/db");
+    opts.backend = annbench::backend::BackendOptions::default().with_url(
+        annbench::connect::ServerKind::Postgres,
+        "postgres://u:p@127.0.0.1:1/db",
+    );
     let e = run_stream(&opts, &NoProgress).unwrap_err().to_string();
     assert!(e.contains("step 2"), "{e}");
 }

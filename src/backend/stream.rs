@@ -137,8 +137,11 @@ pub trait StreamTable {
     /// Open the existing stream table of `spec` as it is, to resume a run on it; with
     /// `build_args`, the vector index on it is adopted as this run's build (as if the last
     /// build() had made it: check_index passes for it, and only for it).
-    fn reopen(&mut self, spec: &TableSpec, build_args: Option<&crate::params::Params>)
-    -> Result<()>;
+    fn reopen(
+        &mut self,
+        spec: &TableSpec,
+        build_args: Option<&crate::params::Params>,
+    ) -> Result<()>;
 
     /// The longest one write or maintenance statement may take; past it the server is asked
     /// to stop it and the call fails naming the statement. `None`: no limit. Default: the

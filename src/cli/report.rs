@@ -1,6 +1,7 @@
 //! `annbench table | export | compare | report`: parse options, load the stored points of one
 //! dataset and count, run the report, write it to stdout or `--output`.
 
+use super::out::errln;
 use crate::report::build_table::{build_rows_table, build_table};
 use crate::report::clients::{clients_rows_table, clients_table};
 use crate::report::html::{ReportOptions, html_report, write_report};
@@ -11,7 +12,6 @@ use crate::report::select::select;
 use crate::report::series::Distinct;
 use crate::report::{CompareOptions, Stat, apply_stat, best_at_recall, compare_with, export_table};
 use crate::results::PointResult;
-use super::out::errln;
 use clap::Args;
 use std::path::{Path, PathBuf};
 

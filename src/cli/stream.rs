@@ -59,7 +59,12 @@ pub struct StreamArgs {
     #[arg(long, default_value_t = stream::DEFAULT_MARKERS)]
     pub markers: usize,
     /// Result store directory.
-    #[arg(long = "results", env = "ANNBENCH_RESULTS", default_value = "results", value_name = "DIR")]
+    #[arg(
+        long = "results",
+        env = "ANNBENCH_RESULTS",
+        default_value = "results",
+        value_name = "DIR"
+    )]
     pub results: PathBuf,
     /// Run every step again, even when the stored run is complete or can resume.
     #[arg(long)]
@@ -87,7 +92,9 @@ pub struct StreamArgs {
 impl StreamArgs {
     /// The library options these arguments stand for.
     pub fn options(self) -> Result<StreamOptions> {
-        let algorithm = crate::backend::find_algorithm(&self.algorithm)?.name.to_string();
+        let algorithm = crate::backend::find_algorithm(&self.algorithm)?
+            .name
+            .to_string();
         Ok(StreamOptions {
             dataset: self.dataset,
             data_dir: self.data_dir,

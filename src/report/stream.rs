@@ -20,11 +20,20 @@ pub const STREAM_COLUMNS: &[(&str, &str)] = &[
     ("build", "build parameters"),
     ("query", "query parameters (search steps)"),
     ("step", "the runbook's step number"),
-    ("operation", "insert, delete, replace, search or maintenance"),
+    (
+        "operation",
+        "insert, delete, replace, search or maintenance",
+    ),
     ("rows", "the rows the step names"),
     ("live_rows", "rows live after the step"),
-    ("recall", "recall@k against exact truth over the live rows (search steps)"),
-    ("not_live", "returned ids that were not live: deleted or never inserted"),
+    (
+        "recall",
+        "recall@k against exact truth over the live rows (search steps)",
+    ),
+    (
+        "not_live",
+        "returned ids that were not live: deleted or never inserted",
+    ),
     ("short_results", "queries answered with fewer than k ids"),
     ("qps", "median QPS of the timed passes"),
     ("qps_ci_low", "low end of its interval"),
@@ -32,30 +41,57 @@ pub const STREAM_COLUMNS: &[(&str, &str)] = &[
     ("latency_p50_ms", "median query latency"),
     ("latency_p99_ms", "99th percentile query latency"),
     ("write_rows", "rows the write step names"),
-    ("target_rate", "the step's rate (rows/s); empty: unthrottled"),
+    (
+        "target_rate",
+        "the step's rate (rows/s); empty: unthrottled",
+    ),
     ("achieved_rate", "rows/s the writes reached"),
     ("batch_rows", "rows per statement"),
     ("batch_p50_ms", "median statement time of a batch"),
     ("batch_p99_ms", "99th percentile statement time of a batch"),
-    ("backlog_rows", "most rows behind the target rate's schedule"),
-    ("behind_seconds", "how late the last batch ended against the schedule"),
-    ("freshness_ms", "median time from a marker row's commit until a search returned it"),
-    ("freshness_found", "markers found within the bound, of freshness_markers"),
+    (
+        "backlog_rows",
+        "most rows behind the target rate's schedule",
+    ),
+    (
+        "behind_seconds",
+        "how late the last batch ended against the schedule",
+    ),
+    (
+        "freshness_ms",
+        "median time from a marker row's commit until a search returned it",
+    ),
+    (
+        "freshness_found",
+        "markers found within the bound, of freshness_markers",
+    ),
     ("freshness_markers", "marker rows looked for"),
     ("during_clients", "clients searching during the write step"),
     ("during_qps", "their QPS during the writes"),
     ("during_p99_ms", "their p99 during the writes"),
-    ("baseline_qps", "the same clients' QPS just before the writes"),
+    (
+        "baseline_qps",
+        "the same clients' QPS just before the writes",
+    ),
     ("baseline_p99_ms", "their p99 just before the writes"),
     ("maintenance", "the maintenance statements run"),
     ("maintenance_seconds", "their seconds, together"),
-    ("recall_before", "recall at the first query point before the maintenance"),
+    (
+        "recall_before",
+        "recall at the first query point before the maintenance",
+    ),
     ("recall_after", "and after it"),
     ("table_mib", "table size after the step"),
     ("index_mib", "index size after the step"),
     ("dead_tuples", "dead tuples after the step (PostgreSQL)"),
-    ("step_seconds", "wall seconds of the step, searches included"),
-    ("started_seconds", "when the step started, seconds since the run's first step"),
+    (
+        "step_seconds",
+        "wall seconds of the step, searches included",
+    ),
+    (
+        "started_seconds",
+        "when the step started, seconds since the run's first step",
+    ),
     ("build_seconds", "seconds of the index build"),
 ];
 
@@ -267,7 +303,11 @@ pub fn score_lines(runs: &[StreamRun]) -> Vec<String> {
                 run.identity.algorithm,
                 describe(&run.identity.build_args),
                 describe(&q),
-                if run.complete { "" } else { " (incomplete run)" }
+                if run.complete {
+                    ""
+                } else {
+                    " (incomplete run)"
+                }
             ));
         }
     }

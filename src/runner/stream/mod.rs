@@ -16,14 +16,14 @@ mod writes;
 
 use super::progress::{Event, Progress};
 use super::{PassOrder, SweepOptions};
+use crate::backend::stream::StreamBuild;
 use crate::backend::stream::{MaintenanceOp, StreamTable};
 use crate::backend::{Backend, BackendOptions, TableSpec};
 use crate::config::Grid;
 use crate::dataset::Dataset;
 use crate::params::Params;
-use crate::backend::stream::StreamBuild;
 use crate::results::stream::{
-    MaintenanceFigures, SizeFigures, StepRecord, StreamIdentity, StreamRun, STREAM_FORMAT,
+    MaintenanceFigures, STREAM_FORMAT, SizeFigures, StepRecord, StreamIdentity, StreamRun,
     read_stream, stream_path, write_stream,
 };
 use crate::stream::live::LiveSet;
@@ -484,18 +484,22 @@ fn run_build(
                     verified = true;
                 }
                 for args in &build.query_args {
-                    record.searches.push(search::measure(
-                        env,
-                        &mut searchers,
-                        args,
-                        &live,
-                        truth,
-                    )?);
+                    record
+                        .searches
+                        .push(search::measure(env, &mut searchers, args, &live, truth)?);
                 }
                 backend.check_index()?;
             }
             Operation::Maintenance(ops) => {
-                record.maintenance = Some(maintenance(env, backend, &mut searchers, ops, &live, step, build)?);
+                record.maintenance = Some(maintenance(
+                    env,
+                    backend,
+                    &mut searchers,
+                    ops,
+                    &live,
+                    step,
+                    build,
+                )?);
             }
         }
         live.apply(step)?;
@@ -516,8 +520,8 @@ fn run_build(
         record.live_rows = live.len();
         record.seconds = t0.elapsed().as_secs_f64();
         run.steps.push(record);
-        run.complete = run.steps.last().map(|s| s.step)
-            == env.runbook.steps.last().map(|s| s.number);
+        run.complete =
+            run.steps.last().map(|s| s.step) == env.runbook.steps.last().map(|s| s.number);
         // The table's marker first: a file that claims a step the table has not is never
         // resumed on the wrong state.
         backend

@@ -74,8 +74,8 @@ fn recall_pass(
         .map_err(|e| Error::Backend(format!("internal: neighbour buffer shape: {e}")))?;
     let (distances, not_live) = live_distances(env, std_queries.view(), neighbors.view(), live)?;
     let k_eff = k.min(truth.distances.ncols());
-    let recall = metrics::knn_recall(truth.distances.view(), distances.view(), k_eff)
-        .ok_or_else(|| {
+    let recall =
+        metrics::knn_recall(truth.distances.view(), distances.view(), k_eff).ok_or_else(|| {
             Error::Dataset(format!(
                 "step {}: the live truth is narrower than k={k_eff}",
                 truth.step
@@ -137,8 +137,8 @@ pub fn measure(
         }
     }
     let qps = metrics::interval::median(&pass_qps).unwrap_or(0.0);
-    let (qps_low, qps_high) = median_interval(&pass_qps, 0.95)
-        .map_or((qps, qps), |i| (i.low, i.high));
+    let (qps_low, qps_high) =
+        median_interval(&pass_qps, 0.95).map_or((qps, qps), |i| (i.low, i.high));
     Ok(SearchFigures {
         query_args: args.clone(),
         recall,

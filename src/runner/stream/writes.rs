@@ -102,7 +102,8 @@ fn search_until(
                     let mut ids = Vec::with_capacity(k + 1);
                     let mut lat = Vec::new();
                     let mut j = 0usize;
-                    while !stop.load(Ordering::Relaxed) && until.is_none_or(|u| Instant::now() < u) {
+                    while !stop.load(Ordering::Relaxed) && until.is_none_or(|u| Instant::now() < u)
+                    {
                         let i = lo + j % share;
                         let t = Instant::now();
                         searcher.search(&rows[i * d..(i + 1) * d], k, &mut ids)?;
@@ -170,21 +171,30 @@ pub fn run_step(
         Some(n) => super::open_searchers(backend, n, args)?,
         None => Vec::new(),
     };
-    // The baseline: the same clients, just before the writes, for min_time.
+    // The baseline: the same clients, just before the writes, for --min-time (at least 1 s:
+    // shorter windows spread too much on a shared machine to compare with).
     let baseline = if during_searchers.is_empty() {
         None
     } else {
         let stop = AtomicBool::new(false);
-        let until = Instant::now() + env.opts.min_time.max(Duration::from_millis(200));
-        Some(search_until(env, &mut during_searchers, &stop, Some(until))?)
+        let until = Instant::now() + env.opts.min_time.max(Duration::from_secs(1));
+        Some(search_until(
+            env,
+            &mut during_searchers,
+            &stop,
+            Some(until),
+        )?)
     };
     let is_insert = matches!(step.op, Operation::Insert { .. });
-    let markers = if is_insert && indexed { env.opts.markers } else { 0 };
-    let marker_every = if markers == 0 {
-        usize::MAX
+    let markers = if is_insert && indexed {
+        env.opts.markers
     } else {
-        (list.len() / markers).max(1)
+        0
     };
+    let marker_every = list
+        .len()
+        .checked_div(markers)
+        .map_or(usize::MAX, |n| n.max(1));
     let mut fresh_searcher = if markers > 0 {
         super::open_searchers(backend, 1, args)?.pop()
     } else {
