@@ -50,6 +50,7 @@ pub mod results;
 pub mod runner;
 pub mod servers;
 pub mod shard;
+pub mod stream;
 pub mod terminal;
 
 #[cfg(feature = "python")]

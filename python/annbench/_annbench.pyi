@@ -34,7 +34,9 @@ __all__ = [
     "clients_json",
     "report_html",
     "metrics_json",
+    "run_stream",
     "run_sweep",
+    "stream_results",
     "algorithms_json",
 ]
 
@@ -183,6 +185,29 @@ def run_sweep(
     order: str = ...,
     keep_going: bool = False,
 ) -> str: ...
+def run_stream(
+    dataset: str,
+    runbook: str,
+    algorithm: str,
+    entry: str | None = None,
+    config: str | None = None,
+    build: list[str] = ...,
+    query: list[str] = ...,
+    count: int = 10,
+    runs: int = 5,
+    min_time: float = 0.3,
+    clients: int = 1,
+    batch: int = 1000,
+    markers: int = 5,
+    results: str = ...,
+    data_dir: str | None = None,
+    force: bool = False,
+    label: str | None = None,
+    timeout: float | None = None,
+    servers: dict[str, str] = ...,
+    callback: Callable[[dict[str, Any]], object] | None = None,
+) -> str: ...
+def stream_results(dataset: str, count: int = 10, results: str = ...) -> str: ...
 def algorithms_json() -> str: ...
 def metrics_json() -> str:
     """The registry of metrics as JSON records: ``name``, ``title``, ``description``,

@@ -5,6 +5,8 @@
 //! - [`Backend`] owns the admin connection: load the table once, (re)build the index per
 //!   build point, verify the query plan, report sizes and server settings.
 //! - [`Searcher`] is one query connection; the runner opens one per client thread.
+//! - [`stream::StreamTable`] ([`Backend::stream_table`]) writes a streaming runbook's batches
+//!   to a table of its own (`annbench stream`), for the SQL databases.
 //! - [`ALGORITHMS`] lists every algorithm's [`Algorithm`] ([`spec`]): how to connect it, its
 //!   checks of the data and its [`Database`], pointing at its declaration
 //!   ([`crate::registry::AlgorithmDecl`], in the folder's `decl.rs`, compiled in the
@@ -163,6 +165,12 @@ pub trait Backend: Send {
     fn check_index(&mut self) -> Result<()> {
         Ok(())
     }
+
+    /// The writes of a streaming runbook (`annbench stream`) on this algorithm's stream
+    /// table; backends without them refuse, naming those that have them.
+    fn stream_table(&mut self) -> Result<&mut dyn stream::StreamTable> {
+        Err(stream::not_streaming(self.name()))
+    }
 }
 
 /// One query connection.
@@ -198,6 +206,7 @@ pub mod prepared;
 pub mod server;
 pub mod spec;
 pub mod sql;
+pub mod stream;
 pub mod table;
 pub mod watch;
 
@@ -325,6 +334,7 @@ pub fn drop_tables(database: &Database, dataset: &str, opts: &BackendOptions) ->
 
 /// Ask every database's waits to end soon ([`Database::stop_waits`]): Ctrl-C and signals.
 pub fn request_stop() {
+    STOP.store(true, std::sync::atomic::Ordering::SeqCst);
     for hooks in databases().iter().filter_map(|d| d.stop_waits) {
         (hooks.request)();
     }
@@ -332,9 +342,19 @@ pub fn request_stop() {
 
 /// Forget a stop request, before a new run.
 pub fn clear_stop() {
+    STOP.store(false, std::sync::atomic::Ordering::SeqCst);
     for hooks in databases().iter().filter_map(|d| d.stop_waits) {
         (hooks.clear)();
     }
+}
+
+/// Set by [`request_stop`], cleared by [`clear_stop`]: statements that poll for a stop
+/// (a streaming runbook's writes, [`sql::stream`]) read it.
+static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a stop was requested ([`request_stop`]) and not cleared since.
+pub fn stop_requested() -> bool {
+    STOP.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 /// The registered database whose key is `key` (`mariadb`, `postgres`).

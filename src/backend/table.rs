@@ -108,6 +108,22 @@ pub fn check_data_within(
     check_rows_within("test", test, d, name, max_abs, limit)
 }
 
+/// A streaming batch's values (`what` names it, e.g. `insert batch`): finite, squared
+/// lengths within float32, and within +-`max_abs` (`limit` names that range and the fix);
+/// the error names the batch row. An empty batch passes.
+pub fn check_batch_values(
+    what: &str,
+    m: ArrayView2<'_, f32>,
+    dataset: &str,
+    max_abs: f32,
+    limit: &str,
+) -> Result<()> {
+    if m.nrows() == 0 {
+        return Ok(());
+    }
+    check_rows_within(what, m, m.ncols(), dataset, max_abs, limit)
+}
+
 /// The checks of [`check_train_within`] on the matrix `what` (`train` or `test`).
 fn check_rows_within(
     what: &str,

@@ -7,9 +7,11 @@ mod merge;
 mod out;
 mod report;
 mod run;
+mod runbook;
 mod server_urls;
 mod servers;
 mod shell;
+mod stream;
 
 use clap::{Parser, Subcommand};
 use out::errln;
@@ -45,6 +47,10 @@ enum Command {
     /// Run a sweep of build and query parameters against one or more algorithms.
     #[command(after_help = RUN_EXAMPLES)]
     Run(run::RunArgs),
+    /// Run a streaming runbook (inserts, deletes, replaces, searches) against one algorithm,
+    /// with recall at each search step against exact truth over the live rows.
+    #[command(after_help = STREAM_EXAMPLES)]
+    Stream(stream::StreamArgs),
     /// Best QPS at each recall threshold, per algorithm.
     #[command(after_help = TABLE_EXAMPLES)]
     Table(report::TableArgs),
@@ -59,6 +65,9 @@ enum Command {
     Report(report::ReportArgs),
     /// Plot stored results as PNG or SVG (by the --output extension).
     Plot(report::PlotArgs),
+    /// Generate and check streaming runbooks (big-ann-benchmarks' format) for `stream`.
+    #[command(subcommand, after_help = RUNBOOK_EXAMPLES)]
+    Runbook(runbook::RunbookCommand),
     /// Combine result stores (the shards of a sweep, runs from several nodes) into one.
     Merge(merge::MergeArgs),
     /// Print the shell completion script: annbench completions bash > /etc/bash_completion.d/annbench
@@ -73,6 +82,13 @@ Examples:
   annbench run --dataset glove-twitter-25-angular --algorithm pgvector \\
       --build m=16 --build ef_construction=64 --query ef_search=10,20,40 --clients 1,4
   annbench run --dataset my.hdf5 --config grid.yml --label mariadb-11.8 --dry-run";
+
+const STREAM_EXAMPLES: &str = "\
+Examples:
+  annbench runbook generate simple --dataset sift-5k-128-euclidean --output simple.yaml
+  annbench stream --dataset sift-5k-128-euclidean --runbook simple.yaml --algorithm pgvector
+  annbench stream --dataset glove-25 --runbook big-ann.yaml --entry glove --algorithm mariadb \\
+      --build m=16 --query ef_search=20,40";
 
 const TABLE_EXAMPLES: &str = "\
 Examples:
@@ -92,6 +108,13 @@ const COMPARE_EXAMPLES: &str = "\
 Examples:
   annbench compare --dataset sift-5k-128-euclidean --base mariadb-11.4 --me mariadb-11.8
   annbench compare --dataset sift-5k-128-euclidean --base v1 --me v2 --noise 3% --format json";
+
+const RUNBOOK_EXAMPLES: &str = "\
+Examples:
+  annbench runbook generate sliding-window --dataset random-xs-20-euclidean --steps 10 \\
+      --output sliding.yaml
+  annbench runbook generate expiration --dataset random-xs-20-euclidean --replace --seed 7
+  annbench runbook check simple_runbook.yaml --dataset random-xs-20-euclidean --entry random-xs";
 
 const DATASETS_EXAMPLES: &str = "\
 Examples:
@@ -137,11 +160,13 @@ where
         Command::Algorithms(args) => algorithms::run(args),
         Command::Servers(cmd) => servers::run(cmd),
         Command::Run(args) => run::run(args),
+        Command::Stream(args) => stream::run(args),
         Command::Table(args) => report::table(args),
         Command::Export(args) => report::export(args),
         Command::Compare(args) => report::compare(args),
         Command::Report(args) => report::report(args),
         Command::Plot(args) => report::plot(args),
+        Command::Runbook(cmd) => runbook::run(cmd),
         Command::Merge(args) => merge::run(args),
         Command::Completions(args) => shell::completions(args),
         Command::Man(args) => shell::man(args),

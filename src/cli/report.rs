@@ -1,6 +1,7 @@
 //! `annbench table | export | compare | report`: parse options, load the stored points of one
 //! dataset and count, run the report, write it to stdout or `--output`.
 
+use super::out::errln;
 use crate::report::build_table::{build_rows_table, build_table};
 use crate::report::clients::{clients_rows_table, clients_table};
 use crate::report::html::{ReportOptions, html_report, write_report};
@@ -103,6 +104,11 @@ pub struct ExportArgs {
     /// With --by-difficulty: the number of equal-count bins.
     #[arg(long, default_value_t = 3, requires = "by_difficulty")]
     pub bins: usize,
+    /// The streaming runs (`annbench stream`) of the dataset: one row per step (and query
+    /// point at a search step). The default when the dataset has streaming runs and no sweep
+    /// points.
+    #[arg(long, conflicts_with = "by_difficulty")]
+    pub streams: bool,
 }
 
 #[derive(Debug, Args)]
@@ -342,6 +348,37 @@ fn blocks(args: &TableArgs, points: &[PointResult]) -> crate::Result<()> {
 
 pub fn export(args: ExportArgs) -> crate::Result<()> {
     let src = &args.source;
+    let key = crate::results::dataset_key(&src.dataset);
+    let streams = crate::results::stream::load_streams(&src.results, &key, src.count)?;
+    let has_points = crate::results::load_points(&src.results, &key, src.count, &src.data_dir)
+        .map(|p| !p.is_empty())
+        .unwrap_or(true);
+    if args.streams || (!has_points && !streams.is_empty()) {
+        let runs: Vec<_> = streams
+            .into_iter()
+            .filter(|r| args.label.is_none() || r.identity.label == args.label)
+            .filter(|r| src.clients.is_none_or(|c| r.identity.clients == c))
+            .collect();
+        if runs.is_empty() {
+            return Err(crate::Error::Results(format!(
+                "no streaming runs for dataset '{}' with k={} in {}: run `annbench stream \
+                 --dataset {} --runbook FILE --algorithm NAME` first",
+                src.dataset,
+                src.count,
+                src.results.display(),
+                src.dataset
+            )));
+        }
+        let table = crate::report::stream::stream_table(&runs);
+        return emit(src, &render(&table, args.format)?);
+    }
+    if !streams.is_empty() {
+        errln!(
+            "{} streaming run(s) of '{}' are not in this export: --streams exports their steps",
+            streams.len(),
+            src.dataset
+        );
+    }
     let points = select(load(src)?, args.label.as_deref(), src.clients)?;
     let table = match args.by_difficulty {
         None => export_table(&points),
@@ -411,6 +448,11 @@ pub fn report(args: ReportArgs) -> crate::Result<()> {
         base_label: args.base.clone(),
         title: args.title.clone(),
         command: Some(report_command(&args)),
+        streams: crate::results::stream::load_streams(
+            &args.results,
+            &crate::results::dataset_key(&args.dataset),
+            args.count,
+        )?,
     };
     let html = html_report(points, &options)?;
     write_report(&args.output, &html)?;

@@ -2,7 +2,7 @@
 //! print a summary table.
 
 mod dry_run;
-mod progress;
+pub(crate) mod progress;
 
 use super::out::{errln, outln};
 use super::server_urls::ServerUrls;
@@ -154,7 +154,7 @@ fn parse_seconds(text: &str) -> std::result::Result<f64, String> {
 }
 
 /// A positive duration (`--timeout`).
-fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
     let s = parse_seconds(text)?;
     if s > 0.0 {
         Ok(Duration::from_secs_f64(s))
@@ -164,7 +164,7 @@ fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
 }
 
 /// A duration of zero or more (`--min-time`, `--max-time`).
-fn parse_min_time(text: &str) -> std::result::Result<Duration, String> {
+pub(crate) fn parse_min_time(text: &str) -> std::result::Result<Duration, String> {
     parse_seconds(text).map(Duration::from_secs_f64)
 }
 

@@ -1,13 +1,16 @@
 //! Exact k-nearest-neighbour ground truth, multi-threaded (rayon over query blocks) and
-//! vectorised (one matrixmultiply SGEMM per query block x train block).
+//! vectorised (one f32 matrix product per query block x train block, by the `gemm` crate's
+//! kernel; see [`scores`]).
 //!
-//! The GEMM gives f32 *ranking scores* (`|x|^2 - 2 q.x` for euclidean, `-q.x / |x|` for
+//! The product gives f32 *ranking scores* (`|x|^2 - 2 q.x` for euclidean, `-q.x / |x|` for
 //! angular). Rounding could misorder near-equal candidates, so each query keeps `k + extra`
-//! candidates, re-ranks them with distances recomputed in f64, and then proves the result: every
-//! discarded train row had an approximate score >= the worst kept one, and a rigorous bound on
-//! the GEMM rounding error says none of them can beat the exact k-th distance. A query that
-//! fails the proof is recomputed by a full f64 scan. Stored distances are the f64 ones rounded
-//! to f32, never the GEMM approximations.
+//! candidates ([`candidates`]), re-ranks the nearest of them with distances recomputed in f64
+//! ([`exact`]), and then proves the result: every train row not re-ranked has an approximate
+//! score >= some bound, and a rigorous bound on the f32 rounding error says none of them can
+//! reach the exact k-th distance; while the proof fails, more candidates are re-ranked. A query
+//! whose candidates cannot prove it is recomputed by a full f64 scan. Stored distances are the
+//! f64 ones rounded to f32, never the f32 approximations, so the result is the exact top k (by
+//! f64 key, ties by lower id) whatever the kernel's rounding.
 
 use super::GroundTruth;
 use crate::{Error, Metric, Result};
@@ -15,10 +18,22 @@ use ndarray::{Array2, ArrayView1, ArrayView2, Axis};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-/// Queries per GEMM block (one rayon task).
-const QUERY_BLOCK: usize = 128;
-/// Train rows per GEMM block.
-const TRAIN_BLOCK: usize = 2048;
+mod candidates;
+mod exact;
+mod scores;
+
+use candidates::Candidates;
+use exact::Query;
+
+/// Most queries per block (one rayon task): a block re-reads the whole train set, so larger
+/// blocks mean fewer passes over it.
+const QUERY_BLOCK: usize = 1024;
+/// Fewest queries per block, unless the candidate lists' memory says otherwise.
+const MIN_QUERY_BLOCK: usize = 16;
+/// Train rows per GEMM block: the block's scores (queries x rows) stay near the cache.
+const TRAIN_BLOCK: usize = 1024;
+/// Memory for one block's candidate lists, which bounds the block for large k.
+const CANDIDATE_BYTES: usize = 64 << 20;
 
 /// Exact ground truth of `test` against `train`: ids and distances of the `min(k, n)` nearest
 /// train rows per query, nearest first (ties by lower id).
@@ -115,23 +130,29 @@ pub fn compute_observed(
     let q = test.nrows();
     let k = k.min(n);
     let keep = (k + (k / 2).max(16)).min(n);
-    let norms: Vec<f64> = train
+    // Exact keys read train rows as slices: a view of another layout is copied once.
+    let train = train.as_standard_layout();
+    let train_norm_sq: Vec<f64> = train
         .rows()
         .into_iter()
-        .map(|r| norm_sq(r).sqrt())
+        .map(|r| exact::norm_sq(r.iter().copied()))
         .collect();
-    let max_norm = norms.iter().copied().fold(0.0, f64::max);
+    let max_norm = train_norm_sq.iter().map(|s| s.sqrt()).fold(0.0, f64::max);
     // Per-row term of the ranking score: |x|^2 (euclidean) or 1/|x| (angular; 0 for x = 0).
-    let row_term: Vec<f32> = norms
+    let row_term: Vec<f32> = train_norm_sq
         .iter()
-        .map(|&nx| match metric {
-            Metric::Euclidean => (nx * nx) as f32,
-            Metric::Angular if nx > 0.0 => (1.0 / nx) as f32,
+        .map(|&s| match metric {
+            Metric::Euclidean => s as f32,
+            Metric::Angular if s > 0.0 => (1.0 / s.sqrt()) as f32,
             Metric::Angular => 0.0,
         })
         .collect();
+    let terms_finite = row_term.iter().all(|t| t.is_finite());
     let ctx = Ctx {
-        train,
+        terms_finite,
+        train: train.view(),
+        train_flat: train.as_slice().unwrap_or_default(),
+        train_norm_sq: &train_norm_sq,
         metric,
         k,
         keep,
@@ -143,13 +164,14 @@ pub fn compute_observed(
     let mut neighbors = Array2::<i32>::zeros((q, k));
     let mut distances = Array2::<f32>::zeros((q, k));
     let fallbacks = AtomicUsize::new(0);
+    let qb = query_block(q, keep);
     neighbors
-        .axis_chunks_iter_mut(Axis(0), QUERY_BLOCK)
+        .axis_chunks_iter_mut(Axis(0), qb)
         .into_par_iter()
-        .zip(distances.axis_chunks_iter_mut(Axis(0), QUERY_BLOCK))
+        .zip(distances.axis_chunks_iter_mut(Axis(0), qb))
         .enumerate()
         .for_each(|(b, (mut ids, mut dists))| {
-            let start = b * QUERY_BLOCK;
+            let start = b * qb;
             let block = test.slice(ndarray::s![start..start + ids.nrows(), ..]);
             let results = ctx.block(block);
             for (i, (best, fell_back)) in results.into_iter().enumerate() {
@@ -177,95 +199,55 @@ pub fn compute_observed(
     ))
 }
 
+/// Queries per block: up to [`QUERY_BLOCK`], but at least 4 blocks per thread when there are
+/// few queries (so all threads have work), and candidate lists within [`CANDIDATE_BYTES`].
+fn query_block(queries: usize, keep: usize) -> usize {
+    let spread = queries.div_ceil(4 * rayon::current_num_threads());
+    let memory = CANDIDATE_BYTES / (2 * keep.max(1) * std::mem::size_of::<(f32, u32)>());
+    spread
+        .clamp(MIN_QUERY_BLOCK, QUERY_BLOCK)
+        .min(memory)
+        .max(1)
+}
+
 struct Ctx<'a> {
     train: ArrayView2<'a, f32>,
+    /// `train` as one row-major slice (it has the standard layout).
+    train_flat: &'a [f32],
+    /// Per-row sum of squares in f64.
+    train_norm_sq: &'a [f64],
     metric: Metric,
     k: usize,
     keep: usize,
     row_term: Vec<f32>,
+    /// False when a row's term overflowed f32 (1/|x| of a tiny row): its scores may be NaN,
+    /// which no threshold bounds, so only an exact scan can decide.
+    terms_finite: bool,
     max_norm: f64,
     observe: &'a (dyn Fn(u64) -> bool + Sync),
     stopped: AtomicBool,
 }
 
-/// Candidate list of one query: approximate scores, pruned to `keep` when it reaches `2 * keep`.
-struct Candidates {
-    items: Vec<(f32, u32)>,
-    threshold: f32,
-    pruned: bool,
-}
-
-impl Candidates {
-    fn prune(&mut self, keep: usize) {
-        if self.items.len() > keep {
-            self.items
-                .select_nth_unstable_by(keep - 1, |a, b| a.0.total_cmp(&b.0));
-            self.items.truncate(keep);
-            self.threshold = self.items[keep - 1].0;
-            self.pruned = true;
-        }
-    }
-}
-
 impl Ctx<'_> {
     /// Exact top-k of each query in `block` as (f64 key, id), and whether it needed a rescan.
     fn block(&self, block: ArrayView2<f32>) -> Vec<(Vec<(f64, u32)>, bool)> {
-        let (qb, d, n) = (block.nrows(), block.ncols(), self.train.nrows());
-        let mut cands: Vec<Candidates> = (0..qb)
-            .map(|_| Candidates {
-                items: Vec::with_capacity(2 * self.keep),
-                threshold: f32::INFINITY,
-                pruned: false,
-            })
-            .collect();
-        let mut c = vec![0f32; qb * TRAIN_BLOCK];
-        let alpha = match self.metric {
-            Metric::Euclidean => -2.0,
-            Metric::Angular => -1.0,
+        let (qb, n) = (block.nrows(), self.train.nrows());
+        let mut cands: Vec<Candidates> = (0..qb).map(|_| Candidates::new(self.keep)).collect();
+        let mut c = vec![0f32; qb * TRAIN_BLOCK.min(n)];
+        let (alpha, product) = match self.metric {
+            Metric::Euclidean => (-2.0, false),
+            Metric::Angular => (-1.0, true),
         };
-        let (ts0, ts1) = (self.train.strides()[0], self.train.strides()[1]);
-        let (qs0, qs1) = (block.strides()[0], block.strides()[1]);
         for t0 in (0..n).step_by(TRAIN_BLOCK) {
             if self.stopped.load(Ordering::Relaxed) {
                 return Vec::new();
             }
             let tb = TRAIN_BLOCK.min(n - t0);
             let b = self.train.slice(ndarray::s![t0..t0 + tb, ..]);
-            // SAFETY: pointers and strides describe the live views `block` (qb x d) and `b`
-            // (tb x d, read transposed as d x tb); `c` holds qb x tb with row stride tb.
-            unsafe {
-                matrixmultiply::sgemm(
-                    qb,
-                    d,
-                    tb,
-                    alpha,
-                    block.as_ptr(),
-                    qs0,
-                    qs1,
-                    b.as_ptr(),
-                    ts1,
-                    ts0,
-                    0.0,
-                    c.as_mut_ptr(),
-                    tb as isize,
-                    1,
-                );
-            }
+            scores::product(block, b, alpha, &mut c);
             let terms = &self.row_term[t0..t0 + tb];
-            for (i, cand) in cands.iter_mut().enumerate() {
-                let row = &c[i * tb..(i + 1) * tb];
-                for (j, (&g, &t)) in row.iter().zip(terms).enumerate() {
-                    let s = match self.metric {
-                        Metric::Euclidean => g + t,
-                        Metric::Angular => g * t,
-                    };
-                    if s < cand.threshold {
-                        cand.items.push((s, (t0 + j) as u32));
-                        if cand.items.len() == 2 * self.keep {
-                            cand.prune(self.keep);
-                        }
-                    }
-                }
+            for (cand, row) in cands.iter_mut().zip(c.chunks_exact(tb)) {
+                cand.offer(row, terms, t0, product);
             }
             if !(self.observe)((qb * tb) as u64) {
                 self.stopped.store(true, Ordering::Relaxed);
@@ -273,107 +255,64 @@ impl Ctx<'_> {
         }
         cands
             .into_iter()
-            .enumerate()
-            .map(|(i, mut cand)| {
-                cand.prune(self.keep);
-                self.finish(block.row(i), cand)
-            })
+            .zip(block.rows())
+            .map(|(cand, query)| self.finish(query, cand))
             .collect()
     }
 
-    /// Re-ranks candidates exactly and proves nothing better was discarded (else rescans).
-    fn finish(&self, query: ArrayView1<f32>, cand: Candidates) -> (Vec<(f64, u32)>, bool) {
+    /// Re-ranks candidates exactly, nearest approximate scores first, until the rounding
+    /// bound proves that no row left out can be among the k nearest (else rescans exactly).
+    fn finish(&self, query: ArrayView1<f32>, mut cand: Candidates) -> (Vec<(f64, u32)>, bool) {
         if self.k == 0 {
             return (Vec::new(), false);
         }
-        let q: Vec<f32> = query.iter().copied().collect();
-        let mut exact: Vec<(f64, u32)> = cand
-            .items
-            .iter()
-            .map(|&(_, id)| (self.key(&q, id as usize), id))
-            .collect();
-        sort_keys(&mut exact);
-        exact.truncate(self.k);
-        // Fewer than k candidates means scores that compared as nothing (NaN, an overflow):
-        // the exact scan below decides, never rows of zeros.
-        let complete = exact.len() == self.k;
-        if complete && (!cand.pruned || self.proven(&q, cand.threshold, exact[self.k - 1].0)) {
-            return (exact, false);
-        }
-        let mut all: Vec<(f64, u32)> = (0..self.train.nrows())
-            .map(|id| (self.key(&q, id), id as u32))
-            .collect();
-        if all.len() > self.k {
-            all.select_nth_unstable_by(self.k - 1, |a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-            all.truncate(self.k);
-        }
-        sort_keys(&mut all);
-        (all, true)
-    }
-
-    /// True when no discarded row (approximate score >= `threshold`) can have an exact key
-    /// below `kth_key`: the exact score is within `tol` of the approximate one.
-    fn proven(&self, q: &[f32], threshold: f32, kth_key: f64) -> bool {
-        let u = f64::from(f32::EPSILON) / 2.0;
-        let d = q.len() as f64;
-        let qn = norm_sq(ArrayView1::from(q)).sqrt();
-        let m = self.max_norm;
-        // The bound below is relative; products below float32's normal range (vectors of a
-        // tiny scale, e.g. x 1e-22) also round absolutely, by up to 1.4e-45 each. Far above
-        // that, the bound holds; else the exact scan decides.
-        if qn * m < d * 1e-30 {
-            return false;
-        }
-        // Dot-product rounding |fl(q.x) - q.x| <= (d + 1) u |q||x| in any summation order,
-        // plus the roundings of the per-row term and of the final add/multiply.
-        let (tol, exact_score) = match self.metric {
-            Metric::Euclidean => {
-                let tol = 2.0 * (d + 2.0) * u * qn * m
-                    + 2.0 * u * m * m
-                    + 2.0 * u * (m * m + 2.0 * qn * m);
-                (tol, kth_key - qn * qn)
+        cand.finish();
+        let query = Query::new(
+            query.iter().copied().collect(),
+            self.train_flat,
+            self.train_norm_sq,
+            self.metric,
+        );
+        let all_rows = cand.holds_every_row();
+        let items = &cand.items;
+        // Most queries are proven with a few rows past k; each miss doubles the margin.
+        let mut margin = (self.k / 16).max(4);
+        let mut exact: Vec<(f64, u32)> = Vec::with_capacity(items.len());
+        let mut keyed = 0;
+        loop {
+            let upto = (self.k + margin).min(items.len());
+            query.keys(items[keyed..upto].iter().map(|&(_, id)| id), &mut exact);
+            keyed = upto;
+            // Fewer than k candidates means scores that compared as nothing (NaN, an
+            // overflow): the exact scan below decides, never rows of zeros.
+            if exact.len() < self.k {
+                break;
             }
-            Metric::Angular => ((d + 4.0) * u * qn * 1.01, (kth_key - 1.0) * qn),
-        };
-        f64::from(threshold) - tol * 1.01 >= exact_score
-    }
-
-    /// Exact f64 key: squared L2 distance, or cosine distance.
-    fn key(&self, q: &[f32], id: usize) -> f64 {
-        let x = self.train.row(id);
-        match self.metric {
-            Metric::Euclidean => q
-                .iter()
-                .zip(x.iter())
-                .map(|(&a, &b)| {
-                    let t = f64::from(a) - f64::from(b);
-                    t * t
-                })
-                .sum(),
-            Metric::Angular => {
-                let (mut dot, mut na, mut nb) = (0f64, 0f64, 0f64);
-                for (&a, &b) in q.iter().zip(x.iter()) {
-                    let (a, b) = (f64::from(a), f64::from(b));
-                    dot += a * b;
-                    na += a * a;
-                    nb += b * b;
-                }
-                if na == 0.0 || nb == 0.0 {
-                    1.0
-                } else {
-                    1.0 - dot / (na.sqrt() * nb.sqrt())
-                }
+            let mut best = exact.clone();
+            best.select_nth_unstable_by(self.k - 1, exact::cmp_keys);
+            best.truncate(self.k);
+            best.sort_unstable_by(exact::cmp_keys);
+            // Every row not keyed has an approximate score >= the first unkeyed candidate's
+            // (the list is sorted) or >= the list's threshold (rows left out of it).
+            let rest = match items.get(keyed) {
+                Some(&(s, _)) => Some(s),
+                None if all_rows => None,
+                None => Some(cand.threshold),
+            };
+            let proven = match rest {
+                None => true,
+                Some(s) => self.terms_finite && query.proven(s, best[self.k - 1].0, self.max_norm),
+            };
+            if proven {
+                return (best, false);
             }
+            if keyed == items.len() {
+                break;
+            }
+            margin *= 2;
         }
+        (query.scan(self.k), true)
     }
-}
-
-fn sort_keys(v: &mut [(f64, u32)]) {
-    v.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-}
-
-fn norm_sq(r: ArrayView1<f32>) -> f64 {
-    r.iter().map(|&v| f64::from(v) * f64::from(v)).sum()
 }
 
 fn key_to_distance(metric: Metric, key: f64) -> f32 {

@@ -143,6 +143,13 @@ pub fn to_dict<'py>(py: Python<'py>, event: &Event<'_>) -> PyResult<Bound<'py, P
         }
         Event::PointFinished { point, path } => point_item(&d, "point_finished", point, path)?,
         Event::PointSkipped { point, path } => point_item(&d, "point_skipped", point, path)?,
+        Event::StreamStep { record, path } => {
+            d.set_item("kind", "stream_step")?;
+            d.set_item("step", record.step)?;
+            d.set_item("operation", &record.operation)?;
+            d.set_item("live_rows", record.live_rows)?;
+            d.set_item("path", path.display().to_string())?;
+        }
         Event::Warning(text) => {
             d.set_item("kind", "warning")?;
             d.set_item("message", text)?;

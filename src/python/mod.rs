@@ -10,6 +10,7 @@ mod dataset;
 mod errors;
 mod events;
 mod report;
+mod stream;
 mod sweep;
 
 use pyo3::prelude::*;
@@ -43,6 +44,8 @@ fn annbench_ext(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dataset::compute_groundtruth, m)?)?;
     m.add_function(wrap_pyfunction!(dataset::list_datasets, m)?)?;
     m.add_function(wrap_pyfunction!(report::export_json, m)?)?;
+    m.add_function(wrap_pyfunction!(stream::run_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(stream::stream_results, m)?)?;
     m.add_function(wrap_pyfunction!(report::table_json, m)?)?;
     m.add_function(wrap_pyfunction!(report::compare_json, m)?)?;
     m.add_function(wrap_pyfunction!(report::build_json, m)?)?;

@@ -199,6 +199,11 @@ pub fn report_html(
                 dataset,
                 results.display().to_string()
             )),
+            streams: crate::results::stream::load_streams(
+                &results,
+                &results::dataset_key(&dataset),
+                count,
+            )?,
         };
         let html = report::html::html_report(points, &options)?;
         report::html::write_report(&output, &html)?;

@@ -26,7 +26,7 @@ const PASSES_EVERY: Duration = Duration::from_millis(100);
 const SIGNALS_EVERY: Duration = Duration::from_millis(100);
 
 /// Forwards events to `callback(dict)`; remembers the first Python error to re-raise it.
-struct PyProgress {
+pub(super) struct PyProgress {
     callback: Option<Py<PyAny>>,
     stop: AtomicBool,
     error: Mutex<Option<PyErr>>,
@@ -38,7 +38,7 @@ struct PyProgress {
 }
 
 impl PyProgress {
-    fn new(callback: Option<Py<PyAny>>) -> Self {
+    pub(super) fn new(callback: Option<Py<PyAny>>) -> Self {
         PyProgress {
             callback,
             stop: AtomicBool::new(false),
@@ -215,13 +215,25 @@ pub fn run_sweep(
         let points: Vec<_> = summary.points.into_iter().map(|p| p.result).collect();
         render::to_json(&export_table(&points))
     };
+    detached(py, &progress, &opts.results_dir, sweep)
+}
+
+/// Run `job` on a thread of its own with the GIL released, checking Python's signals every
+/// 100 ms (Ctrl-C stops the job at its next poll); a Python error raised by the callback or a
+/// KeyboardInterrupt is what the call raises. `results` is named in the interruption's message.
+pub(super) fn detached<T: Send>(
+    py: Python<'_>,
+    progress: &PyProgress,
+    results: &std::path::Path,
+    job: impl FnOnce() -> crate::Result<T> + Send,
+) -> PyResult<T> {
     crate::backend::clear_stop();
     let (tx, rx) = mpsc::channel();
     // A Mutex only to make the receiver shareable with the GIL-free closure.
     let rx = Mutex::new(rx);
     let outcome = std::thread::scope(|s| {
         let worker = s.spawn(move || {
-            let _ = tx.send(sweep());
+            let _ = tx.send(job());
         });
         let outcome = loop {
             let got = py.detach(|| match rx.lock() {
@@ -232,7 +244,7 @@ pub fn run_sweep(
                 Ok(outcome) => break outcome,
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
                     break Err(crate::Error::Backend(
-                        "the sweep stopped without a result (an internal error)".into(),
+                        "the run stopped without a result (an internal error)".into(),
                     ));
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {
@@ -247,22 +259,22 @@ pub fn run_sweep(
         outcome
     });
     crate::backend::clear_stop();
-    // A Python error (KeyboardInterrupt, a failing callback) is what stopped the sweep.
+    // A Python error (KeyboardInterrupt, a failing callback) is what stopped the run.
     if let Some(err) = progress.take_error() {
         if err.is_instance_of::<PyKeyboardInterrupt>(py) {
-            return Err(progress.interrupted(&opts.results_dir));
+            return Err(progress.interrupted(results));
         }
         return Err(err);
     }
     match outcome {
-        Err(crate::Error::Interrupted) => Err(progress.interrupted(&opts.results_dir)),
+        Err(crate::Error::Interrupted) => Err(progress.interrupted(results)),
         other => other.py_err(),
     }
 }
 
 /// Backend options with the URLs given as keywords (`mariadb="mysql://..."`), one keyword per
 /// registered database: an unknown keyword is an error that lists them.
-fn server_urls(servers: BTreeMap<String, String>) -> PyResult<BackendOptions> {
+pub(super) fn server_urls(servers: BTreeMap<String, String>) -> PyResult<BackendOptions> {
     let mut opts = BackendOptions::default();
     for (key, url) in servers {
         let Some(db) = crate::backend::database(&key) else {

@@ -46,6 +46,20 @@ pub struct AlgorithmDecl {
     /// The relative cost of one index build at these build arguments, to balance shards and
     /// plan dry runs (`shard::cost` says what the unit is); `None`: no model yet.
     pub build_cost: Option<fn(&crate::params::Params) -> f64>,
+    /// When a streaming runbook (`annbench stream`) builds the index on its table, which
+    /// starts empty.
+    pub stream_build: StreamBuild,
+}
+
+/// When the index of a streaming runbook's table is built ([`AlgorithmDecl::stream_build`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamBuild {
+    /// On the empty table, before the first insert: graph indexes (HNSW, MHNSW) take every
+    /// row as it comes.
+    BeforeFirstInsert,
+    /// After the first insert step: the index is shaped by the rows already there (IVFFlat
+    /// computes its lists by k-means over them; on an empty table they would be arbitrary).
+    AfterFirstInsert,
 }
 
 /// Points the contract suite runs an algorithm at, as `key=value, ...` text.

@@ -21,7 +21,7 @@ pub mod decls;
 pub mod filter;
 pub mod param;
 
-pub use algorithm::{ALL_METRICS, AlgorithmDecl, Contract};
+pub use algorithm::{ALL_METRICS, AlgorithmDecl, Contract, StreamBuild};
 pub use database::{DatabaseDecl, ForksVars, ServerKind, SocketRule};
 pub use dataset_checks::{check_dimension, check_metric};
 pub use param::{Auto, Kind, Need, Param, Rule};

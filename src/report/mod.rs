@@ -30,6 +30,7 @@ pub mod select;
 pub mod series;
 pub mod settings;
 pub mod stats;
+pub mod stream;
 pub mod table;
 
 #[cfg(test)]

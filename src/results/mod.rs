@@ -14,6 +14,7 @@ pub mod record;
 mod reported;
 pub mod server_cost;
 mod store;
+pub mod stream;
 
 pub use path::{
     MAX_FILE_NAME, PointKey, dataset_dir, legacy_dataset_dir, legacy_point_path, point_name,

@@ -22,6 +22,7 @@ mod schedule;
 pub mod server_cost;
 pub mod speed;
 mod stored;
+pub mod stream;
 mod sweep;
 
 pub use sweep::Factory;

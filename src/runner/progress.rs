@@ -109,6 +109,11 @@ pub enum Event<'a> {
         point: &'a PointResult,
         path: &'a Path,
     },
+    /// A streaming run's step ended and is stored (`annbench stream`).
+    StreamStep {
+        record: &'a crate::results::stream::StepRecord,
+        path: &'a Path,
+    },
     /// Something the user should see (build notices, client bottleneck, dropped points).
     Warning(&'a str),
 }

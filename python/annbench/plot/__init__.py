@@ -19,6 +19,7 @@ from .figure import DPI, FIGSIZE, FORMATS, PlotFigure, save, subplots
 from .frontiers import build_time_recall, index_size_recall, metric, qps_recall, server_cpu_recall
 from .metrics import METRICS, Metric
 from .selectivity import selectivity
+from .stream import stream_timeline
 
 __all__ = [
     "DPI",
@@ -37,5 +38,6 @@ __all__ = [
     "save",
     "selectivity",
     "server_cpu_recall",
+    "stream_timeline",
     "subplots",
 ]

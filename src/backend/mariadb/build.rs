@@ -25,6 +25,13 @@ pub(super) fn build(
     let args = ALGORITHM.build_args(params, l.rows)?;
     let m = args.required_int("M")?;
     let engine = Engine::parse(args.text("engine"));
+    if l.stream.is_some() && engine != Engine::InnoDb {
+        return Err(Error::Config(format!(
+            "mariadb: a stream table is InnoDB; build args engine={} are for sweeps only \
+             (drop the engine argument)",
+            engine.sql()
+        )));
+    }
     let mut notices = Vec::new();
     if engine != Engine::InnoDb {
         // The other engine's table is filled server-side from the loaded InnoDB table.
@@ -67,8 +74,11 @@ pub(super) fn build(
             l.engine = engine;
         }
     }
-    let t = b.table(engine, &l.spec.dataset)?;
-    let qt = b.qualified(engine, &l.spec.dataset)?;
+    let t = match &l.stream {
+        Some(s) => s.clone(),
+        None => b.table(engine, &l.spec.dataset)?,
+    };
+    let qt = t.qualified(b.conn.dialect());
     guard::clear_build(&mut b.conn, &t)?;
     b.conn.run(
         &format!("DROP INDEX IF EXISTS {INDEX_NAME} ON {qt}"),
@@ -135,6 +145,7 @@ pub(super) fn build(
     settle(b, &qt, l.spec.metric)?;
     let identity = index_identity(b, engine, &t.name)?.unwrap_or_default();
     b.built = Some((guard::new_build(&mut b.conn, &t)?, identity));
+    b.built_args = Some(params.clone());
     Ok(BuildReport {
         seconds,
         index_size_bytes,
@@ -192,6 +203,14 @@ fn recover_table(b: &mut MariaDb, qt: &str) -> Result<()> {
         &format!("DROP INDEX IF EXISTS {INDEX_NAME} ON {qt}"),
         "dropping the stopped build's index",
     );
+    if let Some(stream) = &l.stream {
+        // The rows are the stream's, not a load's: only a failed drop says it is damaged.
+        if dropped.is_err() {
+            crate::backend::sql::reuse::drop_table(&mut b.conn, stream)?;
+            b.loaded = None;
+        }
+        return Ok(());
+    }
     let table = b.table(l.engine, &l.spec.dataset)?;
     if dropped.is_err() || count_rows(&mut b.conn, &table).ok() != Some(l.rows as u64) {
         b.drop_tables(&l.spec.dataset)?;
@@ -202,7 +221,7 @@ fn recover_table(b: &mut MariaDb, qt: &str) -> Result<()> {
 /// Observed on MariaDB 11.8.9: the first index search after `ADD VECTOR INDEX` can return a
 /// worse answer than every later one, even with a high ef_search (the second identical query
 /// is exact). One untimed search right after the build keeps that out of every measurement.
-fn settle(b: &mut MariaDb, qt: &str, metric: crate::Metric) -> Result<()> {
+pub(super) fn settle(b: &mut MariaDb, qt: &str, metric: crate::Metric) -> Result<()> {
     b.conn.run(
         &format!("SET @annbench_v = (SELECT v FROM {qt} ORDER BY id LIMIT 1)"),
         "settling the new index",
@@ -218,7 +237,7 @@ fn settle(b: &mut MariaDb, qt: &str, metric: crate::Metric) -> Result<()> {
 }
 
 /// Size of the index's hidden table `<table>#i#NN`.
-fn index_size(b: &mut MariaDb, engine: Engine, t: &str) -> Result<u64> {
+pub(super) fn index_size(b: &mut MariaDb, engine: Engine, t: &str) -> Result<u64> {
     match engine {
         Engine::InnoDb => {
             // The vector index's tablespace is `<table>#i#NN`, NN its key number: 01 when it
@@ -340,8 +359,8 @@ pub(super) fn verify_index_used(
     query_args: &Params,
 ) -> Result<String> {
     let l = b.loaded()?.clone();
-    let t = b.table(l.engine, &l.spec.dataset)?;
-    let qt = b.qualified(l.engine, &l.spec.dataset)?;
+    let t = b.current(&l)?;
+    let qt = t.qualified(b.conn.dialect());
     let args = ALGORITHM.query_args(query_args)?;
     filter::check_attributes(ALGORITHM.name, &args, l.attrs.as_deref(), "query")?;
     b.conn.run(&settings_sql(&args), "setting query args")?;

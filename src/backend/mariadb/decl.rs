@@ -7,6 +7,7 @@ use crate::params::Params;
 use crate::registry::filter::{FILTER, FILTER_INDEX, FILTER_RULE, SELECTIVITY};
 use crate::registry::{
     ALL_METRICS, AlgorithmDecl, Contract, DatabaseDecl, ForksVars, Param, ServerKind, SocketRule,
+    StreamBuild,
 };
 
 pub static DECL: DatabaseDecl = DatabaseDecl {
@@ -77,6 +78,7 @@ pub static ALGORITHM: AlgorithmDecl = AlgorithmDecl {
         slow_build: "M=48",
     },
     build_cost: Some(build_cost),
+    stream_build: StreamBuild::BeforeFirstInsert,
 };
 
 /// Relative build cost (`shard::cost`): MHNSW's `ef_construction` is fixed at 10 and an

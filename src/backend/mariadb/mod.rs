@@ -16,6 +16,7 @@ pub mod privileges;
 pub mod search;
 pub mod server;
 mod stop;
+pub mod stream;
 
 pub use crate::registry::decls::mariadb as decl;
 pub use errors::sql_err;
@@ -99,6 +100,8 @@ struct Loaded {
     engine: Engine,
     /// The filter attribute columns, once [`Backend::load_attributes`] added them.
     attrs: Option<std::sync::Arc<super::filter::Attributes>>,
+    /// The stream table, when this is one ([`stream`]): then the index and queries are on it.
+    stream: Option<TableName>,
 }
 
 /// Fills a freshly created table (qualified name given); returns (seconds, method).
@@ -120,6 +123,12 @@ pub struct MariaDb {
     /// The build id ([`guard`]) and identity ([`build::index_identity`]) of the index the last
     /// build made.
     built: Option<(String, String)>,
+    /// The build arguments of the last complete build (a stream's reindex repeats it).
+    built_args: Option<Params>,
+    /// The stream's writer connection, while `loaded` is a stream table ([`stream`]).
+    stream: Option<stream::State>,
+    /// The longest one write or maintenance statement of a stream may take.
+    stream_timeout: Option<std::time::Duration>,
 }
 
 /// The admin connection's read limit: the build timeout is enforced by the watcher's KILL
@@ -155,17 +164,32 @@ impl MariaDb {
             build_timeout: opts.build_timeout,
             loaded: None,
             built: None,
+            built_args: None,
+            stream: None,
+            stream_timeout: opts.build_timeout,
         })
     }
 
-    /// Drop the tables (both engines) annbench loaded for `dataset`, and their metadata.
+    /// Drop the tables (both engines) annbench loaded for `dataset`, its stream table, and
+    /// their metadata.
     pub fn drop_tables(&mut self, dataset: &str) -> Result<()> {
         for engine in [Engine::InnoDb, Engine::MyIsam] {
             let t = self.table(engine, dataset)?;
             reuse::drop_table(&mut self.conn, &t)?;
         }
+        let s = super::sql::stream::table(&self.db, ALGORITHM.name, dataset)?;
+        reuse::drop_table(&mut self.conn, &s)?;
         self.loaded = None;
+        self.stream = None;
         Ok(())
+    }
+
+    /// The table the index and queries are on: the stream table, else `l.engine`'s.
+    fn current(&self, l: &Loaded) -> Result<TableName> {
+        match &l.stream {
+            Some(t) => Ok(t.clone()),
+            None => self.table(l.engine, &l.spec.dataset),
+        }
     }
 
     fn table(&self, engine: Engine, dataset: &str) -> Result<TableName> {
@@ -281,6 +305,7 @@ impl Backend for MariaDb {
         let fingerprint = fingerprint_hex(train);
         self.loaded = None;
         self.built = None;
+        self.stream = None;
         // Held by this session until it closes: no other run touches the dataset's tables
         // (this one and the MyISAM copy filled from it) meanwhile.
         let main = self.table(Engine::InnoDb, &spec.dataset)?;
@@ -302,6 +327,7 @@ impl Backend for MariaDb {
             fingerprint,
             engine: Engine::InnoDb,
             attrs: None,
+            stream: None,
         });
         Ok(report)
     }
@@ -349,7 +375,7 @@ impl Backend for MariaDb {
         let l = self.loaded()?;
         Ok(Box::new(search::MariaSearcher {
             conn: server::connect_reading(&self.url, Some(server::QUERY_READ_LIMIT))?,
-            table: self.qualified(l.engine, &l.spec.dataset)?,
+            table: self.current(l)?.qualified(self.conn.dialect()),
             metric: l.spec.metric,
             dimension: l.spec.dimension,
             attrs: l.attrs.clone(),
@@ -369,7 +395,7 @@ impl Backend for MariaDb {
 
     fn check_index(&mut self) -> Result<()> {
         let l = self.loaded()?.clone();
-        let t = self.table(l.engine, &l.spec.dataset)?;
+        let t = self.current(&l)?;
         let now = build::index_identity(self, l.engine, &t.name)?;
         let built = self.built.clone();
         guard::check_build(
@@ -385,11 +411,15 @@ impl Backend for MariaDb {
         MariaDb::drop_tables(self, dataset)
     }
 
+    fn stream_table(&mut self) -> Result<&mut dyn super::stream::StreamTable> {
+        Ok(self)
+    }
+
     fn drop_index(&mut self) -> Result<()> {
         let l = self.loaded()?.clone();
-        let qt = self.qualified(l.engine, &l.spec.dataset)?;
+        let t = self.current(&l)?;
+        let qt = t.qualified(self.conn.dialect());
         self.built = None;
-        let t = self.table(l.engine, &l.spec.dataset)?;
         guard::clear_build(&mut self.conn, &t)?;
         self.conn.run(
             &format!("DROP INDEX IF EXISTS {INDEX_NAME} ON {qt}"),

@@ -101,3 +101,24 @@ impl Watch for KillWhenCopying<'_> {
         seen
     }
 }
+
+/// Kills the statement of connection `conn_id` in whatever state it is: for a stream's writes
+/// (INSERT, UPDATE, DELETE), which InnoDB rolls back safely at any point, unlike an index
+/// build (see the module comment).
+pub(super) struct KillQuery<'a> {
+    pub url: &'a ServerUrl,
+    pub conn_id: u32,
+    /// Opened on the first stop request.
+    pub killer: Option<Conn>,
+}
+
+impl Watch for KillQuery<'_> {
+    fn stop(&mut self) {
+        if self.killer.is_none() {
+            self.killer = connect(self.url).ok();
+        }
+        if let Some(killer) = self.killer.as_mut() {
+            let _ = killer.query_drop(format!("KILL QUERY {}", self.conn_id));
+        }
+    }
+}

@@ -6,7 +6,7 @@ use crate::registry::decls::postgres::{
     ITERATIVE_SCAN_PARAM, MAINTENANCE_WORK_MEM, MAX_SCAN_TUPLES_PARAM,
 };
 use crate::registry::filter::{FILTER, FILTER_INDEX, FILTER_RULE, SELECTIVITY};
-use crate::registry::{ALL_METRICS, AlgorithmDecl, Contract, Param, Rule, ServerKind};
+use crate::registry::{ALL_METRICS, AlgorithmDecl, Contract, Param, Rule, ServerKind, StreamBuild};
 
 /// HNSW's graph degree (pgvector: 2..=100).
 pub const M: Param = Param::int("M", 2, 100, "neighbours per node and layer of the graph");
@@ -72,6 +72,7 @@ const fn hnsw(
         grid,
         contract: CONTRACT,
         build_cost: Some(build_cost),
+        stream_build: StreamBuild::BeforeFirstInsert,
     }
 }
 

@@ -29,13 +29,7 @@ pub static HALFVEC: Algorithm = Algorithm {
     create: |o| connect(o, &Hnsw(Variant::HalfvecIndex)),
     // The index and the queries are cast to float16, which refuses values beyond its range.
     check_data: |spec, train, test| {
-        check_data_within_float16(
-            spec,
-            train,
-            test,
-            "the float16 range (+-65504) of pgvector_halfvec's halfvec index and queries; use \
-             pgvector (float32 throughout)",
-        )
+        check_data_within_float16(spec, train, test, HALFVEC_INDEX_LIMIT)
     },
 };
 
@@ -49,6 +43,10 @@ pub static HALFVEC_COLUMN: Algorithm = Algorithm {
 };
 
 pub use super::postgres::index::HALFVEC_COLUMN_LIMIT;
+
+/// The range pgvector_halfvec's values stay within, and the fix.
+pub const HALFVEC_INDEX_LIMIT: &str = "the float16 range (+-65504) of pgvector_halfvec's \
+    halfvec index and queries; use pgvector (float32 throughout)";
 
 /// The data checks of every algorithm, plus a refusal of values beyond the float16 range,
 /// for a variant that casts to float16; `limit` names what refuses them and the fix.
@@ -124,6 +122,14 @@ impl PgIndex for Hnsw {
         let ef = args.int("ef_search").map(|v| v.to_string());
         let scan = iterative_settings(self.algorithm().name, t, args)?;
         Ok(format!("{}{scan}", set_or_reset(EF_SEARCH_SETTING, ef)))
+    }
+
+    fn float16_limit(&self) -> Option<&'static str> {
+        match self.0 {
+            Variant::Vector => None,
+            Variant::HalfvecIndex => Some(HALFVEC_INDEX_LIMIT),
+            Variant::HalfvecColumn => Some(HALFVEC_COLUMN_LIMIT),
+        }
     }
 
     fn graph_value_bytes(&self) -> Option<usize> {

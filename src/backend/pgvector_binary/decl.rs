@@ -9,7 +9,7 @@ use crate::registry::decls::postgres::{
     ITERATIVE_SCAN_PARAM, MAINTENANCE_WORK_MEM, MAX_SCAN_TUPLES_PARAM,
 };
 use crate::registry::filter::{FILTER, FILTER_INDEX, FILTER_RULE, SELECTIVITY};
-use crate::registry::{ALL_METRICS, AlgorithmDecl, Contract, Param, Rule, ServerKind};
+use crate::registry::{ALL_METRICS, AlgorithmDecl, Contract, Param, Rule, ServerKind, StreamBuild};
 
 pub static ALGORITHM: AlgorithmDecl = AlgorithmDecl {
     name: "pgvector_binary",
@@ -59,4 +59,5 @@ pub static ALGORITHM: AlgorithmDecl = AlgorithmDecl {
         slow_build: "M=48, ef_construction=400",
     },
     build_cost: None,
+    stream_build: StreamBuild::BeforeFirstInsert,
 };

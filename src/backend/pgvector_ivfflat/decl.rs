@@ -4,7 +4,7 @@
 
 use crate::registry::decls::postgres::MAINTENANCE_WORK_MEM;
 use crate::registry::filter::{FILTER, FILTER_INDEX, FILTER_RULE, SELECTIVITY};
-use crate::registry::{ALL_METRICS, AlgorithmDecl, Auto, Contract, Param, ServerKind};
+use crate::registry::{ALL_METRICS, AlgorithmDecl, Auto, Contract, Param, ServerKind, StreamBuild};
 
 /// The session setting of the `probes` query arg.
 pub const PROBES: &str = "ivfflat.probes";
@@ -64,4 +64,5 @@ pub static ALGORITHM: AlgorithmDecl = AlgorithmDecl {
         slow_build: "lists=1000",
     },
     build_cost: None,
+    stream_build: StreamBuild::AfterFirstInsert,
 };

@@ -98,6 +98,15 @@ pub trait PgIndex: Sync {
     /// `vector`), ids of the `k` nearest rows first.
     fn query(&self, t: &Target, k: usize, args: &Args) -> String;
 
+    /// Where this algorithm casts or stores vectors as float16: the range its values must
+    /// stay within, and the fix, for the error that refuses others ([`HALFVEC_COLUMN_LIMIT`]).
+    fn float16_limit(&self) -> Option<&'static str> {
+        match self.column() {
+            Column::Halfvec => Some(HALFVEC_COLUMN_LIMIT),
+            Column::Vector => None,
+        }
+    }
+
     /// Bytes per dimension of the vectors an HNSW build holds in `maintenance_work_mem`, for
     /// the memory plan; `None` for indexes annbench plans nothing for.
     fn graph_value_bytes(&self) -> Option<usize> {

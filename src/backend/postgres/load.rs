@@ -119,7 +119,7 @@ fn load_slice(
 /// The server's `vector` type (an extension type: its OID differs per database).
 /// The type of the table's `v` column (`vector` or `halfvec`), as the server infers it for an
 /// INSERT: binary COPY needs it, and [`VecParam`] encodes f32 or f16 by it.
-fn column_type(c: &mut Client, table: &str) -> Result<Type> {
+pub(super) fn column_type(c: &mut Client, table: &str) -> Result<Type> {
     let stmt = c
         .prepare(&format!("INSERT INTO {table} (id, v) VALUES ($1, $2)"))
         .map_err(|e| pg_err(e, "looking up the vector column type"))?;

@@ -16,6 +16,7 @@ pub mod load;
 mod memory;
 pub mod search;
 pub mod server;
+pub mod stream;
 pub mod watchdog;
 
 pub use crate::registry::decls::postgres as decl;
@@ -95,6 +96,10 @@ pub struct PgBackend {
     loaded: Option<Loaded>,
     /// The build id ([`guard`]) and OID of the index the last build made.
     built: Option<(String, i64)>,
+    /// The stream table's statements, while `loaded` is a stream table ([`stream`]).
+    stream: Option<stream::State>,
+    /// The longest one write or maintenance statement of a stream may take.
+    stream_timeout: Option<std::time::Duration>,
 }
 
 /// The admin connection with its session settings, collecting the server's notices.
@@ -162,15 +167,20 @@ impl PgBackend {
             build_timeout: opts.build_timeout,
             loaded: None,
             built: None,
+            stream: None,
+            stream_timeout: opts.build_timeout,
         })
     }
 
     /// Drop the table this algorithm loads for `dataset` (shared with every algorithm that
-    /// stores the same column) and its metadata.
+    /// stores the same column), this algorithm's stream table for it, and their metadata.
     pub fn drop_table(&mut self, dataset: &str) -> Result<()> {
         let t = self.table_name(dataset)?;
         reuse::drop_table(&mut self.client, &t)?;
+        let s = super::sql::stream::table(&self.schema, self.index.algorithm().name, dataset)?;
+        reuse::drop_table(&mut self.client, &s)?;
         self.loaded = None;
+        self.stream = None;
         Ok(())
     }
 
@@ -249,6 +259,7 @@ impl Backend for PgBackend {
     fn load(&mut self, spec: &TableSpec, train: ArrayView2<'_, f32>) -> Result<LoadReport> {
         self.check_train(spec, train)?;
         self.loaded = None;
+        self.stream = None;
         let table = self.table_name(&spec.dataset)?;
         let index = format!("{}_vidx", table.name);
         check_ident(&index, "index name")?;
@@ -383,6 +394,10 @@ impl Backend for PgBackend {
         self.drop_table(dataset)
     }
 
+    fn stream_table(&mut self) -> Result<&mut dyn super::stream::StreamTable> {
+        Ok(self)
+    }
+
     fn drop_index(&mut self) -> Result<()> {
         let l = self.loaded()?.clone();
         self.built = None;
@@ -397,7 +412,7 @@ impl Backend for PgBackend {
 }
 
 /// The OID of index `schema.index`, if it exists.
-fn index_oid(c: &mut Client, schema: &str, index: &str) -> Result<Option<i64>> {
+pub(super) fn index_oid(c: &mut Client, schema: &str, index: &str) -> Result<Option<i64>> {
     let row = c
         .query_one(
             "SELECT max(c.oid::int8) FROM pg_class c JOIN pg_namespace n \

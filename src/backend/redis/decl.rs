@@ -5,7 +5,9 @@
 
 use crate::Metric;
 use crate::registry::filter::{FILTER, FILTER_RULE, SELECTIVITY};
-use crate::registry::{AlgorithmDecl, Contract, DatabaseDecl, Param, Rule, ServerKind, SocketRule};
+use crate::registry::{
+    AlgorithmDecl, Contract, DatabaseDecl, Param, Rule, ServerKind, SocketRule, StreamBuild,
+};
 
 pub static DECL: DatabaseDecl = DatabaseDecl {
     key: KEY,
@@ -122,6 +124,7 @@ pub static ALGORITHM: AlgorithmDecl = AlgorithmDecl {
     },
     // No measured builds to fit a model to yet (src/shard/cost.rs).
     build_cost: None,
+    stream_build: StreamBuild::BeforeFirstInsert,
 };
 
 /// The query arg bounding the nodes a filtered query visits.

@@ -93,6 +93,25 @@ pub fn set_build_id(c: &mut dyn SqlConn, t: &TableName, id: Option<&str>) -> Res
     c.run_args(&sql, &[id, Arg::Text(&t.name)], "writing annbench_tables")
 }
 
+/// Record `method` (and `rows`) for `t`, keeping its other columns (a stream table's progress,
+/// [`super::stream::set_progress`]).
+pub fn set_method(c: &mut dyn SqlConn, t: &TableName, method: &str, rows: u64) -> Result<()> {
+    let d = c.dialect();
+    let sql = format!(
+        "UPDATE {} SET method = {}, {} = {} WHERE table_name = {}",
+        table(&t.schema, d),
+        d.placeholder(1),
+        d.quote("rows"),
+        d.placeholder(2),
+        d.placeholder(3)
+    );
+    c.run_args(
+        &sql,
+        &[Arg::Text(method), Arg::Int(rows as i64), Arg::Text(&t.name)],
+        "writing annbench_tables",
+    )
+}
+
 /// The build id recorded for `t`, if any.
 pub fn build_id(c: &mut dyn SqlConn, t: &TableName) -> Result<Option<String>> {
     let d = c.dialect();

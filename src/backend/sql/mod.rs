@@ -10,6 +10,7 @@
 //!   request (Ctrl-C) and samples its phases;
 //! - [`guard`]: a server-side lock per table, and the build id that proves a measured index is
 //!   the one built;
+//! - [`stream`]: the stream tables of streaming runbooks, and their bounded, stoppable writes;
 //! - [`attrs`]: the filter attribute column of filtered queries and its B-tree;
 //! - [`dialect`]: the statements and fragments servers spell differently.
 
@@ -18,6 +19,7 @@ pub mod dialect;
 pub mod guard;
 pub mod meta;
 pub mod reuse;
+pub mod stream;
 pub mod watch;
 
 pub use dialect::Dialect;

@@ -316,6 +316,9 @@ impl Progress for CliProgress {
                 self.replace(Some(pb));
             }
             Event::PointStarted { .. } => {}
+            Event::StreamStep { record, .. } => {
+                self.line(crate::report::stream::step_line(record));
+            }
             Event::PassFinished {
                 algorithm,
                 query_args,

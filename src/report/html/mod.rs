@@ -18,6 +18,7 @@ mod meta;
 mod page;
 mod qps;
 mod table;
+mod timeline;
 mod tips;
 
 pub use chart::{Axis, Chart, Dataset, Point};
@@ -42,6 +43,8 @@ pub struct ReportOptions {
     pub title: Option<String>,
     /// The command that made the report, shown in its footer.
     pub command: Option<String>,
+    /// The dataset's streaming runs (`annbench stream`), shown as a timeline.
+    pub streams: Vec<crate::results::stream::StreamRun>,
 }
 
 impl Default for ReportOptions {
@@ -51,6 +54,7 @@ impl Default for ReportOptions {
             base_label: None,
             title: None,
             command: None,
+            streams: Vec::new(),
         }
     }
 }
@@ -91,6 +95,7 @@ pub const VIEWS: &[View] = &[
     builds::view,
     clients::view,
     compare::view,
+    timeline::view,
     meta::view,
 ];
 

@@ -1,0 +1,153 @@
+//! A search step: a recall pass scored against exact truth over the rows live at the step,
+//! then timed passes for QPS and latency, on the run's search connections.
+
+use super::Env;
+use crate::backend::Searcher;
+use crate::metrics::{self, interval::median_interval};
+use crate::params::Params;
+use crate::results::stream::SearchFigures;
+use crate::runner::measure::{Observers, PassBuffers, PassPlan, run_pass};
+use crate::stream::live::LiveSet;
+use crate::stream::truth::StepTruth;
+use crate::{Error, Result};
+use ndarray::{Array2, ArrayView2};
+use std::time::Duration;
+
+/// Distances of the returned tags from each query, from the train row each tag holds at this
+/// step: `+inf` for a gap (-1), a repeated tag and a tag that is not live. Returns them and the
+/// returned ids that are not live.
+pub fn live_distances(
+    env: &Env<'_>,
+    queries: ArrayView2<'_, f32>,
+    neighbors: ArrayView2<'_, i64>,
+    live: &LiveSet,
+) -> Result<(Array2<f32>, usize)> {
+    let metric = env.data.metric;
+    let mut out = Array2::from_elem(neighbors.raw_dim(), f32::INFINITY);
+    let mut not_live = 0usize;
+    for (i, ids) in neighbors.rows().into_iter().enumerate() {
+        let q = queries.row(i).to_vec();
+        for (j, &id) in ids.iter().enumerate() {
+            if id < 0 || ids.iter().take(j).any(|&p| p == id) {
+                continue;
+            }
+            let Some(row) = usize::try_from(id).ok().and_then(|t| live.row_of(t)) else {
+                not_live += 1;
+                continue;
+            };
+            let r = env.data.train.row(row);
+            out[[i, j]] = match r.as_slice() {
+                Some(r) => metric.distance(r, &q),
+                None => metric.distance(&r.to_vec(), &q),
+            };
+        }
+    }
+    Ok((out, not_live))
+}
+
+/// Recall, not-live ids and short answers of one full pass over the queries.
+fn recall_pass(
+    env: &Env<'_>,
+    searchers: &mut [Box<dyn Searcher>],
+    live: &LiveSet,
+    truth: &StepTruth,
+) -> Result<(f64, usize, usize)> {
+    let queries = env.data.test.view();
+    let (q, k) = (queries.nrows(), env.opts.count);
+    let mut bufs = PassBuffers::new(q, k, searchers.len());
+    let plan = PassPlan {
+        min_time: Duration::ZERO,
+        record_ids: true,
+    };
+    let std_queries = queries.as_standard_layout();
+    run_pass(
+        searchers,
+        std_queries.view(),
+        k,
+        plan,
+        &mut bufs,
+        Observers::default(),
+        || env.progress.cancelled(),
+    )?;
+    env.check_stop()?;
+    let neighbors = Array2::from_shape_vec((q, k), bufs.neighbors.clone())
+        .map_err(|e| Error::Backend(format!("internal: neighbour buffer shape: {e}")))?;
+    let (distances, not_live) = live_distances(env, std_queries.view(), neighbors.view(), live)?;
+    let k_eff = k.min(truth.distances.ncols());
+    let recall =
+        metrics::knn_recall(truth.distances.view(), distances.view(), k_eff).ok_or_else(|| {
+            Error::Dataset(format!(
+                "step {}: the live truth is narrower than k={k_eff}",
+                truth.step
+            ))
+        })?;
+    Ok((recall, not_live, bufs.short))
+}
+
+/// Recall alone (before and after a maintenance step), at `args`.
+pub fn recall_only(
+    env: &Env<'_>,
+    searchers: &mut [Box<dyn Searcher>],
+    args: &Params,
+    live: &LiveSet,
+    truth: &StepTruth,
+) -> Result<f64> {
+    for s in searchers.iter_mut() {
+        s.set_query_args(args)?;
+    }
+    Ok(recall_pass(env, searchers, live, truth)?.0)
+}
+
+/// One query point at a search step: the recall pass (which also warms the caches), then
+/// `runs` timed passes of at least `min_time`.
+pub fn measure(
+    env: &Env<'_>,
+    searchers: &mut [Box<dyn Searcher>],
+    args: &Params,
+    live: &LiveSet,
+    truth: &StepTruth,
+) -> Result<SearchFigures> {
+    for s in searchers.iter_mut() {
+        s.set_query_args(args)?;
+    }
+    let (recall, not_live, short) = recall_pass(env, searchers, live, truth)?;
+    let queries = env.data.test.as_standard_layout();
+    let (q, k) = (queries.nrows(), env.opts.count);
+    let mut bufs = PassBuffers::new(q, k, searchers.len());
+    let plan = PassPlan {
+        min_time: env.opts.min_time,
+        record_ids: false,
+    };
+    let mut pass_qps = Vec::with_capacity(env.opts.runs);
+    let mut latencies: Vec<f64> = Vec::new();
+    for _ in 0..env.opts.runs {
+        let t = run_pass(
+            searchers,
+            queries.view(),
+            k,
+            plan,
+            &mut bufs,
+            Observers::default(),
+            || env.progress.cancelled(),
+        )?;
+        env.check_stop()?;
+        pass_qps.push(metrics::qps(t.queries, t.wall_seconds));
+        for l in &bufs.latencies {
+            latencies.extend_from_slice(l);
+        }
+    }
+    let qps = metrics::interval::median(&pass_qps).unwrap_or(0.0);
+    let (qps_low, qps_high) =
+        median_interval(&pass_qps, 0.95).map_or((qps, qps), |i| (i.low, i.high));
+    Ok(SearchFigures {
+        query_args: args.clone(),
+        recall,
+        not_live,
+        short,
+        qps,
+        qps_low,
+        qps_high,
+        pass_qps,
+        latency: metrics::summarize_in_place(&mut latencies),
+    })
+}

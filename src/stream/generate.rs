@@ -1,0 +1,560 @@
+//! Seeded runbook generators for any dataset, after big-ann-benchmarks' runbooks (their
+//! semantics, not their code). Every generated runbook passes [`Runbook::validate`] and is
+//! written in big-ann's format ([`Runbook::to_yaml`]); `max_pts` is `--max-pts` when given,
+//! else the true peak of the live count.
+//!
+//! - `simple`: insert the rows, search, delete the first half, search, insert it again,
+//!   search (big-ann's simple_runbook.yaml).
+//! - `sliding-window`: the rows in `steps` chunks; each step deletes the oldest chunk once the
+//!   window (`--max-pts` rows, default half the chunks) is full, inserts the next, searches
+//!   (as msturing-10M_slidingwindow_runbook.yaml).
+//! - `expiration`: `steps` chunks inserted one per time step, each expiring (deleted) after a
+//!   lifetime drawn per chunk: never with probability 1/19, `steps / 2` time steps with 3/19,
+//!   `steps / 10` with 15/19 (the classes and odds of gen_expiration_time_runbook.py, whose
+//!   lifetimes of 100 and 20 steps are scaled to the runbook's length); deletes and replaces
+//!   due at a time step follow its insert, then it searches. With `replace`, each chunk
+//!   inserts a random 50-90% of its rows and, halfway through its lifetime (or through the
+//!   time left, for chunks that never expire), replaces as many of its tags as it can with
+//!   its unused rows (the `_replace_delete` runbooks).
+//! - `random-replace`: `steps` chunks, each inserting a random 50-90% of its rows, a search
+//!   after each; then `steps` replaces, each of a random-length run of one chunk's tags (each
+//!   chunk once, in random order) with another chunk's unused rows (each once), a search
+//!   after each (as random_replace_runbook.yaml).
+//! - `clustered` ([`clustered`]): a copy of the dataset whose train rows are grouped by a
+//!   seeded k-means clustering (`steps` clusters, k-means++ then 10 rounds on a sample of up
+//!   to 100,000 rows; cosine for angular sets), named `<dataset>-clustered`, with its ground
+//!   truth remapped to the new row ids; the runbook inserts one cluster after another, with a
+//!   search after each (as clustered_data_gen.py and clustered_runbook.yaml).
+//!
+//! `--max-pts` caps the live rows: the window of `sliding-window`, and the rows used (a
+//! prefix of the train set) by the others (`clustered` uses every row and refuses it).
+//! `maintenance_every: N` adds a maintenance step after every N writing steps (an annbench
+//! extension: such a runbook runs in annbench only).
+
+use super::runbook::{Maintenance, Operation, Runbook, Step};
+use crate::dataset::rng::Rng;
+use crate::dataset::{Dataset, GroundTruth, groundtruth};
+use crate::{Error, Metric, Result};
+use ndarray::{Array2, ArrayView2, Axis};
+
+/// What a generated runbook does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Simple,
+    SlidingWindow,
+    Expiration,
+    Clustered,
+    RandomReplace,
+}
+
+impl Kind {
+    /// Every kind, in the order of the documentation.
+    pub const ALL: [Kind; 5] = [
+        Kind::Simple,
+        Kind::SlidingWindow,
+        Kind::Expiration,
+        Kind::Clustered,
+        Kind::RandomReplace,
+    ];
+
+    /// The command-line name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Simple => "simple",
+            Kind::SlidingWindow => "sliding-window",
+            Kind::Expiration => "expiration",
+            Kind::Clustered => "clustered",
+            Kind::RandomReplace => "random-replace",
+        }
+    }
+
+    /// The kind named `name`, or an error listing the kinds.
+    pub fn parse(name: &str) -> Result<Kind> {
+        Kind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == name)
+            .ok_or_else(|| {
+                let all: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
+                Error::Config(format!(
+                    "unknown runbook kind '{name}'; known: {}",
+                    all.join(", ")
+                ))
+            })
+    }
+
+    /// The step count used when none is given: chunks, time steps or clusters.
+    pub fn default_steps(self) -> usize {
+        match self {
+            Kind::Simple => 0,
+            Kind::SlidingWindow => 20,
+            Kind::Expiration => 100,
+            Kind::Clustered | Kind::RandomReplace => 32,
+        }
+    }
+}
+
+/// Generator options (the command line's `--steps`, `--seed`, ...).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// Chunks, time steps or clusters (see the module docs); `None`: [`Kind::default_steps`].
+    pub steps: Option<usize>,
+    /// Seed of the random draws.
+    pub seed: u64,
+    /// The most rows live at once.
+    pub max_pts: Option<usize>,
+    /// A maintenance step after every N writing steps.
+    pub maintenance_every: Option<usize>,
+    /// What those maintenance steps do.
+    pub maintenance: Vec<Maintenance>,
+    /// `expiration` only: replace part of each chunk before it expires.
+    pub replace: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            steps: None,
+            seed: 1,
+            max_pts: None,
+            maintenance_every: None,
+            maintenance: vec![Maintenance::Vacuum],
+            replace: false,
+        }
+    }
+}
+
+/// A runbook of `kind` (any but [`Kind::Clustered`], which needs the vectors: see
+/// [`clustered`]) for a dataset of `train_rows` rows, under entry `entry`.
+pub fn generate(kind: Kind, entry: &str, train_rows: usize, opts: &Options) -> Result<Runbook> {
+    if opts.replace && kind != Kind::Expiration {
+        return Err(Error::Config(format!(
+            "--replace applies to the expiration kind, not {}",
+            kind.as_str()
+        )));
+    }
+    let rows = usable_rows(kind, train_rows, opts)?;
+    let mut rng = Rng::new(opts.seed);
+    let ops = match kind {
+        Kind::Simple => {
+            if opts.steps.is_some() {
+                return Err(Error::Config(
+                    "--steps does not apply to the simple kind (it has 6 steps)".into(),
+                ));
+            }
+            simple(rows)
+        }
+        Kind::SlidingWindow => sliding_window(rows, steps(kind, rows, opts)?, opts.max_pts)?,
+        Kind::Expiration => expiration(rows, steps(kind, rows, opts)?, opts.replace, &mut rng)?,
+        Kind::RandomReplace => random_replace(rows, steps(kind, rows, opts)?, &mut rng)?,
+        Kind::Clustered => {
+            return Err(Error::Config(
+                "the clustered kind writes a permuted copy of the dataset: use \
+                 stream::generate::clustered"
+                    .into(),
+            ));
+        }
+    };
+    finish(ops, entry, train_rows, opts)
+}
+
+/// The clustered copy of `ds` (named `<name>-clustered`) and its runbook: see the module docs.
+pub fn clustered(ds: &Dataset, opts: &Options) -> Result<(Dataset, Runbook)> {
+    if opts.max_pts.is_some() {
+        return Err(Error::Config(
+            "--max-pts does not apply to the clustered kind (it inserts every train row); make a \
+             smaller set first with `annbench datasets subset`"
+                .into(),
+        ));
+    }
+    if opts.replace {
+        return Err(Error::Config(
+            "--replace applies to the expiration kind, not clustered".into(),
+        ));
+    }
+    let n = ds.train.nrows();
+    let clusters = steps(Kind::Clustered, n, opts)?;
+    let labels = kmeans_labels(ds, clusters, opts.seed)?;
+    let mut perm: Vec<usize> = (0..n).collect();
+    perm.sort_by_key(|&r| (labels[r], r));
+    let mut ops = Vec::new();
+    let mut start = 0;
+    while start < n {
+        let label = labels[perm[start]];
+        let mut end = start;
+        while end < n && labels[perm[end]] == label {
+            end += 1;
+        }
+        ops.push(Operation::Insert { start, end });
+        ops.push(Operation::Search);
+        start = end;
+    }
+    let name = format!("{}-clustered", ds.name);
+    crate::dataset::datafile::check_name(&name)?;
+    let copy = Dataset {
+        name: name.clone(),
+        metric: ds.metric,
+        train: ds.train.select(Axis(0), &perm),
+        test: ds.test.clone(),
+        ground_truth: ds.ground_truth.as_ref().map(|gt| remap(gt, &perm)),
+    };
+    let rb = finish(ops, &name, n, opts)?;
+    Ok((copy, rb))
+}
+
+/// Rows the kind may use: all, or the `--max-pts` prefix (sliding-window keeps all).
+fn usable_rows(kind: Kind, train_rows: usize, opts: &Options) -> Result<usize> {
+    if opts.max_pts == Some(0) {
+        return Err(Error::Config(
+            "--max-pts 0: give the most rows live at once (at least 1)".into(),
+        ));
+    }
+    let rows = match (kind, opts.max_pts) {
+        (Kind::SlidingWindow, _) | (_, None) => train_rows,
+        (_, Some(m)) => m.min(train_rows),
+    };
+    if rows < 2 {
+        return Err(Error::Config(format!(
+            "a runbook needs at least 2 train rows to use; the dataset has {train_rows}"
+        )));
+    }
+    Ok(rows)
+}
+
+/// The step count, checked against the rows (each chunk holds at least `min_chunk` rows).
+fn steps(kind: Kind, rows: usize, opts: &Options) -> Result<usize> {
+    let n = opts.steps.unwrap_or(kind.default_steps());
+    let min_chunk = match kind {
+        Kind::Expiration if opts.replace => 4,
+        Kind::RandomReplace => 4,
+        _ => 1,
+    };
+    if n == 0 {
+        return Err(Error::Config("--steps 0: give at least 1".into()));
+    }
+    if rows / n < min_chunk {
+        return Err(Error::Config(format!(
+            "--steps {n} leaves fewer than {min_chunk} of the {rows} rows per chunk for \
+             {}; give --steps {} or less",
+            kind.as_str(),
+            (rows / min_chunk).max(1)
+        )));
+    }
+    Ok(n)
+}
+
+fn simple(rows: usize) -> Vec<Operation> {
+    let half = rows / 2;
+    vec![
+        Operation::Insert {
+            start: 0,
+            end: rows,
+        },
+        Operation::Search,
+        Operation::Delete {
+            start: 0,
+            end: half,
+        },
+        Operation::Search,
+        Operation::Insert {
+            start: 0,
+            end: half,
+        },
+        Operation::Search,
+    ]
+}
+
+fn sliding_window(
+    rows: usize,
+    chunks: usize,
+    window_rows: Option<usize>,
+) -> Result<Vec<Operation>> {
+    let c = rows / chunks;
+    let window = match window_rows {
+        None => (chunks / 2).max(1),
+        Some(m) if m < c => {
+            return Err(Error::Config(format!(
+                "--max-pts {m} is smaller than one chunk ({c} rows of {rows} in {chunks} \
+                 chunks); give --max-pts {c} or more, or more --steps"
+            )));
+        }
+        Some(m) => m / c,
+    };
+    let chunk = |i: usize| (i * c, (i + 1) * c);
+    let mut ops = Vec::new();
+    for i in 0..chunks {
+        if i >= window {
+            let (start, end) = chunk(i - window);
+            ops.push(Operation::Delete { start, end });
+        }
+        let (start, end) = chunk(i);
+        ops.push(Operation::Insert { start, end });
+        ops.push(Operation::Search);
+    }
+    Ok(ops)
+}
+
+/// A uniform fraction of 50% to 90% of `c` rows, leaving at least one row unused.
+fn part_of(c: usize, rng: &mut Rng) -> usize {
+    let f = 0.5 + 0.4 * rng.uniform();
+    ((f * c as f64) as usize).clamp(1, c - 1)
+}
+
+fn expiration(rows: usize, t_max: usize, replace: bool, rng: &mut Rng) -> Result<Vec<Operation>> {
+    let c = rows / t_max;
+    let short = (t_max / 10).max(1);
+    let long = (t_max / 2).max(2);
+    let mut deletes: Vec<Vec<Operation>> = vec![Vec::new(); t_max];
+    let mut replaces: Vec<Vec<Operation>> = vec![Vec::new(); t_max];
+    let mut ops = Vec::new();
+    for i in 0..t_max {
+        let start = i * c;
+        let inserted = if replace { part_of(c, rng) } else { c };
+        ops.push(Operation::Insert {
+            start,
+            end: start + inserted,
+        });
+        // 1 in 19 never expires, 3 in 19 live long, 15 in 19 live short.
+        let lifetime = match rng.below(19) {
+            0 => None,
+            1..=3 => Some(long),
+            _ => Some(short),
+        };
+        if let Some(t) = lifetime.map(|l| i + l).filter(|&t| t < t_max) {
+            deletes[t].push(Operation::Delete {
+                start,
+                end: start + inserted,
+            });
+        }
+        if replace {
+            let len = (c - inserted).min(inserted);
+            let at = match lifetime {
+                None => i + (t_max - i) / 2,
+                Some(l) => i + l / 2,
+            };
+            if at < t_max {
+                replaces[at].push(Operation::Replace {
+                    tags: start..start + len,
+                    ids: start + inserted..start + inserted + len,
+                });
+            }
+        }
+        ops.append(&mut deletes[i]);
+        ops.append(&mut replaces[i]);
+        ops.push(Operation::Search);
+    }
+    Ok(ops)
+}
+
+fn random_replace(rows: usize, chunks: usize, rng: &mut Rng) -> Result<Vec<Operation>> {
+    let c = rows / chunks;
+    let inserted: Vec<usize> = (0..chunks).map(|_| part_of(c, rng)).collect();
+    let mut ops = Vec::new();
+    for (i, &ins) in inserted.iter().enumerate() {
+        ops.push(Operation::Insert {
+            start: i * c,
+            end: i * c + ins,
+        });
+        ops.push(Operation::Search);
+    }
+    let mut tags: Vec<usize> = (0..chunks).collect();
+    let mut pools: Vec<usize> = (0..chunks).collect();
+    rng.shuffle(&mut tags);
+    rng.shuffle(&mut pools);
+    for (&j, &u) in tags.iter().zip(&pools) {
+        let most = inserted[j].min(c - inserted[u]);
+        let len = 1 + rng.below(most);
+        let ids = u * c + inserted[u];
+        ops.push(Operation::Replace {
+            tags: j * c..j * c + len,
+            ids: ids..ids + len,
+        });
+        ops.push(Operation::Search);
+    }
+    Ok(ops)
+}
+
+/// Numbers the steps, adds maintenance, sets max_pts and validates.
+fn finish(ops: Vec<Operation>, entry: &str, train_rows: usize, opts: &Options) -> Result<Runbook> {
+    if opts.maintenance_every == Some(0) {
+        return Err(Error::Config(
+            "--maintenance-every 0: give the number of writing steps between maintenance steps"
+                .into(),
+        ));
+    }
+    if opts.maintenance_every.is_some() && opts.maintenance.is_empty() {
+        return Err(Error::Config(
+            "maintenance steps need at least one action (vacuum, reindex or optimize)".into(),
+        ));
+    }
+    let mut steps = Vec::new();
+    let mut writes = 0;
+    let push = |steps: &mut Vec<Step>, op| {
+        steps.push(Step {
+            number: steps.len() as u32 + 1,
+            op,
+            rate: None,
+            batch: None,
+            during: None,
+        })
+    };
+    for op in ops {
+        let write = op.writes();
+        push(&mut steps, op);
+        if write {
+            writes += 1;
+            if opts.maintenance_every.is_some_and(|m| writes % m == 0) {
+                push(&mut steps, Operation::Maintenance(opts.maintenance.clone()));
+            }
+        }
+    }
+    let mut rb = Runbook {
+        entry: entry.to_string(),
+        source: "generated".into(),
+        max_pts: usize::MAX,
+        steps,
+    };
+    let peak = rb.live_counts()?.into_iter().max().unwrap_or(0);
+    rb.max_pts = opts.max_pts.unwrap_or(peak).max(peak);
+    rb.validate(train_rows)?;
+    Ok(rb)
+}
+
+/// The cluster of every train row: seeded k-means++ and 10 Lloyd rounds on a sample of up to
+/// 100,000 rows, then every row to its nearest centroid (exact, by the dataset's metric).
+fn kmeans_labels(ds: &Dataset, clusters: usize, seed: u64) -> Result<Vec<usize>> {
+    let n = ds.train.nrows();
+    let mut rng = Rng::new(seed);
+    let mut idx: Vec<usize> = (0..n).collect();
+    rng.shuffle(&mut idx);
+    idx.truncate(100_000.min(n));
+    idx.sort_unstable();
+    let sample = ds.train.select(Axis(0), &idx);
+    let metric = ds.metric;
+    let mut centroids = plus_plus(&sample, clusters, metric, &mut rng);
+    for _ in 0..10 {
+        let labels = nearest(centroids.view(), sample.view(), metric)?;
+        centroids = means(&sample, &labels, clusters, metric, &mut rng);
+    }
+    nearest(centroids.view(), ds.train.view(), metric)
+}
+
+/// The index of the nearest centroid of each row (exact ground truth with k = 1).
+fn nearest(
+    centroids: ArrayView2<f32>,
+    rows: ArrayView2<f32>,
+    metric: Metric,
+) -> Result<Vec<usize>> {
+    let gt = groundtruth::try_compute(centroids, rows, metric, 1)?;
+    Ok(gt.neighbors.column(0).iter().map(|&c| c as usize).collect())
+}
+
+/// Squared L2 distance, on unit vectors for angular sets (cosine ranking).
+fn dist2(metric: Metric, a: ndarray::ArrayView1<f32>, b: ndarray::ArrayView1<f32>) -> f64 {
+    let (na, nb) = match metric {
+        Metric::Euclidean => (1.0, 1.0),
+        Metric::Angular => (norm(a), norm(b)),
+    };
+    a.iter()
+        .zip(b.iter())
+        .map(|(&x, &y)| {
+            let t = f64::from(x) / na - f64::from(y) / nb;
+            t * t
+        })
+        .sum()
+}
+
+fn norm(a: ndarray::ArrayView1<f32>) -> f64 {
+    let s: f64 = a.iter().map(|&x| f64::from(x) * f64::from(x)).sum();
+    if s > 0.0 { s.sqrt() } else { 1.0 }
+}
+
+/// k-means++ seeding: each next centre drawn with probability proportional to the squared
+/// distance to the nearest centre so far.
+fn plus_plus(sample: &Array2<f32>, clusters: usize, metric: Metric, rng: &mut Rng) -> Array2<f32> {
+    let s = sample.nrows();
+    let mut centres = vec![rng.below(s)];
+    let mut best: Vec<f64> = (0..s)
+        .map(|i| dist2(metric, sample.row(i), sample.row(centres[0])))
+        .collect();
+    while centres.len() < clusters.min(s) {
+        let total: f64 = best.iter().sum();
+        let pick = if total > 0.0 {
+            let mut x = rng.uniform() * total;
+            best.iter()
+                .position(|&d| {
+                    x -= d;
+                    x < 0.0
+                })
+                .unwrap_or(s - 1)
+        } else {
+            rng.below(s)
+        };
+        centres.push(pick);
+        for (i, b) in best.iter_mut().enumerate() {
+            *b = b.min(dist2(metric, sample.row(i), sample.row(pick)));
+        }
+    }
+    sample.select(Axis(0), &centres)
+}
+
+/// The mean of each cluster's rows (of unit vectors for angular sets); an empty cluster takes
+/// a random row.
+fn means(
+    sample: &Array2<f32>,
+    labels: &[usize],
+    clusters: usize,
+    metric: Metric,
+    rng: &mut Rng,
+) -> Array2<f32> {
+    let d = sample.ncols();
+    let mut sum = Array2::<f64>::zeros((clusters, d));
+    let mut count = vec![0usize; clusters];
+    for (i, &l) in labels.iter().enumerate() {
+        let r = sample.row(i);
+        let scale = match metric {
+            Metric::Euclidean => 1.0,
+            Metric::Angular => norm(r),
+        };
+        for (s, &x) in sum.row_mut(l).iter_mut().zip(r.iter()) {
+            *s += f64::from(x) / scale;
+        }
+        count[l] += 1;
+    }
+    let mut out = Array2::<f32>::zeros((clusters, d));
+    for (c, &members) in count.iter().enumerate() {
+        if members == 0 {
+            out.row_mut(c)
+                .assign(&sample.row(rng.below(sample.nrows())));
+        } else {
+            for (o, &s) in out.row_mut(c).iter_mut().zip(sum.row(c).iter()) {
+                *o = (s / members as f64) as f32;
+            }
+        }
+    }
+    out
+}
+
+/// Ground truth with train rows renumbered by `perm` (new row i is old row `perm[i]`); equal
+/// distances ordered by the new ids, as a fresh computation would.
+fn remap(gt: &GroundTruth, perm: &[usize]) -> GroundTruth {
+    let mut new_of = vec![0i32; perm.len()];
+    for (new, &old) in perm.iter().enumerate() {
+        new_of[old] = new as i32;
+    }
+    let mut neighbors = gt.neighbors.mapv(|old| new_of[old as usize]);
+    for (mut ids, dist) in neighbors.rows_mut().into_iter().zip(gt.distances.rows()) {
+        let mut pairs: Vec<(f32, i32)> = dist.iter().copied().zip(ids.iter().copied()).collect();
+        pairs.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        for (slot, (_, id)) in ids.iter_mut().zip(pairs) {
+            *slot = id;
+        }
+    }
+    GroundTruth {
+        neighbors,
+        distances: gt.distances.clone(),
+    }
+}
+
+#[cfg(test)]
+#[path = "generate_tests.rs"]
+mod tests;

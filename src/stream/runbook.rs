@@ -1,0 +1,752 @@
+//! The runbook model, its reader (big-ann-benchmarks' YAML, read as is; see [`super`] for the
+//! format and annbench's extensions) and its checks.
+//!
+//! Reading checks the structure (keys, types, ranges, step numbering, a search step) and
+//! replays the steps on a [`LiveSet`] (tags inserted that are live, deleted or replaced that
+//! are not, the live count against `max_pts`). [`Runbook::validate`] repeats the replay
+//! against a dataset's train row count, before anything runs. Every error names the file, the
+//! entry, the step and the fix.
+
+use super::live::LiveSet;
+use crate::{Error, Result};
+use serde_norway::{Mapping, Value};
+use std::fmt::Write as _;
+use std::ops::Range;
+use std::path::Path;
+
+/// A streaming runbook: one entry of a runbook file, its steps in numeric order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Runbook {
+    /// The entry key (a dataset name in big-ann-benchmarks' files).
+    pub entry: String,
+    /// Where it was read from (a file path, or `generated`), for messages.
+    pub source: String,
+    /// The most tags live at any time: the file's `max_pts`, or the peak of the live count
+    /// when the file gives none.
+    pub max_pts: usize,
+    /// Steps 1, 2, 3, ... in order.
+    pub steps: Vec<Step>,
+}
+
+/// One step of a runbook.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// The step key in the file (1-based, consecutive).
+    pub number: u32,
+    /// What the step does.
+    pub op: Operation,
+    /// Target rows per second of a write step (annbench extension).
+    pub rate: Option<f64>,
+    /// Rows per statement of a write step (annbench extension).
+    pub batch: Option<usize>,
+    /// Searches run while a write step runs (annbench extension).
+    pub during: Option<During>,
+}
+
+/// The operation of a step. Ranges are half-open, `[start, end)`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Operation {
+    /// Insert train rows `[start, end)`, each under the tag equal to its row id.
+    Insert { start: usize, end: usize },
+    /// Delete tags `[start, end)`.
+    Delete { start: usize, end: usize },
+    /// Tag `tags.start + i` holds train row `ids.start + i` from now on (equal lengths).
+    Replace {
+        tags: Range<usize>,
+        ids: Range<usize>,
+    },
+    /// Run the test queries; recall is measured against the live set.
+    Search,
+    /// Database maintenance (annbench extension), in the order given.
+    Maintenance(Vec<Maintenance>),
+}
+
+/// A maintenance action; the executor maps each to its database's statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Maintenance {
+    Vacuum,
+    Reindex,
+    Optimize,
+}
+
+/// Concurrent searches during a write step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct During {
+    /// Search clients running while the step writes (>= 1).
+    pub clients: usize,
+}
+
+impl Maintenance {
+    /// Every action, in the order of the file format's documentation.
+    pub const ALL: [Maintenance; 3] = [
+        Maintenance::Vacuum,
+        Maintenance::Reindex,
+        Maintenance::Optimize,
+    ];
+
+    /// The name in a runbook file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Maintenance::Vacuum => "vacuum",
+            Maintenance::Reindex => "reindex",
+            Maintenance::Optimize => "optimize",
+        }
+    }
+
+    /// The action named `name`, if any.
+    pub fn parse(name: &str) -> Option<Maintenance> {
+        Maintenance::ALL.into_iter().find(|m| m.as_str() == name)
+    }
+}
+
+impl Operation {
+    /// The `operation:` name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Operation::Insert { .. } => "insert",
+            Operation::Delete { .. } => "delete",
+            Operation::Replace { .. } => "replace",
+            Operation::Search => "search",
+            Operation::Maintenance(_) => "maintenance",
+        }
+    }
+
+    /// Whether the step writes rows (insert, delete, replace).
+    pub fn writes(&self) -> bool {
+        matches!(
+            self,
+            Operation::Insert { .. } | Operation::Delete { .. } | Operation::Replace { .. }
+        )
+    }
+
+    /// Rows the step writes (0 for search and maintenance).
+    pub fn rows(&self) -> usize {
+        match self {
+            Operation::Insert { start, end } | Operation::Delete { start, end } => end - start,
+            Operation::Replace { tags, .. } => tags.len(),
+            Operation::Search | Operation::Maintenance(_) => 0,
+        }
+    }
+}
+
+/// Operations a step may name.
+const OPERATIONS: &str = "insert, delete, replace, search, maintenance";
+/// Keys of an entry besides the step numbers.
+const ENTRY_KEYS: &str = "max_pts, gt_url and the step numbers 1, 2, 3, ...";
+
+impl Runbook {
+    /// Reads entry `entry` (default: `dataset`) of the runbook file at `path`.
+    pub fn load(path: &Path, dataset: &str, entry: Option<&str>) -> Result<Runbook> {
+        let text = crate::fsutil::read_text(path, "a runbook")?;
+        Runbook::parse(&text, &path.display().to_string(), dataset, entry)
+    }
+
+    /// Reads entry `entry` (default: `dataset`) of a runbook text; `source` names it in
+    /// messages.
+    pub fn parse(text: &str, source: &str, dataset: &str, entry: Option<&str>) -> Result<Runbook> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let doc: Value = serde_norway::from_str(text)
+            .map_err(|e| Error::Config(format!("{source}: not a readable YAML runbook: {e}")))?;
+        let Value::Mapping(top) = doc else {
+            return Err(Error::Config(format!(
+                "{source}: a runbook is a mapping from dataset names to steps (big-ann-benchmarks' \
+                 format: `name: {{max_pts: N, 1: {{operation: insert, start: 0, end: N}}, ...}}`)"
+            )));
+        };
+        let wanted = entry.unwrap_or(dataset);
+        let mut names = Vec::new();
+        let mut found = None;
+        for (k, v) in &top {
+            let name = scalar_text(k);
+            if name == wanted {
+                found = Some(v);
+            }
+            names.push(name);
+        }
+        let Some(body) = found else {
+            let how = if entry.is_some() {
+                "give one of them with --entry KEY".to_string()
+            } else {
+                format!(
+                    "the dataset is '{dataset}': give the entry to run with --entry KEY when the \
+                     names differ"
+                )
+            };
+            return Err(Error::Config(format!(
+                "{source}: no entry '{wanted}'; the file has {}; {how}",
+                list_or_none(&names)
+            )));
+        };
+        let rb = read_entry(body, source, wanted)?;
+        Ok(rb)
+    }
+
+    /// Checks the whole runbook against a dataset of `train_rows` train rows: every id inside
+    /// the train set, and the replay of [`Self::parse`] (tags inserted once, deleted and
+    /// replaced only while live, the live count within `max_pts`). Call before anything runs.
+    pub fn validate(&self, train_rows: usize) -> Result<()> {
+        self.replay(Some(train_rows)).map(drop)
+    }
+
+    /// Steps that search.
+    pub fn search_steps(&self) -> usize {
+        self.steps
+            .iter()
+            .filter(|s| s.op == Operation::Search)
+            .count()
+    }
+
+    /// The live count after each step (the replay of a valid runbook).
+    pub fn live_counts(&self) -> Result<Vec<usize>> {
+        self.replay(None)
+    }
+
+    /// The largest train row id + 1 the runbook uses (the train rows it needs).
+    pub fn rows_needed(&self) -> usize {
+        self.steps
+            .iter()
+            .map(|s| match &s.op {
+                Operation::Insert { end, .. } => *end,
+                Operation::Replace { ids, .. } => ids.end,
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Replays the steps on a [`LiveSet`]: the live count after each, or the first error.
+    fn replay(&self, train_rows: Option<usize>) -> Result<Vec<usize>> {
+        let mut live = LiveSet::new();
+        let mut counts = Vec::with_capacity(self.steps.len());
+        for s in &self.steps {
+            let at = |what: String| self.step_error(s, what);
+            if let Some(n) = train_rows {
+                let ids = match &s.op {
+                    Operation::Insert { start, end } => Some(*start..*end),
+                    Operation::Replace { ids, .. } => Some(ids.clone()),
+                    _ => None,
+                };
+                if let Some(ids) = ids.filter(|r| r.end > n) {
+                    return Err(at(format!(
+                        "train row ids [{}, {}) go past the dataset's {n} train rows (ids 0 to \
+                         {}); use a larger dataset, or generate a runbook for this one with \
+                         `annbench runbook generate`",
+                        ids.start,
+                        ids.end,
+                        n.saturating_sub(1)
+                    )));
+                }
+            }
+            live.apply(s).map_err(|e| at(e.to_string()))?;
+            if live.len() > self.max_pts {
+                return Err(at(format!(
+                    "{} tags are live, more than max_pts {}; raise max_pts to at least the peak \
+                     live count ({}), or delete rows before inserting",
+                    live.len(),
+                    self.max_pts,
+                    self.peak_from(&live, s.number)
+                )));
+            }
+            counts.push(live.len());
+        }
+        Ok(counts)
+    }
+
+    /// The peak live count over the remaining steps, for the max_pts message (the replay stops
+    /// at the first error; this one goes on as far as the steps allow).
+    fn peak_from(&self, live: &LiveSet, after: u32) -> usize {
+        let mut live = live.clone();
+        let mut peak = live.len();
+        for s in self.steps.iter().filter(|s| s.number > after) {
+            if live.apply(s).is_err() {
+                break;
+            }
+            peak = peak.max(live.len());
+        }
+        peak
+    }
+
+    fn step_error(&self, s: &Step, what: String) -> Error {
+        Error::Config(format!(
+            "{}: entry '{}', step {} ({}): {what}",
+            self.source,
+            self.entry,
+            s.number,
+            s.op.name()
+        ))
+    }
+
+    /// The runbook in big-ann-benchmarks' format: the entry, `max_pts`, then the steps under
+    /// integer keys in order (annbench's extensions as extra keys). [`Self::parse`] reads it
+    /// back to an equal runbook.
+    pub fn to_yaml(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "{}:", yaml_key(&self.entry));
+        out.push_str(&self.body_yaml());
+        out
+    }
+
+    /// `max_pts` and the steps, indented for an entry.
+    fn body_yaml(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "  max_pts: {}", self.max_pts);
+        for s in &self.steps {
+            let _ = writeln!(out, "  {}:", s.number);
+            let _ = writeln!(out, "    operation: {}", s.op.name());
+            match &s.op {
+                Operation::Insert { start, end } | Operation::Delete { start, end } => {
+                    let _ = writeln!(out, "    start: {start}\n    end: {end}");
+                }
+                Operation::Replace { tags, ids } => {
+                    let _ = writeln!(
+                        out,
+                        "    tags_start: {}\n    tags_end: {}\n    ids_start: {}\n    ids_end: {}",
+                        tags.start, tags.end, ids.start, ids.end
+                    );
+                }
+                Operation::Maintenance(what) => {
+                    let names: Vec<&str> = what.iter().map(|m| m.as_str()).collect();
+                    let _ = writeln!(out, "    what: [{}]", names.join(", "));
+                }
+                Operation::Search => {}
+            }
+            if let Some(r) = s.rate {
+                let _ = writeln!(out, "    rate: {r}");
+            }
+            if let Some(b) = s.batch {
+                let _ = writeln!(out, "    batch: {b}");
+            }
+            if let Some(d) = s.during {
+                let _ = writeln!(out, "    during: {{clients: {}}}", d.clients);
+            }
+        }
+        out
+    }
+
+    /// 32 hex digits naming the runbook's content: `max_pts` and every step with its
+    /// extensions, in the canonical form [`Self::to_yaml`] writes (not the file's bytes, so
+    /// key order, comments and `gt_url` do not count, nor the entry's name).
+    pub fn fingerprint(&self) -> String {
+        let mut h = twox_hash::XxHash3_128::new();
+        h.write(b"annbench runbook v1\0");
+        h.write(self.body_yaml().as_bytes());
+        format!("{:032x}", h.finish_128())
+    }
+
+    /// 32 hex digits naming what the ground truth depends on: the data steps (insert, delete,
+    /// replace) and the numbers of the search steps, not rates, batches, concurrency or
+    /// maintenance (see [`super::truth`]).
+    pub fn data_fingerprint(&self) -> String {
+        let mut h = twox_hash::XxHash3_128::new();
+        h.write(b"annbench runbook data v1\0");
+        for s in &self.steps {
+            let (code, a, b, c, d) = match &s.op {
+                Operation::Insert { start, end } => (1u8, *start, *end, 0, 0),
+                Operation::Delete { start, end } => (2, *start, *end, 0, 0),
+                Operation::Replace { tags, ids } => (3, tags.start, tags.end, ids.start, ids.end),
+                Operation::Search => (4, s.number as usize, 0, 0, 0),
+                Operation::Maintenance(_) => continue,
+            };
+            h.write(&[code]);
+            for v in [a, b, c, d] {
+                h.write(&(v as u64).to_le_bytes());
+            }
+        }
+        format!("{:032x}", h.finish_128())
+    }
+}
+
+/// A mapping key as it would be written (strings bare, numbers as digits).
+fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Null => "null".into(),
+        other => format!("{other:?}"),
+    }
+}
+
+fn list_or_none(names: &[String]) -> String {
+    if names.is_empty() {
+        "no entries".into()
+    } else {
+        let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+        format!("entries {}", quoted.join(", "))
+    }
+}
+
+/// A YAML key for an entry name: bare when that reads back as the same string.
+fn yaml_key(name: &str) -> String {
+    let plain = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !name.starts_with(['-', '.'])
+        && !name.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && !matches!(
+            name.to_ascii_lowercase().as_str(),
+            "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n" | "~"
+        );
+    if plain {
+        name.to_string()
+    } else {
+        serde_json::Value::from(name).to_string()
+    }
+}
+
+/// Reads one entry: `max_pts`, `gt_url` and the numbered steps.
+fn read_entry(body: &Value, source: &str, entry: &str) -> Result<Runbook> {
+    let at = |what: String| Error::Config(format!("{source}: entry '{entry}': {what}"));
+    let Value::Mapping(map) = body else {
+        return Err(at(
+            "is not a mapping of steps; write `max_pts: N` and numbered steps under it".into(),
+        ));
+    };
+    let mut max_pts = None;
+    let mut raw_steps: Vec<(u32, &Value)> = Vec::new();
+    for (k, v) in map {
+        match k {
+            Value::Number(n) => {
+                let number = n
+                    .as_u64()
+                    .filter(|&x| x >= 1)
+                    .and_then(|x| u32::try_from(x).ok())
+                    .ok_or_else(|| {
+                        at(format!(
+                            "step key {n} is not a step number: steps are numbered 1, 2, 3, ..."
+                        ))
+                    })?;
+                raw_steps.push((number, v));
+            }
+            Value::String(s) if s == "max_pts" => {
+                max_pts = Some(
+                    v.as_u64()
+                        .and_then(|x| usize::try_from(x).ok())
+                        .ok_or_else(|| {
+                            at(format!(
+                                "max_pts {} is not a non-negative integer; give the most rows \
+                                 live at once, e.g. max_pts: 10000",
+                                show(v)
+                            ))
+                        })?,
+                );
+            }
+            Value::String(s) if s == "gt_url" => {}
+            Value::String(s) if s.parse::<u64>().is_ok() => {
+                return Err(at(format!(
+                    "step key '{s}' is a string: write step numbers unquoted (big-ann-benchmarks \
+                     looks steps up by integer)"
+                )));
+            }
+            other => {
+                return Err(at(format!(
+                    "unknown key '{}'; an entry holds {ENTRY_KEYS}",
+                    scalar_text(other)
+                )));
+            }
+        }
+    }
+    raw_steps.sort_by_key(|&(n, _)| n);
+    if raw_steps.is_empty() {
+        return Err(at(
+            "has no steps; add numbered steps (1: {operation: insert, start: 0, end: N}, 2: \
+             {operation: search}, ...)"
+                .into(),
+        ));
+    }
+    for (i, &(n, _)) in raw_steps.iter().enumerate() {
+        let want = i as u32 + 1;
+        if n != want {
+            return Err(at(format!(
+                "step {want} is missing (the next step is {n}): number steps 1, 2, 3, ... without \
+                 gaps (big-ann-benchmarks stops reading at the first missing number)"
+            )));
+        }
+    }
+    let steps = raw_steps
+        .into_iter()
+        .map(|(n, v)| read_step(n, v).map_err(|e| at(format!("step {n}: {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    if !steps.iter().any(|s| s.op == Operation::Search) {
+        return Err(at(
+            "has no search step, so nothing would be measured; add {operation: search} after \
+             the steps to measure"
+                .into(),
+        ));
+    }
+    let mut rb = Runbook {
+        entry: entry.to_string(),
+        source: source.to_string(),
+        max_pts: max_pts.unwrap_or(usize::MAX),
+        steps,
+    };
+    let counts = rb.replay(None)?;
+    if max_pts.is_none() {
+        rb.max_pts = counts.iter().copied().max().unwrap_or(0);
+    }
+    Ok(rb)
+}
+
+/// A value as the message shows it.
+fn show(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("'{s}'"),
+        Value::Sequence(_) => "(a list)".into(),
+        Value::Mapping(_) => "(a mapping)".into(),
+        other => scalar_text(other),
+    }
+}
+
+/// Keys a step may hold, per operation, besides `operation`.
+fn keys_of(op: &str) -> &'static [&'static str] {
+    match op {
+        "insert" | "delete" => &["start", "end", "rate", "batch", "during"],
+        "replace" => &[
+            "tags_start",
+            "tags_end",
+            "ids_start",
+            "ids_end",
+            "rate",
+            "batch",
+            "during",
+        ],
+        "maintenance" => &["what"],
+        _ => &[],
+    }
+}
+
+/// Reads one step's mapping. Errors say what is wrong and the fix, without the step context.
+fn read_step(number: u32, v: &Value) -> std::result::Result<Step, String> {
+    let map = step_mapping(v)?;
+    let get = |key: &str| map.get(Value::String(key.into()));
+    let op = match get("operation") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => {
+            return Err(format!(
+                "operation {} is not a name; give one of {OPERATIONS}",
+                show(other)
+            ));
+        }
+        None => return Err(format!("has no operation; give one of {OPERATIONS}")),
+    };
+    if !OPERATIONS.split(", ").any(|o| o == op) {
+        return Err(format!("unknown operation '{op}'; known: {OPERATIONS}"));
+    }
+    let allowed = keys_of(&op);
+    for k in map.keys() {
+        let k = scalar_text(k);
+        if k != "operation" && !allowed.contains(&k.as_str()) {
+            let known = if allowed.is_empty() {
+                "none besides operation".to_string()
+            } else {
+                allowed.join(", ")
+            };
+            return Err(format!(
+                "unknown key '{k}' for operation {op}; its keys: {known}"
+            ));
+        }
+    }
+    let index = |key: &str| -> std::result::Result<usize, String> {
+        let v = get(key).ok_or_else(|| format!("{op} needs '{key}'"))?;
+        non_negative(key, v)
+    };
+    let range = |a: &str, b: &str| -> std::result::Result<Range<usize>, String> {
+        let (s, e) = (index(a)?, index(b)?);
+        if s > e {
+            return Err(format!(
+                "reversed range: {a} {s} is after {b} {e}; ranges are [{a}, {b}) with {a} < {b}"
+            ));
+        }
+        if s == e {
+            return Err(format!(
+                "empty range [{s}, {e}): give {b} > {a}, or remove the step"
+            ));
+        }
+        Ok(s..e)
+    };
+    let op = match op.as_str() {
+        "insert" => {
+            let r = range("start", "end")?;
+            Operation::Insert {
+                start: r.start,
+                end: r.end,
+            }
+        }
+        "delete" => {
+            let r = range("start", "end")?;
+            Operation::Delete {
+                start: r.start,
+                end: r.end,
+            }
+        }
+        "replace" => {
+            let tags = range("tags_start", "tags_end")?;
+            let ids = range("ids_start", "ids_end")?;
+            if tags.len() != ids.len() {
+                return Err(format!(
+                    "replace ranges differ in length: tags [{}, {}) hold {} but ids [{}, {}) hold \
+                     {}; give ranges of equal length",
+                    tags.start,
+                    tags.end,
+                    tags.len(),
+                    ids.start,
+                    ids.end,
+                    ids.len()
+                ));
+            }
+            Operation::Replace { tags, ids }
+        }
+        "maintenance" => Operation::Maintenance(read_what(get("what"))?),
+        _ => Operation::Search,
+    };
+    let rate = match get("rate") {
+        None => None,
+        Some(v) => match v.as_f64() {
+            Some(r) if r.is_finite() && r > 0.0 => Some(r),
+            _ => {
+                return Err(format!(
+                    "rate {} is not a positive number of rows per second (e.g. rate: 1000)",
+                    show(v)
+                ));
+            }
+        },
+    };
+    let batch = match get("batch") {
+        None => None,
+        Some(v) => match non_negative("batch", v)? {
+            0 => {
+                return Err(
+                    "batch 0 is not positive; give rows per statement, e.g. batch: 100".into(),
+                );
+            }
+            b => Some(b),
+        },
+    };
+    let during = match get("during") {
+        None => None,
+        Some(v) => Some(read_during(v)?),
+    };
+    Ok(Step {
+        number,
+        op,
+        rate,
+        batch,
+        during,
+    })
+}
+
+/// A step's mapping; also a list of one-key mappings, as big-ann-benchmarks'
+/// clustered_data_gen.py writes steps (`[{operation: insert}, {start: 0}, {end: 326}]`).
+fn step_mapping(v: &Value) -> std::result::Result<Mapping, String> {
+    match v {
+        Value::Mapping(m) => Ok(m.clone()),
+        Value::Sequence(items) => {
+            let mut m = Mapping::new();
+            for item in items {
+                let Value::Mapping(one) = item else {
+                    return Err(
+                        "is a list whose items are not mappings; write the step as a mapping \
+                         {operation: ..., ...}"
+                            .into(),
+                    );
+                };
+                for (k, v) in one {
+                    if m.insert(k.clone(), v.clone()).is_some() {
+                        return Err(format!("key '{}' is given twice", scalar_text(k)));
+                    }
+                }
+            }
+            Ok(m)
+        }
+        other => Err(format!(
+            "is {}, not a mapping; write {{operation: search}} or {{operation: insert, start: \
+             S, end: E}}",
+            show(other)
+        )),
+    }
+}
+
+fn non_negative(key: &str, v: &Value) -> std::result::Result<usize, String> {
+    if let Some(x) = v.as_u64() {
+        return usize::try_from(x).map_err(|_| format!("{key} {x} is too large"));
+    }
+    if v.as_i64().is_some() {
+        return Err(format!(
+            "{key} {} is negative; ids, tags and counts start at 0",
+            show(v)
+        ));
+    }
+    Err(format!(
+        "{key} {} is not a whole number; give an integer",
+        show(v)
+    ))
+}
+
+fn read_what(v: Option<&Value>) -> std::result::Result<Vec<Maintenance>, String> {
+    let known = || {
+        Maintenance::ALL
+            .iter()
+            .map(|m| m.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let names: Vec<&Value> = match v {
+        None => {
+            return Err(format!(
+                "maintenance needs 'what': one or a list of {}",
+                known()
+            ));
+        }
+        Some(Value::Sequence(items)) => items.iter().collect(),
+        Some(one) => vec![one],
+    };
+    if names.is_empty() {
+        return Err(format!(
+            "'what' is an empty list; give one or more of {}",
+            known()
+        ));
+    }
+    names
+        .into_iter()
+        .map(|n| {
+            let name = match n {
+                Value::String(s) => s.as_str(),
+                other => {
+                    return Err(format!(
+                        "what {} is not a name; known: {}",
+                        show(other),
+                        known()
+                    ));
+                }
+            };
+            Maintenance::parse(name)
+                .ok_or_else(|| format!("unknown maintenance '{name}'; known: {}", known()))
+        })
+        .collect()
+}
+
+fn read_during(v: &Value) -> std::result::Result<During, String> {
+    let fix = "write during: {clients: N} with N >= 1";
+    let Value::Mapping(m) = v else {
+        return Err(format!("during {} is not a mapping; {fix}", show(v)));
+    };
+    for k in m.keys() {
+        let k = scalar_text(k);
+        if k != "clients" {
+            return Err(format!("unknown key '{k}' in during; its keys: clients"));
+        }
+    }
+    let clients = match m.get(Value::String("clients".into())) {
+        None => return Err(format!("during needs 'clients'; {fix}")),
+        Some(c) => non_negative("clients", c)?,
+    };
+    if clients == 0 {
+        return Err(format!("during clients 0 is not positive; {fix}"));
+    }
+    Ok(During { clients })
+}
+
+#[cfg(test)]
+#[path = "runbook_tests.rs"]
+mod tests;

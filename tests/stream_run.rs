@@ -1,0 +1,246 @@
+//! `annbench stream` against the real servers: a simple runbook (insert all, search, delete
+//! half, search, insert it again, search) on the bundled SIFT-5k set, scored against exact
+//! truth over the live rows; resume after an interruption between steps, and a fresh start
+//! when the table is not in the state the last stored step left. They fail, never skip,
+//! without the servers' URLs.
+
+use annbench::Error;
+use annbench::results::stream::StreamRun;
+use annbench::runner::stream::{StreamOptions, run_stream};
+use annbench::runner::{Event, NoProgress, Progress};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// One stream test at a time per server: they share the stream tables of one dataset name.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+const DATASET: &str = "sift-5k-128-euclidean";
+
+fn simple_runbook(dir: &Path) -> PathBuf {
+    let path = dir.join("simple.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "{DATASET}:\n  max_pts: 4500\n  1:\n    operation: insert\n    start: 0\n    end: 4500\n  \
+             2:\n    operation: search\n  3:\n    operation: delete\n    start: 0\n    end: 2250\n  \
+             4:\n    operation: search\n  5:\n    operation: insert\n    start: 0\n    end: 2250\n  \
+             6:\n    operation: search\n  gt_url: none\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// A data dir holding a copy of the bundled SIFT-5k set, and options for `algorithm`.
+fn setup(dir: &Path, algorithm: &str, build: &str, query: &str) -> StreamOptions {
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::copy(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("datasets/{DATASET}.hdf5")),
+        data.join(format!("{DATASET}.hdf5")),
+    )
+    .unwrap();
+    StreamOptions {
+        dataset: DATASET.into(),
+        data_dir: data,
+        runbook: simple_runbook(dir),
+        algorithm: algorithm.into(),
+        build_overrides: build.split(';').map(String::from).collect(),
+        query_overrides: vec![query.into()],
+        count: 10,
+        runs: 2,
+        min_time: Duration::from_millis(50),
+        batch: 700,
+        markers: 2,
+        results_dir: dir.join("results"),
+        // Each test has a schema of its own: tests run in parallel.
+        backend: annbench::backend::BackendOptions {
+            schema: Some(format!("annbench_stream_{}", algorithm.replace('-', "_"))),
+            ..Default::default()
+        },
+        ..StreamOptions::default()
+    }
+}
+
+/// Stops the run after `after` steps are stored.
+struct StopAfter {
+    after: usize,
+    seen: AtomicUsize,
+    stop: AtomicBool,
+}
+
+impl Progress for StopAfter {
+    fn on_event(&self, event: &Event<'_>) {
+        if let Event::StreamStep { .. } = event {
+            if self.seen.fetch_add(1, Ordering::SeqCst) + 1 >= self.after {
+                self.stop.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+    fn cancelled(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+}
+
+/// The live rows after each step of the simple runbook.
+const LIVE: [usize; 6] = [4500, 4500, 2250, 2250, 4500, 4500];
+
+fn check_run(run: &StreamRun, algorithm: &str) {
+    assert!(run.complete, "{algorithm}: {run:?}");
+    let live: Vec<usize> = run.steps.iter().map(|s| s.live_rows).collect();
+    assert_eq!(live, LIVE, "{algorithm}");
+    for s in &run.steps {
+        match s.operation.as_str() {
+            "search" => {
+                let f = &s.searches[0];
+                // Deleted rows are never answers: every returned id is live, and the recall
+                // is against the truth over the live rows (a table that kept the deleted
+                // rows would score about half of this at step 4).
+                assert_eq!(f.not_live, 0, "{algorithm} step {}: {f:?}", s.step);
+                assert!(
+                    f.recall >= 0.9,
+                    "{algorithm} step {}: recall {} against the live truth",
+                    s.step,
+                    f.recall
+                );
+                assert!(
+                    f.qps > 0.0 && f.qps_low <= f.qps && f.qps <= f.qps_high,
+                    "{f:?}"
+                );
+            }
+            "insert" | "delete" => {
+                let w = s.write.as_ref().expect("a write step has its figures");
+                assert_eq!(w.rows_changed, w.rows, "{algorithm} step {}: {w:?}", s.step);
+                assert!(w.achieved_rate > 0.0 && w.batches >= 1, "{w:?}");
+                let sizes = s.sizes.as_ref().expect("sizes after a write");
+                assert_eq!(
+                    sizes.rows as usize, s.live_rows,
+                    "{algorithm} step {}",
+                    s.step
+                );
+            }
+            other => panic!("unexpected step {other}"),
+        }
+    }
+}
+
+fn simple_run_and_resume(algorithm: &str, build: &str, query: &str) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let opts = setup(dir.path(), algorithm, build, query);
+    // Interrupted after step 3 is stored: the rerun resumes after it.
+    let stop = StopAfter {
+        after: 3,
+        seen: AtomicUsize::new(0),
+        stop: AtomicBool::new(false),
+    };
+    match run_stream(&opts, &stop) {
+        Err(Error::Interrupted) => {}
+        other => panic!("{algorithm}: expected an interruption, got {other:?}"),
+    }
+    let summary = run_stream(&opts, &NoProgress).unwrap();
+    let outcome = &summary.runs[0];
+    assert_eq!(outcome.resumed_after, Some(3), "{algorithm}");
+    check_run(&outcome.run, algorithm);
+    // The three stored steps were kept, not measured again.
+    let started: Vec<f64> = outcome.run.steps.iter().map(|s| s.started).collect();
+    assert!(started.windows(2).all(|w| w[0] <= w[1]), "{started:?}");
+    // Complete: not run again.
+    let again = run_stream(&opts, &NoProgress).unwrap();
+    assert!(again.runs[0].skipped, "{algorithm}");
+    // Export: one row per step (the searches once per query point).
+    let table = annbench::report::stream::stream_table(std::slice::from_ref(&outcome.run));
+    assert_eq!(table.rows.len(), 6);
+}
+
+#[test]
+fn pgvector_simple_runbook_resumes_after_an_interruption() {
+    simple_run_and_resume("pgvector", "m=16;ef_construction=64", "ef_search=100");
+}
+
+#[test]
+fn mariadb_simple_runbook_resumes_after_an_interruption() {
+    simple_run_and_resume("mariadb", "m=16", "ef_search=100");
+}
+
+#[test]
+fn pgvector_ivfflat_builds_after_the_first_insert() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let opts = setup(dir.path(), "pgvector_ivfflat", "lists=20", "probes=20");
+    let run = run_stream(&opts, &NoProgress).unwrap().runs.remove(0).run;
+    assert_eq!(run.build_after_step, Some(1));
+    check_run(&run, "pgvector_ivfflat");
+}
+
+#[test]
+fn a_table_changed_since_the_last_step_starts_again() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = setup(
+        dir.path(),
+        "pgvector",
+        "m=8;ef_construction=32",
+        "ef_search=40",
+    );
+    opts.backend.schema = Some("annbench_stream_changed".into());
+    let stop = StopAfter {
+        after: 2,
+        seen: AtomicUsize::new(0),
+        stop: AtomicBool::new(false),
+    };
+    assert!(matches!(run_stream(&opts, &stop), Err(Error::Interrupted)));
+    // Another run of the same dataset on the same schema with other parameters recreates
+    // the stream table: the stored steps no longer describe it.
+    let mut other = opts.clone();
+    other.build_overrides = vec!["m=4".into(), "ef_construction=16".into()];
+    other.results_dir = dir.path().join("other-results");
+    run_stream(&other, &NoProgress).unwrap();
+    let warnings = Warnings::default();
+    let summary = run_stream(&opts, &warnings).unwrap();
+    assert_eq!(summary.runs[0].resumed_after, None);
+    let w = warnings.0.lock().unwrap().join("\n");
+    assert!(w.contains("starting again from the first step"), "{w}");
+    check_run(&summary.runs[0].run, "pgvector");
+}
+
+#[derive(Default)]
+struct Warnings(Mutex<Vec<String>>);
+
+impl Progress for Warnings {
+    fn on_event(&self, event: &Event<'_>) {
+        if let Event::Warning(w) = event {
+            self.0.lock().unwrap().push(w.to_string());
+        }
+    }
+}
+
+#[test]
+fn a_runbook_that_deletes_rows_that_are_not_live_is_refused_before_any_server_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = setup(
+        dir.path(),
+        "pgvector",
+        "m=8;ef_construction=32",
+        "ef_search=40",
+    );
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        format!(
+            "{DATASET}:\n  max_pts: 100\n  1: {{operation: insert, start: 0, end: 100}}\n  \
+             2: {{operation: delete, start: 50, end: 150}}\n  3: {{operation: search}}\n"
+        ),
+    )
+    .unwrap();
+    opts.runbook = bad;
+    // No server is reachable at this URL: the runbook is refused first.
+    opts.backend = annbench::backend::BackendOptions::default().with_url(
+        annbench::connect::ServerKind::Postgres,
+        "postgres://u:p@127.0.0.1:1/db",
+    );
+    let e = run_stream(&opts, &NoProgress).unwrap_err().to_string();
+    assert!(e.contains("step 2"), "{e}");
+}
