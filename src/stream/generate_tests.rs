@@ -1,4 +1,6 @@
 use super::*;
+use crate::Metric;
+use ndarray::Array2;
 
 fn opts(steps: Option<usize>, seed: u64) -> Options {
     Options {

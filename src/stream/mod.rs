@@ -40,6 +40,7 @@
 //! `annbench runbook generate` writes them only when asked (`--maintenance-every N`).
 
 pub mod generate;
+mod kmeans;
 pub mod live;
 pub mod runbook;
 pub mod truth;

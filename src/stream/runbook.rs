@@ -9,10 +9,14 @@
 
 use super::live::LiveSet;
 use crate::{Error, Result};
-use serde_norway::{Mapping, Value};
 use std::fmt::Write as _;
 use std::ops::Range;
 use std::path::Path;
+
+#[path = "runbook_read.rs"]
+mod read;
+
+use read::{list_or_none, read_entry, scalar_text};
 
 /// A streaming runbook: one entry of a runbook file, its steps in numeric order.
 #[derive(Debug, Clone, PartialEq)]
@@ -129,11 +133,6 @@ impl Operation {
     }
 }
 
-/// Operations a step may name.
-const OPERATIONS: &str = "insert, delete, replace, search, maintenance";
-/// Keys of an entry besides the step numbers.
-const ENTRY_KEYS: &str = "max_pts, gt_url and the step numbers 1, 2, 3, ...";
-
 impl Runbook {
     /// Reads entry `entry` (default: `dataset`) of the runbook file at `path`.
     pub fn load(path: &Path, dataset: &str, entry: Option<&str>) -> Result<Runbook> {
@@ -145,9 +144,9 @@ impl Runbook {
     /// messages.
     pub fn parse(text: &str, source: &str, dataset: &str, entry: Option<&str>) -> Result<Runbook> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let doc: Value = serde_norway::from_str(text)
+        let doc: serde_norway::Value = serde_norway::from_str(text)
             .map_err(|e| Error::Config(format!("{source}: not a readable YAML runbook: {e}")))?;
-        let Value::Mapping(top) = doc else {
+        let serde_norway::Value::Mapping(top) = doc else {
             return Err(Error::Config(format!(
                 "{source}: a runbook is a mapping from dataset names to steps (big-ann-benchmarks' \
                  format: `name: {{max_pts: N, 1: {{operation: insert, start: 0, end: N}}, ...}}`)"
@@ -356,26 +355,6 @@ impl Runbook {
     }
 }
 
-/// A mapping key as it would be written (strings bare, numbers as digits).
-fn scalar_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Number(n) => n.to_string(),
-        Value::Bool(b) => b.to_string(),
-        Value::Null => "null".into(),
-        other => format!("{other:?}"),
-    }
-}
-
-fn list_or_none(names: &[String]) -> String {
-    if names.is_empty() {
-        "no entries".into()
-    } else {
-        let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
-        format!("entries {}", quoted.join(", "))
-    }
-}
-
 /// A YAML key for an entry name: bare when that reads back as the same string.
 fn yaml_key(name: &str) -> String {
     let plain = !name.is_empty()
@@ -393,358 +372,6 @@ fn yaml_key(name: &str) -> String {
     } else {
         serde_json::Value::from(name).to_string()
     }
-}
-
-/// Reads one entry: `max_pts`, `gt_url` and the numbered steps.
-fn read_entry(body: &Value, source: &str, entry: &str) -> Result<Runbook> {
-    let at = |what: String| Error::Config(format!("{source}: entry '{entry}': {what}"));
-    let Value::Mapping(map) = body else {
-        return Err(at(
-            "is not a mapping of steps; write `max_pts: N` and numbered steps under it".into(),
-        ));
-    };
-    let mut max_pts = None;
-    let mut raw_steps: Vec<(u32, &Value)> = Vec::new();
-    for (k, v) in map {
-        match k {
-            Value::Number(n) => {
-                let number = n
-                    .as_u64()
-                    .filter(|&x| x >= 1)
-                    .and_then(|x| u32::try_from(x).ok())
-                    .ok_or_else(|| {
-                        at(format!(
-                            "step key {n} is not a step number: steps are numbered 1, 2, 3, ..."
-                        ))
-                    })?;
-                raw_steps.push((number, v));
-            }
-            Value::String(s) if s == "max_pts" => {
-                max_pts = Some(
-                    v.as_u64()
-                        .and_then(|x| usize::try_from(x).ok())
-                        .ok_or_else(|| {
-                            at(format!(
-                                "max_pts {} is not a non-negative integer; give the most rows \
-                                 live at once, e.g. max_pts: 10000",
-                                show(v)
-                            ))
-                        })?,
-                );
-            }
-            Value::String(s) if s == "gt_url" => {}
-            Value::String(s) if s.parse::<u64>().is_ok() => {
-                return Err(at(format!(
-                    "step key '{s}' is a string: write step numbers unquoted (big-ann-benchmarks \
-                     looks steps up by integer)"
-                )));
-            }
-            other => {
-                return Err(at(format!(
-                    "unknown key '{}'; an entry holds {ENTRY_KEYS}",
-                    scalar_text(other)
-                )));
-            }
-        }
-    }
-    raw_steps.sort_by_key(|&(n, _)| n);
-    if raw_steps.is_empty() {
-        return Err(at(
-            "has no steps; add numbered steps (1: {operation: insert, start: 0, end: N}, 2: \
-             {operation: search}, ...)"
-                .into(),
-        ));
-    }
-    for (i, &(n, _)) in raw_steps.iter().enumerate() {
-        let want = i as u32 + 1;
-        if n != want {
-            return Err(at(format!(
-                "step {want} is missing (the next step is {n}): number steps 1, 2, 3, ... without \
-                 gaps (big-ann-benchmarks stops reading at the first missing number)"
-            )));
-        }
-    }
-    let steps = raw_steps
-        .into_iter()
-        .map(|(n, v)| read_step(n, v).map_err(|e| at(format!("step {n}: {e}"))))
-        .collect::<Result<Vec<_>, _>>()?;
-    if !steps.iter().any(|s| s.op == Operation::Search) {
-        return Err(at(
-            "has no search step, so nothing would be measured; add {operation: search} after \
-             the steps to measure"
-                .into(),
-        ));
-    }
-    let mut rb = Runbook {
-        entry: entry.to_string(),
-        source: source.to_string(),
-        max_pts: max_pts.unwrap_or(usize::MAX),
-        steps,
-    };
-    let counts = rb.replay(None)?;
-    if max_pts.is_none() {
-        rb.max_pts = counts.iter().copied().max().unwrap_or(0);
-    }
-    Ok(rb)
-}
-
-/// A value as the message shows it.
-fn show(v: &Value) -> String {
-    match v {
-        Value::String(s) => format!("'{s}'"),
-        Value::Sequence(_) => "(a list)".into(),
-        Value::Mapping(_) => "(a mapping)".into(),
-        other => scalar_text(other),
-    }
-}
-
-/// Keys a step may hold, per operation, besides `operation`.
-fn keys_of(op: &str) -> &'static [&'static str] {
-    match op {
-        "insert" | "delete" => &["start", "end", "rate", "batch", "during"],
-        "replace" => &[
-            "tags_start",
-            "tags_end",
-            "ids_start",
-            "ids_end",
-            "rate",
-            "batch",
-            "during",
-        ],
-        "maintenance" => &["what"],
-        _ => &[],
-    }
-}
-
-/// Reads one step's mapping. Errors say what is wrong and the fix, without the step context.
-fn read_step(number: u32, v: &Value) -> std::result::Result<Step, String> {
-    let map = step_mapping(v)?;
-    let get = |key: &str| map.get(Value::String(key.into()));
-    let op = match get("operation") {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => {
-            return Err(format!(
-                "operation {} is not a name; give one of {OPERATIONS}",
-                show(other)
-            ));
-        }
-        None => return Err(format!("has no operation; give one of {OPERATIONS}")),
-    };
-    if !OPERATIONS.split(", ").any(|o| o == op) {
-        return Err(format!("unknown operation '{op}'; known: {OPERATIONS}"));
-    }
-    let allowed = keys_of(&op);
-    for k in map.keys() {
-        let k = scalar_text(k);
-        if k != "operation" && !allowed.contains(&k.as_str()) {
-            let known = if allowed.is_empty() {
-                "none besides operation".to_string()
-            } else {
-                allowed.join(", ")
-            };
-            return Err(format!(
-                "unknown key '{k}' for operation {op}; its keys: {known}"
-            ));
-        }
-    }
-    let index = |key: &str| -> std::result::Result<usize, String> {
-        let v = get(key).ok_or_else(|| format!("{op} needs '{key}'"))?;
-        non_negative(key, v)
-    };
-    let range = |a: &str, b: &str| -> std::result::Result<Range<usize>, String> {
-        let (s, e) = (index(a)?, index(b)?);
-        if s > e {
-            return Err(format!(
-                "reversed range: {a} {s} is after {b} {e}; ranges are [{a}, {b}) with {a} < {b}"
-            ));
-        }
-        if s == e {
-            return Err(format!(
-                "empty range [{s}, {e}): give {b} > {a}, or remove the step"
-            ));
-        }
-        Ok(s..e)
-    };
-    let op = match op.as_str() {
-        "insert" => {
-            let r = range("start", "end")?;
-            Operation::Insert {
-                start: r.start,
-                end: r.end,
-            }
-        }
-        "delete" => {
-            let r = range("start", "end")?;
-            Operation::Delete {
-                start: r.start,
-                end: r.end,
-            }
-        }
-        "replace" => {
-            let tags = range("tags_start", "tags_end")?;
-            let ids = range("ids_start", "ids_end")?;
-            if tags.len() != ids.len() {
-                return Err(format!(
-                    "replace ranges differ in length: tags [{}, {}) hold {} but ids [{}, {}) hold \
-                     {}; give ranges of equal length",
-                    tags.start,
-                    tags.end,
-                    tags.len(),
-                    ids.start,
-                    ids.end,
-                    ids.len()
-                ));
-            }
-            Operation::Replace { tags, ids }
-        }
-        "maintenance" => Operation::Maintenance(read_what(get("what"))?),
-        _ => Operation::Search,
-    };
-    let rate = match get("rate") {
-        None => None,
-        Some(v) => match v.as_f64() {
-            Some(r) if r.is_finite() && r > 0.0 => Some(r),
-            _ => {
-                return Err(format!(
-                    "rate {} is not a positive number of rows per second (e.g. rate: 1000)",
-                    show(v)
-                ));
-            }
-        },
-    };
-    let batch = match get("batch") {
-        None => None,
-        Some(v) => match non_negative("batch", v)? {
-            0 => {
-                return Err(
-                    "batch 0 is not positive; give rows per statement, e.g. batch: 100".into(),
-                );
-            }
-            b => Some(b),
-        },
-    };
-    let during = match get("during") {
-        None => None,
-        Some(v) => Some(read_during(v)?),
-    };
-    Ok(Step {
-        number,
-        op,
-        rate,
-        batch,
-        during,
-    })
-}
-
-/// A step's mapping; also a list of one-key mappings, as big-ann-benchmarks'
-/// clustered_data_gen.py writes steps (`[{operation: insert}, {start: 0}, {end: 326}]`).
-fn step_mapping(v: &Value) -> std::result::Result<Mapping, String> {
-    match v {
-        Value::Mapping(m) => Ok(m.clone()),
-        Value::Sequence(items) => {
-            let mut m = Mapping::new();
-            for item in items {
-                let Value::Mapping(one) = item else {
-                    return Err(
-                        "is a list whose items are not mappings; write the step as a mapping \
-                         {operation: ..., ...}"
-                            .into(),
-                    );
-                };
-                for (k, v) in one {
-                    if m.insert(k.clone(), v.clone()).is_some() {
-                        return Err(format!("key '{}' is given twice", scalar_text(k)));
-                    }
-                }
-            }
-            Ok(m)
-        }
-        other => Err(format!(
-            "is {}, not a mapping; write {{operation: search}} or {{operation: insert, start: \
-             S, end: E}}",
-            show(other)
-        )),
-    }
-}
-
-fn non_negative(key: &str, v: &Value) -> std::result::Result<usize, String> {
-    if let Some(x) = v.as_u64() {
-        return usize::try_from(x).map_err(|_| format!("{key} {x} is too large"));
-    }
-    if v.as_i64().is_some() {
-        return Err(format!(
-            "{key} {} is negative; ids, tags and counts start at 0",
-            show(v)
-        ));
-    }
-    Err(format!(
-        "{key} {} is not a whole number; give an integer",
-        show(v)
-    ))
-}
-
-fn read_what(v: Option<&Value>) -> std::result::Result<Vec<Maintenance>, String> {
-    let known = || {
-        Maintenance::ALL
-            .iter()
-            .map(|m| m.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let names: Vec<&Value> = match v {
-        None => {
-            return Err(format!(
-                "maintenance needs 'what': one or a list of {}",
-                known()
-            ));
-        }
-        Some(Value::Sequence(items)) => items.iter().collect(),
-        Some(one) => vec![one],
-    };
-    if names.is_empty() {
-        return Err(format!(
-            "'what' is an empty list; give one or more of {}",
-            known()
-        ));
-    }
-    names
-        .into_iter()
-        .map(|n| {
-            let name = match n {
-                Value::String(s) => s.as_str(),
-                other => {
-                    return Err(format!(
-                        "what {} is not a name; known: {}",
-                        show(other),
-                        known()
-                    ));
-                }
-            };
-            Maintenance::parse(name)
-                .ok_or_else(|| format!("unknown maintenance '{name}'; known: {}", known()))
-        })
-        .collect()
-}
-
-fn read_during(v: &Value) -> std::result::Result<During, String> {
-    let fix = "write during: {clients: N} with N >= 1";
-    let Value::Mapping(m) = v else {
-        return Err(format!("during {} is not a mapping; {fix}", show(v)));
-    };
-    for k in m.keys() {
-        let k = scalar_text(k);
-        if k != "clients" {
-            return Err(format!("unknown key '{k}' in during; its keys: clients"));
-        }
-    }
-    let clients = match m.get(Value::String("clients".into())) {
-        None => return Err(format!("during needs 'clients'; {fix}")),
-        Some(c) => non_negative("clients", c)?,
-    };
-    if clients == 0 {
-        return Err(format!("during clients 0 is not positive; {fix}"));
-    }
-    Ok(During { clients })
 }
 
 #[cfg(test)]
