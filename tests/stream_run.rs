@@ -153,6 +153,20 @@ fn simple_run_and_resume(algorithm: &str, build: &str, query: &str) {
     // Export: one row per step (the searches once per query point).
     let table = annbench::report::stream::stream_table(std::slice::from_ref(&outcome.run));
     assert_eq!(table.rows.len(), 6);
+    // The HTML report of a dataset with streaming runs alone: their timeline.
+    let options = annbench::report::html::ReportOptions {
+        streams: vec![outcome.run.clone()],
+        ..Default::default()
+    };
+    let html = annbench::report::html::html_report(Vec::new(), &options).unwrap();
+    for part in [
+        "chart-stream-recall",
+        "chart-stream-qps",
+        "chart-stream-rate",
+        "mean recall",
+    ] {
+        assert!(html.contains(part), "{algorithm}: the report has no {part}");
+    }
 }
 
 #[test]

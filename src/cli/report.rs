@@ -441,23 +441,31 @@ pub fn report(args: ReportArgs) -> crate::Result<()> {
         clients: args.clients,
         output: Some(args.output.clone()),
     };
-    let points = select(load(&src)?, args.label.as_deref(), args.clients)?;
+    let key = crate::results::dataset_key(&args.dataset);
+    let streams = crate::results::stream::load_streams(&args.results, &key, args.count)?;
+    let points = match load(&src) {
+        // A dataset with streaming runs alone: their timeline alone.
+        Err(_) if !streams.is_empty() => Vec::new(),
+        other => select(other?, args.label.as_deref(), args.clients)?,
+    };
     let n = points.len();
     let options = ReportOptions {
         thresholds: args.recall.clone(),
         base_label: args.base.clone(),
         title: args.title.clone(),
         command: Some(report_command(&args)),
-        streams: crate::results::stream::load_streams(
-            &args.results,
-            &crate::results::dataset_key(&args.dataset),
-            args.count,
-        )?,
+        streams,
     };
+    let runs = options.streams.len();
     let html = html_report(points, &options)?;
     write_report(&args.output, &html)?;
+    let streams = if runs > 0 {
+        format!(", {runs} streaming run(s)")
+    } else {
+        String::new()
+    };
     println!(
-        "wrote {} ({} kB, {n} points)",
+        "wrote {} ({} kB, {n} points{streams})",
         args.output.display(),
         html.len().div_ceil(1000)
     );

@@ -141,11 +141,20 @@ pub fn prepare(points: &mut [PointResult]) -> crate::Result<()> {
 
 /// The report of `points` (one dataset and count) as one HTML document.
 pub fn html_report(mut points: Vec<PointResult>, options: &ReportOptions) -> crate::Result<String> {
-    prepare(&mut points)?;
+    // A dataset with streaming runs alone gets their view alone.
+    let streams_only = points.is_empty() && !options.streams.is_empty();
+    if !streams_only {
+        prepare(&mut points)?;
+    }
     let ctx = Context::new(&points, options);
     let mut tips: Tips = tips::point_tips(&points, &ctx.export);
     let mut sections = Vec::new();
-    for view in VIEWS {
+    let views: &[View] = if streams_only {
+        &[timeline::view]
+    } else {
+        VIEWS
+    };
+    for view in views {
         if let Some(section) = view(&ctx, &mut tips)? {
             sections.push(section);
         }

@@ -24,12 +24,16 @@ struct Data<'a> {
 }
 
 pub fn render(ctx: &Context<'_>, sections: &[Section], tips: &Tips) -> crate::Result<String> {
-    let first = &ctx.points[0];
+    let (dataset, count) = match (ctx.points.first(), ctx.options.streams.first()) {
+        (Some(p), _) => (p.dataset.clone(), p.count),
+        (None, Some(r)) => (r.identity.dataset.clone(), r.identity.count),
+        (None, None) => return Err(crate::Error::Results("no points to report".into())),
+    };
     let title = ctx
         .options
         .title
         .clone()
-        .unwrap_or_else(|| format!("annbench: {} (k={})", first.dataset, first.count));
+        .unwrap_or_else(|| format!("annbench: {dataset} (k={count})"));
     let data = Data {
         charts: sections.iter().flat_map(|s| &s.charts).collect(),
         tips,
@@ -85,7 +89,18 @@ fn chart_js() -> &'static str {
 
 /// One paragraph: dataset, metric, k, points, algorithms, labels, clients, dates.
 fn summary(ctx: &Context<'_>) -> String {
-    let p = &ctx.points[0];
+    let Some(p) = ctx.points.first() else {
+        let runs = &ctx.options.streams;
+        return match runs.first() {
+            Some(r) => format!(
+                "<p>dataset <b>{}</b>, k = {}, {} streaming run(s)</p>\n",
+                text(&r.identity.dataset),
+                r.identity.count,
+                runs.len()
+            ),
+            None => String::new(),
+        };
+    };
     let algorithms: BTreeSet<String> = ctx
         .points
         .iter()

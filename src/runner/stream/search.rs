@@ -17,12 +17,12 @@ use std::time::Duration;
 /// step: `+inf` for a gap (-1), a repeated tag and a tag that is not live. Returns them and the
 /// returned ids that are not live.
 pub fn live_distances(
-    env: &Env<'_>,
+    data: &crate::dataset::Dataset,
     queries: ArrayView2<'_, f32>,
     neighbors: ArrayView2<'_, i64>,
     live: &LiveSet,
-) -> Result<(Array2<f32>, usize)> {
-    let metric = env.data.metric;
+) -> (Array2<f32>, usize) {
+    let metric = data.metric;
     let mut out = Array2::from_elem(neighbors.raw_dim(), f32::INFINITY);
     let mut not_live = 0usize;
     for (i, ids) in neighbors.rows().into_iter().enumerate() {
@@ -35,14 +35,14 @@ pub fn live_distances(
                 not_live += 1;
                 continue;
             };
-            let r = env.data.train.row(row);
+            let r = data.train.row(row);
             out[[i, j]] = match r.as_slice() {
                 Some(r) => metric.distance(r, &q),
                 None => metric.distance(&r.to_vec(), &q),
             };
         }
     }
-    Ok((out, not_live))
+    (out, not_live)
 }
 
 /// Recall, not-live ids and short answers of one full pass over the queries.
@@ -72,7 +72,8 @@ fn recall_pass(
     env.check_stop()?;
     let neighbors = Array2::from_shape_vec((q, k), bufs.neighbors.clone())
         .map_err(|e| Error::Backend(format!("internal: neighbour buffer shape: {e}")))?;
-    let (distances, not_live) = live_distances(env, std_queries.view(), neighbors.view(), live)?;
+    let (distances, not_live) =
+        live_distances(env.data, std_queries.view(), neighbors.view(), live);
     let k_eff = k.min(truth.distances.ncols());
     let recall =
         metrics::knn_recall(truth.distances.view(), distances.view(), k_eff).ok_or_else(|| {
@@ -150,4 +151,65 @@ pub fn measure(
         pass_qps,
         latency: metrics::summarize_in_place(&mut latencies),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stream::runbook::{Operation, Step};
+    use ndarray::array;
+
+    fn step(number: u32, op: Operation) -> Step {
+        Step {
+            number,
+            op,
+            rate: None,
+            batch: None,
+            during: None,
+        }
+    }
+
+    #[test]
+    fn a_returned_row_that_is_not_live_is_counted_and_scores_nothing() {
+        let data = crate::dataset::Dataset {
+            name: "t".into(),
+            metric: crate::Metric::Euclidean,
+            train: array![
+                [0.0f32, 0.0],
+                [1.0, 0.0],
+                [2.0, 0.0],
+                [3.0, 0.0],
+                [9.0, 9.0]
+            ],
+            test: array![[0.0f32, 0.0]],
+            ground_truth: None,
+        };
+        let mut live = LiveSet::default();
+        live.apply(&step(1, Operation::Insert { start: 0, end: 4 }))
+            .unwrap();
+        live.apply(&step(2, Operation::Delete { start: 1, end: 2 }))
+            .unwrap();
+        // Tag 3 now holds train row 4, (9, 9).
+        live.apply(&step(
+            3,
+            Operation::Replace {
+                tags: 3..4,
+                ids: 4..5,
+            },
+        ))
+        .unwrap();
+        // 0 live, 1 deleted, 7 never inserted, 3 replaced, a gap, 0 repeated.
+        let neighbors = array![[0i64, 1, 7, 3, -1, 0]];
+        let (d, not_live) = live_distances(&data, data.test.view(), neighbors.view(), &live);
+        assert_eq!(not_live, 2, "the deleted and the never inserted row");
+        assert_eq!(d[[0, 0]], 0.0);
+        assert!(d[[0, 1]].is_infinite() && d[[0, 2]].is_infinite());
+        // A replaced row is scored by the vector it holds now.
+        assert!(
+            (d[[0, 3]] - (162.0f32).sqrt()).abs() < 1e-4,
+            "{}",
+            d[[0, 3]]
+        );
+        assert!(d[[0, 4]].is_infinite() && d[[0, 5]].is_infinite());
+    }
 }
