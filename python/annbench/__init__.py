@@ -45,7 +45,7 @@ if TYPE_CHECKING:
         results,
         table,
     )
-    from .stream import stream, stream_results
+    from .streaming import stream, stream_results
     from .sweep import algorithms, run
 
 # Public name -> (module, attribute or None for the module itself), loaded on first access.
@@ -55,8 +55,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "pareto": (".frames", "pareto"),
     "algorithms": (".sweep", "algorithms"),
     "run": (".sweep", "run"),
-    "stream": (".stream", "stream"),
-    "stream_results": (".stream", "stream_results"),
+    "stream": (".streaming", "stream"),
+    "stream_results": (".streaming", "stream_results"),
     **{
         name: (".datasets", name)
         for name in (

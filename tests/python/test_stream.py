@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 import annbench
-from annbench.stream import STREAM_COLUMNS
+from annbench.streaming import STREAM_COLUMNS
 from test_end_to_end import server_urls
 
 DATASET = "sift-5k-128-euclidean"

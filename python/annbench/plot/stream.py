@@ -13,6 +13,13 @@ from . import figure as _figure
 from .figure import DPI, PathLike
 
 
+def _name(values: object) -> str:
+    """The legend name of a group: its key values that are present, joined."""
+    parts = values if isinstance(values, tuple) else (values,)
+    shown = [str(v) for v in parts if v is not None and str(v) not in ("nan", "<NA>", "None")]
+    return " ".join(shown)
+
+
 def stream_timeline(
     df: pd.DataFrame,
     path: PathLike | None = None,
@@ -48,7 +55,7 @@ def stream_timeline(
     keys = [c for c in ("algorithm", "build", "label") if c in df.columns]
     searches = df[df["operation"] == "search"]
     for values, rows in searches.groupby([*keys, "query"], dropna=False, sort=True):
-        name = " ".join(str(v) for v in (values if isinstance(values, tuple) else (values,)) if pd.notna(v))
+        name = _name(values)
         rows = rows.sort_values("step")
         top.plot(rows["step"], rows["recall"], marker="o", label=name)
         line = middle.plot(rows["step"], rows["qps"], marker="o", label=name)[0]
@@ -62,7 +69,7 @@ def stream_timeline(
             )
     writes = df[df["operation"].isin(["insert", "delete", "replace"])]
     for values, rows in writes.groupby(keys, dropna=False, sort=True):
-        name = " ".join(str(v) for v in (values if isinstance(values, tuple) else (values,)) if pd.notna(v))
+        name = _name(values)
         rows = rows.sort_values("step")
         bars = bottom.bar(rows["step"], rows["achieved_rate"], label=name, alpha=0.7)
         if "target_rate" in rows.columns:
