@@ -14,6 +14,8 @@ use std::path::Path;
 use std::process::Command;
 
 /// Vector indexes on the table of the test's dataset in annbench's schema/database.
+/// The sweep's vector indexes on the sift-5k tables; a streaming run's table (`stream_*`, from
+/// `annbench stream` or its tests) keeps its index on purpose, so that the run can resume.
 fn vector_indexes(url: &connect::ServerUrl) -> Vec<String> {
     match url.kind().key() {
         "mariadb" => {
@@ -21,7 +23,7 @@ fn vector_indexes(url: &connect::ServerUrl) -> Vec<String> {
             c.query(
                 "SELECT CONCAT(TABLE_NAME, '.', INDEX_NAME) FROM information_schema.STATISTICS \
                  WHERE TABLE_SCHEMA = 'annbench' AND INDEX_TYPE = 'VECTOR' \
-                 AND TABLE_NAME LIKE '%sift_5k_128_euclidean%'",
+                 AND TABLE_NAME LIKE '%sift_5k_128_euclidean%' AND TABLE_NAME NOT LIKE 'stream\\_%'",
             )
             .unwrap()
         }
@@ -29,7 +31,8 @@ fn vector_indexes(url: &connect::ServerUrl) -> Vec<String> {
             let mut c = annbench::backend::postgres::server::connect(url).unwrap();
             c.query(
                 "SELECT indexname FROM pg_indexes WHERE schemaname = 'annbench' \
-                 AND indexdef ILIKE '%USING hnsw%' AND tablename LIKE '%sift_5k_128_euclidean%'",
+                 AND indexdef ILIKE '%USING hnsw%' AND tablename LIKE '%sift_5k_128_euclidean%' \
+                 AND tablename NOT LIKE 'stream\\_%'",
                 &[],
             )
             .unwrap()
