@@ -301,6 +301,20 @@ impl Env<'_> {
         }
     }
 
+    /// The live-set truth of a search or maintenance step.
+    fn truth_of(&self, step: &Step) -> Result<&StepTruth> {
+        self.truth
+            .iter()
+            .find(|t| t.step == step.number)
+            .ok_or_else(|| {
+                Error::Dataset(format!(
+                    "internal: no ground truth for step {} ({})",
+                    step.number,
+                    step.op.name()
+                ))
+            })
+    }
+
     fn check_stop(&self) -> Result<()> {
         if self.progress.cancelled() {
             return Err(Error::Interrupted);
@@ -466,16 +480,7 @@ fn run_build(
                 record.during = during;
             }
             Operation::Search => {
-                let truth = env
-                    .truth
-                    .iter()
-                    .find(|t| t.step == step.number)
-                    .ok_or_else(|| {
-                        Error::Dataset(format!(
-                            "internal: no ground truth for search step {}",
-                            step.number
-                        ))
-                    })?;
+                let truth = env.truth_of(step)?;
                 if !verified {
                     let q = env.data.test.row(0).to_vec();
                     for args in &build.query_args {
@@ -569,16 +574,7 @@ fn maintenance(
     step: &Step,
     build: &crate::config::BuildPoint,
 ) -> Result<MaintenanceFigures> {
-    let truth = env
-        .truth
-        .iter()
-        .find(|t| t.step == step.number)
-        .ok_or_else(|| {
-            Error::Dataset(format!(
-                "internal: no ground truth for maintenance step {}",
-                step.number
-            ))
-        })?;
+    let truth = env.truth_of(step)?;
     let args = &build.query_args[0];
     let before = search::recall_only(env, searchers, args, live, truth)?;
     let mut operations = Vec::new();

@@ -85,6 +85,13 @@ fn recall_pass(
     Ok((recall, not_live, bufs.short))
 }
 
+/// Set `args` on every search connection.
+fn apply(searchers: &mut [Box<dyn Searcher>], args: &Params) -> Result<()> {
+    searchers
+        .iter_mut()
+        .try_for_each(|s| s.set_query_args(args))
+}
+
 /// Recall alone (before and after a maintenance step), at `args`.
 pub fn recall_only(
     env: &Env<'_>,
@@ -93,9 +100,7 @@ pub fn recall_only(
     live: &LiveSet,
     truth: &StepTruth,
 ) -> Result<f64> {
-    for s in searchers.iter_mut() {
-        s.set_query_args(args)?;
-    }
+    apply(searchers, args)?;
     Ok(recall_pass(env, searchers, live, truth)?.0)
 }
 
@@ -108,9 +113,7 @@ pub fn measure(
     live: &LiveSet,
     truth: &StepTruth,
 ) -> Result<SearchFigures> {
-    for s in searchers.iter_mut() {
-        s.set_query_args(args)?;
-    }
+    apply(searchers, args)?;
     let (recall, not_live, short) = recall_pass(env, searchers, live, truth)?;
     let queries = env.data.test.as_standard_layout();
     let (q, k) = (queries.nrows(), env.opts.count);
