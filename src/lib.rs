@@ -1,5 +1,6 @@
-//! annbench: benchmark vector indexes inside databases (MariaDB MHNSW; PostgreSQL pgvector HNSW,
-//! IVFFlat and binary quantization; Redis vector sets).
+//! annbench: benchmark vector indexes inside databases (MariaDB MHNSW, PostgreSQL pgvector and
+//! every other database of the [`registry`]; `docs/algorithms.md`, generated from it, lists
+//! them all).
 //!
 //! The library is the product; the CLI (`src/main.rs`, `cli`) and the Python module
 //! (`python`, feature `python`) are thin layers over it. Data flows one way:
@@ -20,7 +21,7 @@
 //!   of the registry and listed in `src/registry/decls.rs`) and its implementation (`mod.rs`:
 //!   a [`backend::Algorithm`] pointing at the declaration and, on PostgreSQL, a
 //!   [`backend::postgres::PgIndex`]), `algorithms/<name>/config.yml`, and one line in the
-//!   algorithm list of `src/registry/mod.rs`;
+//!   algorithm list of `src/registry/decls.rs`;
 //! - a new database: a folder `src/backend/<database>/` with its declaration
 //!   (`decl.rs`: a [`registry::DatabaseDecl`], whose key makes its URL flag, Python keyword
 //!   and `ANNBENCH_<KEY>_URL`, and its algorithms' [`registry::AlgorithmDecl`]s), its

@@ -8,7 +8,7 @@
 mod backend_util;
 
 use annbench::Error;
-use annbench::backend::stream::{MaintenanceOp, STREAMING, StreamBuild};
+use annbench::backend::stream::{MaintenanceOp, StreamBuild};
 use annbench::backend::{ALGORITHMS, Backend, BackendOptions, TableSpec, algorithm, create};
 use annbench::params::{Params, parse};
 use backend_util::{data, name};
@@ -106,7 +106,7 @@ fn writes_and_searches(algo: &str) {
     let mut early = b.searcher().unwrap();
     let q0 = queries.row(0).to_vec();
     let thorough = p(decl.contract.thorough_query);
-    if decl.stream_build == StreamBuild::BeforeFirstInsert {
+    if decl.stream_build == Some(StreamBuild::BeforeFirstInsert) {
         b.build(&build).unwrap();
         let plan = b.verify_index_used(&q0, 10, &thorough).unwrap();
         println!("{algo}: plan on the empty table: {plan}");
@@ -121,7 +121,7 @@ fn writes_and_searches(algo: &str) {
         assert_eq!(w.rows, range.len() as u64, "{algo}: batch {n}: {w:?}");
         println!("{algo}: insert batch {n} of {} rows: {w:?}", range.len());
         methods.insert(w.method);
-        if n == 1 && decl.stream_build == StreamBuild::AfterFirstInsert {
+        if n == 1 && decl.stream_build == Some(StreamBuild::AfterFirstInsert) {
             b.build(&build).unwrap();
         }
     }
@@ -297,7 +297,7 @@ fn exactly_the_streaming_algorithms_give_a_stream_table() {
     let _alone = STOP.read().unwrap_or_else(|e| e.into_inner());
     for a in ALGORITHMS.iter().filter(|a| a.database.is_some()) {
         let streams = backend(a.name).stream_table().is_ok();
-        assert_eq!(streams, STREAMING.contains(&a.name), "{}", a.name);
+        assert_eq!(streams, a.stream_build.is_some(), "{}", a.name);
     }
 }
 

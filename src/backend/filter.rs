@@ -178,10 +178,10 @@ mod tests {
             columns: vec![column("attr", 3), column("label1", 2)],
             ..Attributes::default()
         };
-        let e = a.check_one_value_per_row("redis", 3).unwrap_err();
+        let e = a.check_one_value_per_row("pgvector", 3).unwrap_err();
         assert!(
             e.to_string()
-                .contains("redis: 2 values in attribute column label1"),
+                .contains("pgvector: 2 values in attribute column label1"),
             "{e}"
         );
         assert!(e.to_string().contains("annbench datasets filter"), "{e}");

@@ -12,10 +12,11 @@
 //!   ([`crate::registry::AlgorithmDecl`], in the folder's `decl.rs`, compiled in the
 //!   registry). [`args`] (the registry's) checks parameters against the declaration, for
 //!   config validation and backends alike.
-//! - Databases: [`mariadb`] (with its one algorithm, MHNSW), [`postgres`] (shared by the
-//!   pgvector algorithms: [`pgvector`], [`pgvector_ivfflat`], [`pgvector_binary`]) and
-//!   [`redis`]; each has its [`Database`] entry for `servers check` and result files. [`sql`]
-//!   is the machinery both SQL databases share.
+//! - Databases: one folder each, e.g. [`mariadb`] (with its one algorithm, MHNSW) and
+//!   [`postgres`] (shared by the pgvector algorithms: [`pgvector`], [`pgvector_ivfflat`],
+//!   [`pgvector_binary`]); the registry's lines (`src/registry/decls.rs`) list them all. Each
+//!   has its [`Database`] entry for `servers check` and result files. [`sql`] is the
+//!   machinery the SQL databases share.
 
 use crate::params::Params;
 use crate::{Metric, Result};
@@ -231,7 +232,7 @@ macro_rules! implementations {
     ($($folder:ident: [$($algorithm:ident),+]),+ $(,)?) => {
         $(pub mod $folder;)+
         /// Every algorithm annbench runs, in the order help and docs list them
-        /// (`registry::algorithm_list!`, the one list): each entry points at its
+        /// (`registry::decls::algorithm_list!`, the one list): each entry points at its
         /// declaration, the same entry of [`crate::registry::ALGORITHMS`].
         pub static ALGORITHMS: &[&Algorithm] = &[$($(&$folder::$algorithm),+),+];
     };

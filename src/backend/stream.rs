@@ -172,26 +172,21 @@ pub trait StreamTable {
 
 /// The error of a backend without streaming runbooks.
 pub fn not_streaming(algorithm: &str) -> crate::Error {
-    let streaming: Vec<&str> = crate::registry::algorithms()
-        .iter()
-        .filter(|a| STREAMING.contains(&a.name))
-        .map(|a| a.name)
-        .collect();
     crate::Error::Config(format!(
         "{algorithm} does not run streaming runbooks (annbench stream): use {}",
-        streaming.join(", ")
+        streaming().join(", ")
     ))
 }
 
-/// The algorithms whose backend implements [`StreamTable`].
-pub const STREAMING: &[&str] = &[
-    "mariadb",
-    "pgvector",
-    "pgvector_halfvec",
-    "pgvector_halfvec_column",
-    "pgvector_ivfflat",
-    "pgvector_binary",
-];
+/// The algorithms that run streaming runbooks (their declarations give a
+/// [`StreamBuild`]), in registry order.
+pub fn streaming() -> Vec<&'static str> {
+    crate::registry::algorithms()
+        .iter()
+        .filter(|a| a.stream_build.is_some())
+        .map(|a| a.name)
+        .collect()
+}
 
 /// Check a batch of `ids` and `vectors` against each other and the table's `dimension`:
 /// as many ids as rows, rows of the table's dimension. `what` names the batch (`insert`).
@@ -238,9 +233,9 @@ mod tests {
 
     #[test]
     fn the_refusal_names_the_streaming_algorithms() {
-        let e = not_streaming("redis").to_string();
+        let e = not_streaming("exact").to_string();
         assert!(
-            e.starts_with("redis does not run streaming runbooks"),
+            e.starts_with("exact does not run streaming runbooks"),
             "{e}"
         );
         assert!(e.contains("mariadb, pgvector"), "{e}");
@@ -250,7 +245,7 @@ mod tests {
     #[test]
     fn only_ivfflat_needs_rows_before_its_build() {
         for a in crate::registry::algorithms() {
-            let after = a.stream_build == StreamBuild::AfterFirstInsert;
+            let after = a.stream_build == Some(StreamBuild::AfterFirstInsert);
             assert_eq!(after, a.name == "pgvector_ivfflat", "{}", a.name);
         }
     }

@@ -4,7 +4,7 @@ use super::datasets::DataDir;
 use super::out::outln;
 use crate::dataset;
 use crate::stream::generate::{self, Kind, Options};
-use crate::stream::{Maintenance, Operation, Runbook, Step, truth};
+use crate::stream::{Maintenance, Operation, Runbook, Step, truth, truth_cache};
 use crate::{Error, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -239,7 +239,7 @@ fn check(a: CheckArgs) -> Result<()> {
     if let Some(k) = a.truth {
         let ds = dataset::open(&path)?;
         let start = std::time::Instant::now();
-        let t = truth::load_or_compute(&ds, &path, &rb, k, truth::default_depth(k))?;
+        let t = truth_cache::load_or_compute(&ds, &path, &rb, k, truth::default_depth(k))?;
         outln!(
             "ground truth k={k} for {} search steps x {} queries: {} ({:.2} s, {} query lists \
              rescanned when computed) -> {}",

@@ -47,8 +47,9 @@ pub struct AlgorithmDecl {
     /// plan dry runs (`shard::cost` says what the unit is); `None`: no model yet.
     pub build_cost: Option<fn(&crate::params::Params) -> f64>,
     /// When a streaming runbook (`annbench stream`) builds the index on its table, which
-    /// starts empty.
-    pub stream_build: StreamBuild,
+    /// starts empty; `None`: the algorithm runs no streaming runbooks (its backend gives no
+    /// `StreamTable`).
+    pub stream_build: Option<StreamBuild>,
 }
 
 /// When the index of a streaming runbook's table is built ([`AlgorithmDecl::stream_build`]).

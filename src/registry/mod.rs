@@ -10,8 +10,9 @@
 //! config validation, display names, shard balancing, connection parsing, the CLI flags, the
 //! Python keywords, `servers check` and server cost read them without importing a backend.
 //! The implementations (`backend::Algorithm`, `backend::Database`) point at their
-//! declarations. `algorithm_list!` is the one list of algorithms: the registry builds
-//! [`ALGORITHMS`] from it, the backends their table of implementations.
+//! declarations. [`decls`] holds the registry's lines: each folder's declaration module and
+//! `algorithm_list!`, the one list of algorithms, from which the registry builds
+//! [`ALGORITHMS`] and the backends their table of implementations.
 
 mod algorithm;
 pub mod args;
@@ -26,25 +27,7 @@ pub use database::{DatabaseDecl, ForksVars, ServerKind, SocketRule};
 pub use dataset_checks::{check_dimension, check_metric};
 pub use param::{Auto, Kind, Need, Param, Rule};
 
-/// `algorithm_list!(then)` calls `then! { folder: [NAME, ...], ... }` with every algorithm
-/// annbench runs, in the order help and docs list them: `NAME` is the algorithm's static both
-/// in the folder's `decl.rs` (its [`AlgorithmDecl`]) and in its `mod.rs` (its implementation).
-/// Adding an algorithm: its declaration and implementation, its
-/// `algorithms/<name>/config.yml`, and one line here (a new folder also adds its line to
-/// [`decls`]).
-macro_rules! algorithm_list {
-    ($then:ident) => {
-        $then! {
-            exact: [ALGORITHM],
-            mariadb: [ALGORITHM],
-            pgvector: [VECTOR, HALFVEC, HALFVEC_COLUMN],
-            pgvector_ivfflat: [ALGORITHM],
-            pgvector_binary: [ALGORITHM],
-            redis: [ALGORITHM],
-        }
-    };
-}
-pub(crate) use algorithm_list;
+pub(crate) use decls::algorithm_list;
 
 macro_rules! declarations {
     ($($folder:ident: [$($algorithm:ident),+]),+ $(,)?) => {

@@ -3,6 +3,8 @@
 //! count) on every build, and store each point after its last build. With `--keep-going` a
 //! failing build or point is recorded and the sweep goes on.
 
+pub(super) mod restart;
+
 use super::ctx::{Ctx, warn};
 use super::interference::Watcher;
 use super::measure::PassBuffers;
@@ -212,7 +214,7 @@ fn measure_builds(
         schedule::measure(&step, &mut runs, &mut searchers, &mut bufs, &mut done)?;
     }
     if opts.restart {
-        super::restart::cold_series(
+        restart::cold_series(
             ctx,
             backend,
             build,

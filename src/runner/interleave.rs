@@ -174,7 +174,7 @@ impl Together {
         if opts.restart {
             // One server at a time: each cold series runs with the others idle.
             for (l, ctx) in ctxs.iter().enumerate() {
-                super::restart::cold_series(
+                super::build::restart::cold_series(
                     ctx,
                     backends[l].as_mut(),
                     build,

@@ -17,7 +17,6 @@ pub mod point;
 mod preflight;
 pub mod progress;
 pub mod recall;
-pub mod restart;
 mod schedule;
 pub mod server_cost;
 pub mod speed;
@@ -353,7 +352,7 @@ pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSu
     let grids = plan(opts, None)?;
     preflight::check_servers(opts, &grids)?;
     if opts.restart {
-        restart::check(opts, &preflight::kinds(&grids))?;
+        build::restart::check(opts, &preflight::kinds(&grids))?;
     }
     let path = crate::dataset::resolve(&opts.dataset, &opts.data_dir)?;
     let grids = check_plan(opts, &path)?;

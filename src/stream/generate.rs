@@ -31,7 +31,8 @@
 //! `maintenance_every: N` adds a maintenance step after every N writing steps (an annbench
 //! extension: such a runbook runs in annbench only).
 
-use super::runbook::{Maintenance, Operation, Runbook, Step};
+use super::runbook::Runbook;
+use super::step::{Maintenance, Operation, Step};
 use crate::dataset::rng::Rng;
 use crate::dataset::{Dataset, GroundTruth};
 use crate::{Error, Result};

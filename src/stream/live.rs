@@ -3,7 +3,7 @@
 //! ten million rows is a few map operations, and checking a whole runbook never allocates per
 //! row.
 
-use super::runbook::{Operation, Step};
+use super::step::{Operation, Step};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::ops::Range;

@@ -43,9 +43,11 @@ pub mod generate;
 mod kmeans;
 pub mod live;
 pub mod runbook;
+pub mod step;
 pub mod truth;
-mod truth_cache;
+pub mod truth_cache;
 
 pub use live::LiveSet;
-pub use runbook::{During, Maintenance, Operation, Runbook, Step};
+pub use runbook::Runbook;
+pub use step::{During, Maintenance, Operation, Step};
 pub use truth::StepTruth;

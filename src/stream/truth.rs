@@ -24,14 +24,13 @@
 //! live, the rest of a row holds tag -1 at distance +inf.
 
 use super::live::LiveSet;
-use super::runbook::{Operation, Runbook};
+use super::runbook::Runbook;
+use super::step::Operation;
 use crate::dataset::{Dataset, groundtruth};
 use crate::{Error, Metric, Result};
 use ndarray::{Array2, ArrayView1, ArrayView2, Axis, s};
 use rayon::prelude::*;
 use std::cmp::Ordering;
-
-pub use super::truth_cache::{CacheStatus, Truths, cache_path, load_or_compute};
 
 /// The exact nearest live tags of every test query at one search step.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,6 +1,6 @@
 use super::*;
 use crate::dataset::rng::Rng;
-use crate::stream::runbook::Step;
+use crate::stream::step::Step;
 use ndarray::Array2;
 
 fn dataset(metric: Metric, train: Array2<f32>, test: Array2<f32>) -> Dataset {
@@ -302,6 +302,7 @@ fn bad_depth_and_k_are_refused() {
 
 mod cache {
     use super::*;
+    use crate::stream::truth_cache::{CacheStatus, load_or_compute};
 
     fn setup() -> (tempfile::TempDir, std::path::PathBuf, Dataset, Runbook) {
         let mut rng = Rng::new(5);

@@ -2,7 +2,7 @@
 //! Compiled as `registry::decls::exact` (see `src/registry/decls.rs`): it reads only the
 //! registry.
 
-use crate::registry::{ALL_METRICS, AlgorithmDecl, Contract, StreamBuild};
+use crate::registry::{ALL_METRICS, AlgorithmDecl, Contract};
 
 pub static ALGORITHM: AlgorithmDecl = AlgorithmDecl {
     name: "exact",
@@ -22,5 +22,5 @@ pub static ALGORITHM: AlgorithmDecl = AlgorithmDecl {
         slow_build: "",
     },
     build_cost: None,
-    stream_build: StreamBuild::BeforeFirstInsert,
+    stream_build: None,
 };

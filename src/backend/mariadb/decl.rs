@@ -78,7 +78,7 @@ pub static ALGORITHM: AlgorithmDecl = AlgorithmDecl {
         slow_build: "M=48",
     },
     build_cost: Some(build_cost),
-    stream_build: StreamBuild::BeforeFirstInsert,
+    stream_build: Some(StreamBuild::BeforeFirstInsert),
 };
 
 /// Relative build cost (`shard::cost`): MHNSW's `ef_construction` is fixed at 10 and an

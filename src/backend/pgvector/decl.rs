@@ -72,7 +72,7 @@ const fn hnsw(
         grid,
         contract: CONTRACT,
         build_cost: Some(build_cost),
-        stream_build: StreamBuild::BeforeFirstInsert,
+        stream_build: Some(StreamBuild::BeforeFirstInsert),
     }
 }
 

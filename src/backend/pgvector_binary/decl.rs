@@ -59,5 +59,5 @@ pub static ALGORITHM: AlgorithmDecl = AlgorithmDecl {
         slow_build: "M=48, ef_construction=400",
     },
     build_cost: None,
-    stream_build: StreamBuild::BeforeFirstInsert,
+    stream_build: Some(StreamBuild::BeforeFirstInsert),
 };

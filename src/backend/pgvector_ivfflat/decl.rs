@@ -64,5 +64,5 @@ pub static ALGORITHM: AlgorithmDecl = AlgorithmDecl {
         slow_build: "lists=1000",
     },
     build_cost: None,
-    stream_build: StreamBuild::AfterFirstInsert,
+    stream_build: Some(StreamBuild::AfterFirstInsert),
 };

@@ -5,9 +5,7 @@
 
 use crate::Metric;
 use crate::registry::filter::{FILTER, FILTER_RULE, SELECTIVITY};
-use crate::registry::{
-    AlgorithmDecl, Contract, DatabaseDecl, Param, Rule, ServerKind, SocketRule, StreamBuild,
-};
+use crate::registry::{AlgorithmDecl, Contract, DatabaseDecl, Param, Rule, ServerKind, SocketRule};
 
 pub static DECL: DatabaseDecl = DatabaseDecl {
     key: KEY,
@@ -124,7 +122,7 @@ pub static ALGORITHM: AlgorithmDecl = AlgorithmDecl {
     },
     // No measured builds to fit a model to yet (src/shard/cost.rs).
     build_cost: None,
-    stream_build: StreamBuild::BeforeFirstInsert,
+    stream_build: None,
 };
 
 /// The query arg bounding the nodes a filtered query visits.

@@ -27,7 +27,8 @@ use crate::results::stream::{
     read_stream, stream_path, write_stream,
 };
 use crate::stream::live::LiveSet;
-use crate::stream::runbook::{Maintenance, Operation, Runbook, Step};
+use crate::stream::runbook::Runbook;
+use crate::stream::step::{Maintenance, Operation, Step};
 use crate::stream::truth::StepTruth;
 use crate::{Error, Result};
 use std::path::PathBuf;
@@ -200,8 +201,9 @@ pub fn run_stream(opts: &StreamOptions, progress: &dyn Progress) -> Result<Strea
         }
     }
     let depth = crate::stream::truth::default_depth(opts.count);
-    let truth = crate::stream::truth::load_or_compute(&data, &path, &scored, opts.count, depth)?;
-    if let crate::stream::truth::CacheStatus::Computed { why } = &truth.status {
+    let truth =
+        crate::stream::truth_cache::load_or_compute(&data, &path, &scored, opts.count, depth)?;
+    if let crate::stream::truth_cache::CacheStatus::Computed { why } = &truth.status {
         progress.on_event(&Event::Warning(&format!(
             "live-set ground truth computed ({why}; {} quer(ies) rescanned) and cached in {}",
             truth.rescans,
@@ -238,7 +240,10 @@ pub fn run_stream(opts: &StreamOptions, progress: &dyn Progress) -> Result<Strea
 
 /// Refuse an algorithm whose database cannot run a runbook, before any server work.
 fn refuse_unsupported(algorithm: &str) -> Result<()> {
-    if crate::backend::stream::STREAMING.contains(&algorithm) {
+    if crate::registry::find_algorithm(algorithm)?
+        .stream_build
+        .is_some()
+    {
         Ok(())
     } else {
         Err(crate::backend::stream::not_streaming(algorithm))
@@ -433,7 +438,7 @@ fn run_build(
         }
     };
     let mut built = run.build_seconds.is_some();
-    if !built && decl.stream_build == StreamBuild::BeforeFirstInsert {
+    if !built && decl.stream_build == Some(StreamBuild::BeforeFirstInsert) {
         run.build_seconds = Some(backend.build(&build.build_args)?.seconds);
         built = true;
     }
@@ -508,7 +513,7 @@ fn run_build(
             }
         }
         live.apply(step)?;
-        if !built && decl.stream_build == StreamBuild::AfterFirstInsert {
+        if !built && decl.stream_build == Some(StreamBuild::AfterFirstInsert) {
             run.build_seconds = Some(backend.build(&build.build_args)?.seconds);
             run.build_after_step = Some(step.number);
             built = true;
@@ -569,7 +574,7 @@ fn maintenance(
     env: &Env<'_>,
     backend: &mut dyn Backend,
     searchers: &mut [Box<dyn crate::backend::Searcher>],
-    ops: &[crate::stream::runbook::Maintenance],
+    ops: &[crate::stream::step::Maintenance],
     live: &LiveSet,
     step: &Step,
     build: &crate::config::BuildPoint,

@@ -159,7 +159,7 @@ pub fn measure(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stream::runbook::{Operation, Step};
+    use crate::stream::step::{Operation, Step};
     use ndarray::array;
 
     fn step(number: u32, op: Operation) -> Step {

@@ -10,7 +10,7 @@ use crate::metrics::{self, LatencySummary};
 use crate::params::Params;
 use crate::results::stream::{DuringFigures, Freshness, WriteFigures};
 use crate::stream::live::LiveSet;
-use crate::stream::runbook::{Operation, Step};
+use crate::stream::step::{Operation, Step};
 use crate::{Error, Result};
 use ndarray::Array2;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -8,16 +8,17 @@
 //! The points after the restart run in grid order, so only the first is measured on an empty
 //! cache; the later ones find what the earlier ones loaded.
 
-use super::SweepSummary;
-use super::assess::Policy;
-use super::build::{self, BuildCost, Todo};
-use super::ctx::{Ctx, warn};
-use super::measure::PassBuffers;
-use super::point::PointRun;
+use super::{BuildCost, Todo};
 use crate::backend::Backend;
 use crate::config::BuildPoint;
 use crate::connect::{ServerKind, ServerUrl};
 use crate::params::Params;
+use crate::runner::SweepSummary;
+use crate::runner::assess::Policy;
+use crate::runner::build;
+use crate::runner::ctx::{Ctx, warn};
+use crate::runner::measure::PassBuffers;
+use crate::runner::point::PointRun;
 use crate::{Error, Result};
 use std::time::Duration;
 
@@ -41,7 +42,10 @@ fn managed(url: &ServerUrl) -> Result<(String, String)> {
 }
 
 /// Every server the algorithms of `kinds` run on is managed (before any server work).
-pub(super) fn check(opts: &super::SweepOptions, kinds: &[ServerKind]) -> Result<()> {
+pub(in crate::runner) fn check(
+    opts: &crate::runner::SweepOptions,
+    kinds: &[ServerKind],
+) -> Result<()> {
     for &kind in kinds {
         if let Some(why) = kind.decl().no_restart {
             return Err(Error::Config(format!(
@@ -85,7 +89,7 @@ pub fn cold_label(label: Option<&str>) -> String {
 
 /// Restart this context's server, reconnect `backend`, and store each point of `todo` once
 /// more, measured right after the restart; `warm` holds each point's recall before it.
-pub(super) fn cold_series(
+pub(in crate::runner) fn cold_series(
     ctx: &Ctx<'_>,
     backend: &mut dyn Backend,
     build: &BuildPoint,
