@@ -120,7 +120,7 @@ impl ServerUrl {
 
     /// The decoded password, for drivers that take it apart from the URL (never for display).
     /// A `?password=` query parameter (libpq's URL form) counts too.
-    pub(crate) fn password(&self) -> Option<String> {
+    pub fn password(&self) -> Option<String> {
         self.url.password().map(percent_decode).or_else(|| {
             self.url
                 .query_pairs()

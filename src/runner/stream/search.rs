@@ -7,6 +7,8 @@ use crate::metrics::{self, interval::median_interval};
 use crate::params::Params;
 use crate::results::stream::SearchFigures;
 use crate::runner::measure::{Observers, PassBuffers, PassPlan, run_pass};
+use crate::runner::progress::Event;
+use crate::runner::recall::rescore;
 use crate::stream::live::LiveSet;
 use crate::stream::truth::StepTruth;
 use crate::{Error, Result};
@@ -14,35 +16,18 @@ use ndarray::{Array2, ArrayView2};
 use std::time::Duration;
 
 /// Distances of the returned tags from each query, from the train row each tag holds at this
-/// step: `+inf` for a gap (-1), a repeated tag and a tag that is not live. Returns them and the
-/// returned ids that are not live.
+/// step: `+inf` for a gap (-1), a repeated tag and a tag that is not live. Returns them, the
+/// returned ids that are not live and the queries whose answer repeats an id.
 pub fn live_distances(
     data: &crate::dataset::Dataset,
     queries: ArrayView2<'_, f32>,
     neighbors: ArrayView2<'_, i64>,
     live: &LiveSet,
-) -> (Array2<f32>, usize) {
-    let metric = data.metric;
-    let mut out = Array2::from_elem(neighbors.raw_dim(), f32::INFINITY);
-    let mut not_live = 0usize;
-    for (i, ids) in neighbors.rows().into_iter().enumerate() {
-        let q = queries.row(i).to_vec();
-        for (j, &id) in ids.iter().enumerate() {
-            if id < 0 || ids.iter().take(j).any(|&p| p == id) {
-                continue;
-            }
-            let Some(row) = usize::try_from(id).ok().and_then(|t| live.row_of(t)) else {
-                not_live += 1;
-                continue;
-            };
-            let r = data.train.row(row);
-            out[[i, j]] = match r.as_slice() {
-                Some(r) => metric.distance(r, &q),
-                None => metric.distance(&r.to_vec(), &q),
-            };
-        }
-    }
-    (out, not_live)
+) -> (Array2<f32>, usize, usize) {
+    let r = rescore(data, queries, neighbors, |id| {
+        usize::try_from(id).ok().and_then(|t| live.row_of(t))
+    });
+    (r.distances, r.unmapped, r.repeated)
 }
 
 /// Recall, not-live ids and short answers of one full pass over the queries.
@@ -72,8 +57,15 @@ fn recall_pass(
     env.check_stop()?;
     let neighbors = Array2::from_shape_vec((q, k), bufs.neighbors.clone())
         .map_err(|e| Error::Backend(format!("internal: neighbour buffer shape: {e}")))?;
-    let (distances, not_live) =
+    let (distances, not_live, repeated) =
         live_distances(env.data, std_queries.view(), neighbors.view(), live);
+    if repeated > 0 {
+        // As in a sweep: said, and each repeat scored once (it cannot raise recall).
+        env.progress.on_event(&Event::Warning(&format!(
+            "step {}: {repeated} of {q} queries were answered with an id twice; each counted once",
+            truth.step
+        )));
+    }
     let k_eff = k.min(truth.distances.ncols());
     let recall =
         metrics::knn_recall(truth.distances.view(), distances.view(), k_eff).ok_or_else(|| {
@@ -203,8 +195,10 @@ mod tests {
         .unwrap();
         // 0 live, 1 deleted, 7 never inserted, 3 replaced, a gap, 0 repeated.
         let neighbors = array![[0i64, 1, 7, 3, -1, 0]];
-        let (d, not_live) = live_distances(&data, data.test.view(), neighbors.view(), &live);
+        let (d, not_live, repeated) =
+            live_distances(&data, data.test.view(), neighbors.view(), &live);
         assert_eq!(not_live, 2, "the deleted and the never inserted row");
+        assert_eq!(repeated, 1, "the query whose answer repeats tag 0");
         assert_eq!(d[[0, 0]], 0.0);
         assert!(d[[0, 1]].is_infinite() && d[[0, 2]].is_infinite());
         // A replaced row is scored by the vector it holds now.
