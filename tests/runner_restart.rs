@@ -134,30 +134,3 @@ fn a_server_the_script_does_not_manage_is_refused_before_any_work() {
     assert_ne!(code, ExitCode::SUCCESS);
     assert!(points.is_empty());
 }
-
-#[test]
-fn a_database_that_keeps_no_data_across_a_restart_is_refused_before_any_work() {
-    let mut backend = annbench::backend::BackendOptions::default();
-    let redis = format!("main={}", url("ANNBENCH_REDIS_URL"));
-    backend
-        .add_urls(annbench::connect::ServerKind::Redis, &[redis])
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let opts = annbench::runner::SweepOptions {
-        // Refused before the dataset is even looked up.
-        dataset: "no-such-dataset".into(),
-        algorithms: vec!["redis".into()],
-        restart: true,
-        results_dir: dir.path().join("results"),
-        backend,
-        ..annbench::runner::SweepOptions::default()
-    };
-    let e = annbench::runner::run_sweep(&opts, &annbench::runner::NoProgress)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("--restart cannot measure Redis") && e.contains("empties"),
-        "{e}"
-    );
-    assert!(!dir.path().join("results").exists());
-}

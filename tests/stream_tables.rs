@@ -350,12 +350,6 @@ fn bad_batches_are_refused_with_the_row_named() {
             "{algo}: the stream table is gone: {e}"
         );
     }
-    let e = backend("redis").stream_table().err().map(|e| e.to_string());
-    let e = e.unwrap_or_default();
-    assert!(
-        e.contains("redis does not run streaming runbooks") && e.contains("mariadb"),
-        "{e}"
-    );
 }
 
 /// `n` distinct 128-d vectors (SIFT rows, each copy shifted), enough that inserting them into

@@ -402,3 +402,36 @@ fn a_second_run_on_the_same_dataset_is_refused_until_the_first_ends() {
     drop(first);
     assert!(second.load(&spec("lock", 25), train.view()).unwrap().reused);
 }
+
+#[test]
+fn a_run_with_restart_is_refused_before_any_work() {
+    // Redis keeps no data across a restart (persistence off): `--restart` would measure an
+    // empty set. Refused before the dataset is even looked up.
+    let dir = tempfile::tempdir().unwrap();
+    let opts = crate::runner::SweepOptions {
+        dataset: "no-such-dataset".into(),
+        algorithms: vec!["redis".into()],
+        restart: true,
+        results_dir: dir.path().join("results"),
+        backend: opts(),
+        ..crate::runner::SweepOptions::default()
+    };
+    let e = crate::runner::run_sweep(&opts, &crate::runner::NoProgress)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("--restart cannot measure Redis") && e.contains("empties"),
+        "{e}"
+    );
+    assert!(!dir.path().join("results").exists());
+}
+
+#[test]
+fn streaming_runbooks_are_refused_naming_the_algorithms_that_run_them() {
+    let e = backend().stream_table().err().map(|e| e.to_string());
+    let e = e.unwrap_or_default();
+    assert!(
+        e.contains("redis does not run streaming runbooks") && e.contains("mariadb"),
+        "{e}"
+    );
+}
