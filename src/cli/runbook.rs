@@ -239,7 +239,16 @@ fn check(a: CheckArgs) -> Result<()> {
     if let Some(k) = a.truth {
         let ds = dataset::open(&path)?;
         let start = std::time::Instant::now();
-        let t = truth_cache::load_or_compute(&ds, &path, &rb, k, truth::default_depth(k))?;
+        let bar = dataset::bars::bar(
+            truth::work_units(&rb, ds.test.nrows()),
+            &format!("live-set ground truth, {} queries", ds.test.nrows()),
+        );
+        let t = truth_cache::load_or_compute(&ds, &path, &rb, k, truth::default_depth(k), &|n| {
+            bar.inc(n);
+            true
+        });
+        bar.finish_and_clear();
+        let t = t?;
         outln!(
             "ground truth k={k} for {} search steps x {} queries: {} ({:.2} s, {} query lists \
              rescanned when computed) -> {}",

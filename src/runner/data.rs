@@ -46,32 +46,8 @@ pub fn ensure_ground_truth(data: &mut Dataset, k: usize, progress: &dyn Progress
     let (train, test) = (data.train.view(), data.test.view());
     dataset::groundtruth::check_input(train, test, width)?;
     let total = dataset::groundtruth::work_units(train.nrows(), test.nrows());
-    let done = AtomicU64::new(0);
-    let stop = AtomicBool::new(false);
-    // Computed on a helper thread; this (the sweep's) thread sends the progress events and
-    // relays Ctrl-C, as progress implementations expect.
-    let computed = std::thread::scope(|s| {
-        let worker = s.spawn(|| {
-            dataset::groundtruth::compute_observed(train, test, data.metric, width, &|n| {
-                done.fetch_add(n, Ordering::Relaxed);
-                !stop.load(Ordering::Relaxed)
-            })
-        });
-        loop {
-            let finished = worker.is_finished();
-            progress.on_event(&Event::GroundTruthProgress {
-                done: done.load(Ordering::Relaxed).min(total),
-                total,
-            });
-            if finished {
-                break;
-            }
-            if progress.cancelled() {
-                stop.store(true, Ordering::Relaxed);
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        worker.join()
+    let computed = observed(progress, total, |observe| {
+        dataset::groundtruth::compute_observed(train, test, data.metric, width, observe)
     });
     match computed {
         Ok(Some((gt, _))) => {
@@ -83,4 +59,45 @@ pub fn ensure_ground_truth(data: &mut Dataset, k: usize, progress: &dyn Progress
             "the ground-truth computation panicked".into(),
         )),
     }
+}
+
+/// Runs `work` on a helper thread and, from this (the sweep's) thread, sends
+/// [`Event::GroundTruthProgress`] of its `total` units and relays Ctrl-C, as progress
+/// implementations expect: `work` gets the observer to pass to the computation, which adds
+/// the units done and returns false once the run is cancelled. No event is sent before the
+/// first report.
+pub(super) fn observed<T: Send>(
+    progress: &dyn Progress,
+    total: u64,
+    work: impl FnOnce(&(dyn Fn(u64) -> bool + Sync)) -> T + Send,
+) -> std::thread::Result<T> {
+    let done = AtomicU64::new(0);
+    let started = AtomicBool::new(false);
+    let stop = AtomicBool::new(false);
+    let observe = |n: u64| {
+        started.store(true, Ordering::Relaxed);
+        done.fetch_add(n, Ordering::Relaxed);
+        !stop.load(Ordering::Relaxed)
+    };
+    std::thread::scope(|s| {
+        let worker = s.spawn(|| work(&observe));
+        loop {
+            let finished = worker.is_finished();
+            // Work that never reports (a cache hit) shows no bar.
+            if started.load(Ordering::Relaxed) {
+                progress.on_event(&Event::GroundTruthProgress {
+                    done: done.load(Ordering::Relaxed).min(total),
+                    total,
+                });
+            }
+            if finished {
+                break;
+            }
+            if progress.cancelled() {
+                stop.store(true, Ordering::Relaxed);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        worker.join()
+    })
 }

@@ -68,6 +68,33 @@ fn order(a: &Entry, b: &Entry) -> Ordering {
 /// queries and metric) for `k` neighbours, with query lists `depth` deep (`depth >= k`). The
 /// runbook is validated against the dataset first.
 pub fn compute(ds: &Dataset, runbook: &Runbook, k: usize, depth: usize) -> Result<Computed> {
+    compute_observed(ds, runbook, k, depth, &|_| true)
+}
+
+/// Work units of [`compute_observed`] known up front: query x row pairs of the rows the
+/// runbook's inserts and replaces bring in (the rescans of short lists come on top).
+pub fn work_units(runbook: &Runbook, queries: usize) -> u64 {
+    let rows: u64 = runbook
+        .steps
+        .iter()
+        .map(|s| match &s.op {
+            Operation::Insert { .. } | Operation::Replace { .. } => s.op.rows() as u64,
+            _ => 0,
+        })
+        .sum();
+    rows * queries as u64
+}
+
+/// [`compute`] that calls `observe(pairs)` from the worker threads as blocks of query x row
+/// pairs are done (see [`work_units`]), for a progress bar. When `observe` returns false the
+/// computation stops early with [`Error::Interrupted`].
+pub fn compute_observed(
+    ds: &Dataset,
+    runbook: &Runbook,
+    k: usize,
+    depth: usize,
+    observe: &(dyn Fn(u64) -> bool + Sync),
+) -> Result<Computed> {
     runbook.validate(ds.train.nrows())?;
     if k == 0 {
         return Err(Error::Config(
@@ -94,6 +121,7 @@ pub fn compute(ds: &Dataset, runbook: &Runbook, k: usize, depth: usize) -> Resul
         depth,
         lists: vec![Vec::new(); ds.test.nrows()],
         rescans: 0,
+        observe,
     };
     let mut live = LiveSet::new();
     let mut steps = Vec::with_capacity(runbook.search_steps());
@@ -131,6 +159,7 @@ struct State<'a> {
     /// Per query: the exact top-|list| of the live set, sorted by [`order`].
     lists: Vec<Vec<Entry>>,
     rescans: usize,
+    observe: &'a (dyn Fn(u64) -> bool + Sync),
 }
 
 impl State<'_> {
@@ -143,7 +172,7 @@ impl State<'_> {
         old_live: usize,
     ) -> Result<()> {
         let block = self.train.slice(s![rows.clone(), ..]);
-        let gt = groundtruth::try_compute(block, self.test, self.metric, self.depth)?;
+        let gt = self.exact(block, self.test)?;
         let new_cut = rows.len() > gt.neighbors.ncols();
         let (test, metric, depth) = (self.test, self.metric, self.depth);
         self.lists
@@ -177,6 +206,18 @@ impl State<'_> {
         Ok(())
     }
 
+    /// The exact `depth` nearest of `rows` for each of `queries`, observed.
+    fn exact(
+        &self,
+        rows: ArrayView2<'_, f32>,
+        queries: ArrayView2<'_, f32>,
+    ) -> Result<crate::dataset::GroundTruth> {
+        groundtruth::check_input(rows, queries, self.depth)?;
+        groundtruth::compute_observed(rows, queries, self.metric, self.depth, self.observe)
+            .map(|(gt, _)| gt)
+            .ok_or(Error::Interrupted)
+    }
+
     /// Drops `tags` from every list.
     fn remove(&mut self, tags: std::ops::Range<usize>) {
         self.lists.par_iter_mut().for_each(|list| {
@@ -201,7 +242,7 @@ impl State<'_> {
             dst.assign(&self.train.row(row));
         }
         let queries = self.test.select(Axis(0), &short);
-        let gt = groundtruth::try_compute(rows.view(), queries.view(), self.metric, self.depth)?;
+        let gt = self.exact(rows.view(), queries.view())?;
         let metric = self.metric;
         for (near, &i) in gt.neighbors.axis_iter(Axis(0)).zip(&short) {
             let q = self.test.row(i);

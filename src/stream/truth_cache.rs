@@ -19,7 +19,7 @@
 //!    never trusted.
 
 use super::runbook::Runbook;
-use super::truth::{Computed, StepTruth, compute};
+use super::truth::{Computed, StepTruth, compute_observed};
 use crate::Result;
 use crate::dataset::Dataset;
 use ndarray::Array2;
@@ -99,13 +99,14 @@ pub fn cache_path(dataset_path: &Path, ds: &Dataset, runbook: &Runbook, k: usize
 
 /// The ground truth of `runbook` over `ds` for `k`: read from the cache next to the dataset
 /// file at `dataset_path` when its key matches, else computed (lists `depth` deep, see
-/// [`super::truth`]) and cached.
+/// [`super::truth`]; `observe` as [`super::truth::compute_observed`] takes it) and cached.
 pub fn load_or_compute(
     ds: &Dataset,
     dataset_path: &Path,
     runbook: &Runbook,
     k: usize,
     depth: usize,
+    observe: &(dyn Fn(u64) -> bool + Sync),
 ) -> Result<Truths> {
     runbook.validate(ds.train.nrows())?;
     let key = cache_key(ds, runbook, k);
@@ -128,7 +129,7 @@ pub fn load_or_compute(
         },
         Err(why) => format!("{} cannot be used ({why})", path.display()),
     };
-    let Computed { steps, rescans } = compute(ds, runbook, k, depth)?;
+    let Computed { steps, rescans } = compute_observed(ds, runbook, k, depth, observe)?;
     write(&path, &key, ds, runbook, k, &steps, rescans)?;
     for old in stale_files(&path, &ds.name, &runbook.entry, k) {
         let _ = std::fs::remove_file(old);

@@ -328,7 +328,7 @@ mod cache {
     #[test]
     fn reused_when_the_key_matches() {
         let (dir, path, ds, rb) = setup();
-        let first = load_or_compute(&ds, &path, &rb, 5, 8).unwrap();
+        let first = load_or_compute(&ds, &path, &rb, 5, 8, &|_| true).unwrap();
         assert!(
             matches!(&first.status, CacheStatus::Computed { why } if why.contains("no cached")),
             "{:?}",
@@ -340,7 +340,7 @@ mod cache {
             name[0].starts_with("t.t.k5.") && name[0].ends_with(".stream-gt"),
             "{name:?}"
         );
-        let again = load_or_compute(&ds, &path, &rb, 5, 8).unwrap();
+        let again = load_or_compute(&ds, &path, &rb, 5, 8, &|_| true).unwrap();
         assert_eq!(again.status, CacheStatus::Reused);
         assert_eq!(again.steps, first.steps);
         assert_eq!(again.rescans, first.rescans);
@@ -351,24 +351,26 @@ mod cache {
             s.during = Some(crate::stream::During { clients: 2 });
         }
         assert_eq!(
-            load_or_compute(&ds, &path, &paced, 5, 8).unwrap().status,
+            load_or_compute(&ds, &path, &paced, 5, 8, &|_| true)
+                .unwrap()
+                .status,
             CacheStatus::Reused
         );
         // Another k is another file; both stay.
-        load_or_compute(&ds, &path, &rb, 3, 8).unwrap();
+        load_or_compute(&ds, &path, &rb, 3, 8, &|_| true).unwrap();
         assert_eq!(files(dir.path()).len(), 2);
     }
 
     #[test]
     fn recomputed_when_data_runbook_or_file_change() {
         let (dir, path, ds, rb) = setup();
-        load_or_compute(&ds, &path, &rb, 5, 8).unwrap();
+        load_or_compute(&ds, &path, &rb, 5, 8, &|_| true).unwrap();
         let old = files(dir.path());
         // Another runbook: recomputed, the old file replaced.
         let mut other = rb.clone();
         let next = other.steps.len() as u32 + 1;
         other.steps.push(step(next, Operation::Search));
-        let t = load_or_compute(&ds, &path, &other, 5, 8).unwrap();
+        let t = load_or_compute(&ds, &path, &other, 5, 8, &|_| true).unwrap();
         match &t.status {
             CacheStatus::Computed { why } => {
                 assert!(why.contains(&old[0]) && why.contains("other data"), "{why}")
@@ -383,7 +385,9 @@ mod cache {
         let mut moved = ds.clone();
         moved.train[[3, 1]] += 0.5;
         assert!(matches!(
-            load_or_compute(&moved, &path, &other, 5, 8).unwrap().status,
+            load_or_compute(&moved, &path, &other, 5, 8, &|_| true)
+                .unwrap()
+                .status,
             CacheStatus::Computed { .. }
         ));
         // A damaged file: recomputed, not trusted.
@@ -392,18 +396,56 @@ mod cache {
         let at = bytes.len() - 40;
         bytes[at] ^= 1;
         std::fs::write(&file, &bytes).unwrap();
-        match load_or_compute(&moved, &path, &other, 5, 8).unwrap().status {
+        match load_or_compute(&moved, &path, &other, 5, 8, &|_| true)
+            .unwrap()
+            .status
+        {
             CacheStatus::Computed { why } => assert!(why.contains("checksum"), "{why}"),
             s => panic!("{s:?}"),
         }
         std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
-        match load_or_compute(&moved, &path, &other, 5, 8).unwrap().status {
+        match load_or_compute(&moved, &path, &other, 5, 8, &|_| true)
+            .unwrap()
+            .status
+        {
             CacheStatus::Computed { why } => assert!(why.contains("bytes where"), "{why}"),
             s => panic!("{s:?}"),
         }
         assert_eq!(
-            load_or_compute(&moved, &path, &other, 5, 8).unwrap().status,
+            load_or_compute(&moved, &path, &other, 5, 8, &|_| true)
+                .unwrap()
+                .status,
             CacheStatus::Reused
         );
+    }
+
+    #[test]
+    fn a_stop_ends_the_computation_and_caches_nothing() {
+        let (dir, path, ds, rb) = setup();
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let e = load_or_compute(&ds, &path, &rb, 5, 8, &|_| {
+            calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            false
+        })
+        .err()
+        .map(|e| e.to_string());
+        assert!(calls.into_inner() >= 1, "the computation reported");
+        assert_eq!(e, Some(crate::Error::Interrupted.to_string()));
+        assert!(files(dir.path()).is_empty(), "{:?}", files(dir.path()));
+    }
+
+    #[test]
+    fn the_reported_work_covers_the_inserted_rows() {
+        let (_dir, _path, ds, rb) = setup();
+        let done = std::sync::atomic::AtomicU64::new(0);
+        let t = crate::stream::truth::compute_observed(&ds, &rb, 5, 8, &|n| {
+            done.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            true
+        })
+        .unwrap();
+        let total = crate::stream::truth::work_units(&rb, ds.test.nrows());
+        // Rescans of short lists come on top of the inserts' pairs.
+        assert!(done.into_inner() >= total, "{total}");
+        assert!(total > 0 && !t.steps.is_empty());
     }
 }

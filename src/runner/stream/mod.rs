@@ -201,8 +201,7 @@ pub fn run_stream(opts: &StreamOptions, progress: &dyn Progress) -> Result<Strea
         }
     }
     let depth = crate::stream::truth::default_depth(opts.count);
-    let truth =
-        crate::stream::truth_cache::load_or_compute(&data, &path, &scored, opts.count, depth)?;
+    let truth = live_truth(&data, &path, &scored, opts.count, depth, progress)?;
     if let crate::stream::truth_cache::CacheStatus::Computed { why } = &truth.status {
         progress.on_event(&Event::Warning(&format!(
             "live-set ground truth computed ({why}; {} quer(ies) rescanned) and cached in {}",
@@ -236,6 +235,27 @@ pub fn run_stream(opts: &StreamOptions, progress: &dyn Progress) -> Result<Strea
         summary.runs.push(outcome?);
     }
     Ok(summary)
+}
+
+/// The live-set truth of `runbook` from its cache, or computed with progress events and
+/// stopped by Ctrl-C (nothing is cached then).
+fn live_truth(
+    data: &Dataset,
+    path: &std::path::Path,
+    runbook: &Runbook,
+    k: usize,
+    depth: usize,
+    progress: &dyn Progress,
+) -> Result<crate::stream::truth_cache::Truths> {
+    let total = crate::stream::truth::work_units(runbook, data.test.nrows());
+    crate::runner::data::observed(progress, total, |observe| {
+        crate::stream::truth_cache::load_or_compute(data, path, runbook, k, depth, observe)
+    })
+    .unwrap_or_else(|_| {
+        Err(Error::Dataset(
+            "the live-set ground truth computation panicked".into(),
+        ))
+    })
 }
 
 /// Refuse an algorithm whose database cannot run a runbook, before any server work.
