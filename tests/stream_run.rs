@@ -258,3 +258,126 @@ fn a_runbook_that_deletes_rows_that_are_not_live_is_refused_before_any_server_wo
     let e = run_stream(&opts, &NoProgress).unwrap_err().to_string();
     assert!(e.contains("step 2"), "{e}");
 }
+
+/// Ends every server session of the run (those whose last statement names its schema) once
+/// `after` steps are stored: what a server restart or a crash looks like to the client.
+struct EndSessionsAfter {
+    algorithm: &'static str,
+    schema: String,
+    after: usize,
+    seen: AtomicUsize,
+    ended: AtomicUsize,
+}
+
+impl EndSessionsAfter {
+    fn end_sessions(&self) -> usize {
+        if self.algorithm == "mariadb" {
+            use mysql::prelude::Queryable;
+            let url = annbench::connect::server_url(annbench::connect::ServerKind::MariaDb, None)
+                .unwrap();
+            let mut admin = annbench::backend::mariadb::server::connect(&url).unwrap();
+            // Idle MariaDB sessions show no statement: every other session of the test user
+            // (the stream tests run one at a time, under SERIAL).
+            let ids: Vec<u64> = admin
+                .query(
+                    "SELECT ID FROM information_schema.PROCESSLIST \
+                     WHERE USER = SUBSTRING_INDEX(USER(), '@', 1) AND ID <> CONNECTION_ID()",
+                )
+                .unwrap();
+            for id in &ids {
+                // A session may end between the listing and the kill.
+                let _ = admin.query_drop(format!("KILL CONNECTION {id}"));
+            }
+            ids.len()
+        } else {
+            let url = annbench::connect::server_url(annbench::connect::ServerKind::Postgres, None)
+                .unwrap();
+            let mut admin = annbench::backend::postgres::server::connect(&url).unwrap();
+            let like = format!("%{}%", self.schema);
+            admin
+                .query(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                     WHERE query LIKE $1 AND pid <> pg_backend_pid()",
+                    &[&like],
+                )
+                .unwrap()
+                .len()
+        }
+    }
+}
+
+impl Progress for EndSessionsAfter {
+    fn on_event(&self, event: &Event<'_>) {
+        if let Event::StreamStep { .. } = event {
+            if self.seen.fetch_add(1, Ordering::SeqCst) + 1 == self.after {
+                self.ended.store(self.end_sessions(), Ordering::SeqCst);
+                // pg_terminate_backend only signals the processes: give them time to go.
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        }
+    }
+}
+
+/// The sessions end after step 3 (the delete): the run fails with the server's error in
+/// words, the three steps stay stored, and the rerun resumes after them.
+fn sessions_ended_mid_run(algorithm: &'static str, build: &str, query: &str) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = setup(dir.path(), algorithm, build, query);
+    let schema = format!("annbench_stream_ended_{algorithm}");
+    opts.backend.schema = Some(schema.clone());
+    let ending = EndSessionsAfter {
+        algorithm,
+        schema,
+        after: 3,
+        seen: AtomicUsize::new(0),
+        ended: AtomicUsize::new(0),
+    };
+    let e = match run_stream(&opts, &ending) {
+        Err(e) => e.to_string(),
+        Ok(s) => panic!("{algorithm}: the run went on without its sessions: {s:?}"),
+    };
+    assert!(
+        ending.ended.load(Ordering::SeqCst) >= 1,
+        "{algorithm}: no session ended"
+    );
+    assert!(
+        e.contains("connection") && !e.contains("panicked") && !e.contains("Error {"),
+        "{algorithm}: {e}"
+    );
+    // Nothing of the run was lost: the file holds the three steps before the end.
+    let stored: Vec<PathBuf> = walk(&dir.path().join("results"));
+    assert_eq!(stored.len(), 1, "{algorithm}: {stored:?}");
+    let run: StreamRun =
+        serde_json::from_str(&std::fs::read_to_string(&stored[0]).unwrap()).unwrap();
+    assert!(!run.complete, "{algorithm}");
+    assert_eq!(run.steps.len(), 3, "{algorithm}");
+    // The rerun (the server back, new sessions) resumes after step 3 and completes.
+    let summary = run_stream(&opts, &NoProgress).unwrap();
+    assert_eq!(summary.runs[0].resumed_after, Some(3), "{algorithm}");
+    check_run(&summary.runs[0].run, algorithm);
+}
+
+/// Every JSON file below `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else if path.extension().is_some_and(|e| e == "json") {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[test]
+fn pgvector_sessions_ended_mid_run_fail_clearly_and_the_rerun_resumes() {
+    sessions_ended_mid_run("pgvector", "m=8;ef_construction=32", "ef_search=40");
+}
+
+#[test]
+fn mariadb_sessions_ended_mid_run_fail_clearly_and_the_rerun_resumes() {
+    sessions_ended_mid_run("mariadb", "m=8", "ef_search=40");
+}

@@ -104,16 +104,27 @@ pub fn sql_err(e: mysql::Error, what: &str) -> Error {
         ),
         _ => false,
     };
+    let text = server_text(&driver_text(&e));
     if lost {
         Error::Server(format!(
-            "MariaDB connection lost while {what}: {} (is the server still running?)",
-            server_text(&e.to_string())
+            "MariaDB connection lost while {what}: {text} (is the server still running?)"
         ))
     } else {
-        Error::Backend(format!(
-            "MariaDB error while {what}: {}",
-            server_text(&e.to_string())
-        ))
+        Error::Backend(format!("MariaDB error while {what}: {text}"))
+    }
+}
+
+/// The driver error in words: its `Display` wraps every kind as `IoError { .. }`,
+/// `MySqlError { .. }` and so on (Rust debug style); the error inside says it plainly.
+fn driver_text(e: &mysql::Error) -> String {
+    match e {
+        mysql::Error::IoError(io) => io.to_string(),
+        mysql::Error::CodecError(c) => std::error::Error::source(c)
+            .and_then(|s| s.downcast_ref::<std::io::Error>())
+            .map_or_else(|| c.to_string(), |io| io.to_string()),
+        mysql::Error::DriverError(d) => d.to_string(),
+        mysql::Error::MySqlError(m) => format!("error {} ({}): {}", m.code, m.state, m.message),
+        other => other.to_string(),
     }
 }
 
@@ -129,9 +140,24 @@ mod tests {
             matches!(&e, Error::Server(m) if m.contains("running a query")),
             "{e:?}"
         );
+        // In words, not the driver's `IoError { .. }`.
+        assert!(
+            e.to_string().contains("a query: reset (is the server"),
+            "{e}"
+        );
         let gone = mysql::Error::DriverError(mysql::DriverError::PacketOutOfSync);
         assert!(matches!(sql_err(gone, "x"), Error::Server(_)));
         let ours = mysql::Error::DriverError(mysql::DriverError::MixedParams);
         assert!(matches!(sql_err(ours, "x"), Error::Backend(_)));
+        let missing = mysql::Error::MySqlError(mysql::MySqlError {
+            state: "42S02".into(),
+            message: "Table 'annbench.t' doesn't exist".into(),
+            code: 1146,
+        });
+        let e = sql_err(missing, "searching").to_string();
+        assert_eq!(
+            e,
+            "MariaDB error while searching: error 1146 (42S02): Table 'annbench.t' doesn't exist"
+        );
     }
 }
