@@ -500,7 +500,7 @@ fn run_build(
         match &step.op {
             Operation::Insert { .. } | Operation::Delete { .. } | Operation::Replace { .. } => {
                 let (write, during) =
-                    writes::run_step(env, backend, &live, step, &build.query_args[0], built)?;
+                    writes::run_step(env, backend, step, &build.query_args[0], built)?;
                 record.write = Some(write);
                 record.during = during;
             }

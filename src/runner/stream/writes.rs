@@ -9,7 +9,6 @@ use crate::backend::{Backend, Searcher};
 use crate::metrics::{self, LatencySummary};
 use crate::params::Params;
 use crate::results::stream::{DuringFigures, Freshness, WriteFigures};
-use crate::stream::live::LiveSet;
 use crate::stream::step::{Operation, Step};
 use crate::{Error, Result};
 use ndarray::Array2;
@@ -157,15 +156,12 @@ fn freshness_worker(
 pub fn run_step(
     env: &Env<'_>,
     backend: &mut dyn Backend,
-    live: &LiveSet,
     step: &Step,
     args: &Params,
     indexed: bool,
 ) -> Result<(WriteFigures, Option<DuringFigures>)> {
-    let _ = live;
     let batch = step.batch.unwrap_or(env.opts.batch);
     let list = batches(step, batch);
-    let total: usize = list.iter().map(Batch::len).sum();
     let during_clients = step.during.as_ref().map(|d| d.clients).filter(|_| indexed);
     let mut during_searchers = match during_clients {
         Some(n) => super::open_searchers(backend, n, args)?,
@@ -191,10 +187,9 @@ pub fn run_step(
     } else {
         0
     };
-    let marker_every = list
-        .len()
-        .checked_div(markers)
-        .map_or(usize::MAX, |n| n.max(1));
+    // `markers` batches spread over the step (all of them when it has fewer); none when no
+    // markers are asked for or there is no index to find them with.
+    let marker_every = (markers > 0).then(|| list.len().div_ceil(markers).max(1));
     let mut fresh_searcher = if markers > 0 {
         super::open_searchers(backend, 1, args)?.pop()
     } else {
@@ -210,7 +205,7 @@ pub fn run_step(
         let fresh = fresh_searcher
             .as_mut()
             .map(|f| s.spawn(move || freshness_worker(f.as_mut(), k, rx)));
-        let writes = write_batches(env, table, &list, step.rate, marker_every, &tx);
+        let writes = write_batches(env, table, &list, batch, step.rate, marker_every, &tx);
         drop(tx);
         stop.store(true, Ordering::Relaxed);
         let searched = searches.map(|h| {
@@ -224,18 +219,14 @@ pub fn run_step(
         (writes, searched, fresh)
     });
     let (writes, searched, fresh) = outcome;
-    let mut w = writes?;
-    w.rows = total as u64;
-    w.batch_rows = batch;
+    let (mut w, sent) = writes?;
     if let Some(f) = fresh {
         let found: Vec<f64> = f?.into_iter().flatten().collect();
-        let mut sorted = found.clone();
-        sorted.sort_by(f64::total_cmp);
         w.freshness = Some(Freshness {
-            markers: w.freshness.as_ref().map_or(0, |f| f.markers),
+            markers: sent,
             found: found.len(),
             median_seconds: metrics::interval::median(&found),
-            max_seconds: sorted.last().copied(),
+            max_seconds: found.iter().copied().reduce(f64::max),
             bound_seconds: FRESHNESS_BOUND.as_secs_f64(),
         });
     }
@@ -256,17 +247,20 @@ pub fn run_step(
     Ok((w, during))
 }
 
-/// Send the batches, paced to `rate` rows/s when given: batch `i` starts no earlier than
-/// `rows before it / rate` after the first. Records each batch's statement seconds, the most
-/// rows behind schedule, and how late the last batch ended.
+/// Send the batches of up to `batch_rows` rows, paced to `rate` rows/s when given: batch `i`
+/// starts no earlier than `rows before it / rate` after the first. Records each batch's
+/// statement seconds, the most rows behind schedule, and how late the last batch ended. With
+/// `marker_every`, the first row of every such insert batch is sent to `markers` as it
+/// commits; returns the figures (no freshness yet) and the markers sent.
 fn write_batches(
     env: &Env<'_>,
     table: &mut dyn crate::backend::stream::StreamTable,
     list: &[Batch],
+    batch_rows: usize,
     rate: Option<f64>,
-    marker_every: usize,
+    marker_every: Option<usize>,
     markers: &mpsc::Sender<(i64, Vec<f32>, Instant)>,
-) -> Result<WriteFigures> {
+) -> Result<(WriteFigures, usize)> {
     let start = Instant::now();
     let mut done = 0usize;
     let mut changed = 0u64;
@@ -294,7 +288,7 @@ fn write_batches(
         };
         let committed = Instant::now();
         if let Batch::Insert { ids, rows } = b {
-            if i % marker_every == 0 && !ids.is_empty() {
+            if marker_every.is_some_and(|n| i % n == 0) && !ids.is_empty() {
                 let vector = env.data.train.row(rows[0]).to_vec();
                 let _ = markers.send((ids[0], vector, committed));
                 marker_count += 1;
@@ -308,23 +302,18 @@ fn write_batches(
     let wall = start.elapsed().as_secs_f64();
     let behind = rate.map_or(0.0, |r| (wall - done as f64 / r).max(0.0));
     let batch_latency: LatencySummary = metrics::summarize_in_place(&mut latencies);
-    Ok(WriteFigures {
+    let figures = WriteFigures {
         rows: done as u64,
         rows_changed: changed,
         batches: list.len(),
-        batch_rows: 0,
+        batch_rows,
         target_rate: rate,
         achieved_rate: metrics::qps(done, wall),
         batch_latency,
         backlog_rows: backlog,
         behind_seconds: behind,
         method,
-        freshness: (marker_count > 0).then_some(Freshness {
-            markers: marker_count,
-            found: 0,
-            median_seconds: None,
-            max_seconds: None,
-            bound_seconds: FRESHNESS_BOUND.as_secs_f64(),
-        }),
-    })
+        freshness: None,
+    };
+    Ok((figures, marker_count))
 }
