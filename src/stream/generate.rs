@@ -389,15 +389,7 @@ fn finish(ops: Vec<Operation>, entry: &str, train_rows: usize, opts: &Options) -
     }
     let mut steps = Vec::new();
     let mut writes = 0;
-    let push = |steps: &mut Vec<Step>, op| {
-        steps.push(Step {
-            number: steps.len() as u32 + 1,
-            op,
-            rate: None,
-            batch: None,
-            during: None,
-        })
-    };
+    let push = |steps: &mut Vec<Step>, op| steps.push(Step::new(steps.len() as u32 + 1, op));
     for op in ops {
         let write = op.writes();
         push(&mut steps, op);

@@ -213,13 +213,7 @@ mod tests {
     use super::*;
 
     fn step(op: Operation) -> Step {
-        Step {
-            number: 1,
-            op,
-            rate: None,
-            batch: None,
-            during: None,
-        }
+        Step::new(1, op)
     }
 
     fn insert(start: usize, end: usize) -> Step {

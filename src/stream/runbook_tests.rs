@@ -115,13 +115,10 @@ fn yaml_round_trips_and_fingerprints_ignore_the_layout() {
     rb.steps[0].rate = Some(2500.5);
     rb.steps[0].batch = Some(100);
     rb.steps[2].during = Some(During { clients: 4 });
-    rb.steps.push(Step {
-        number: 7,
-        op: Operation::Maintenance(vec![Maintenance::Vacuum, Maintenance::Reindex]),
-        rate: None,
-        batch: None,
-        during: None,
-    });
+    rb.steps.push(Step::new(
+        7,
+        Operation::Maintenance(vec![Maintenance::Vacuum, Maintenance::Reindex]),
+    ));
     let text = rb.to_yaml();
     let back = Runbook::parse(&text, "rb.yaml", "random-xs", None).unwrap();
     assert_eq!(back, rb, "{text}");

@@ -75,6 +75,19 @@ impl Maintenance {
     }
 }
 
+impl Step {
+    /// Step `number` doing `op`, without annbench's extensions (rate, batch, searches during).
+    pub fn new(number: u32, op: Operation) -> Self {
+        Step {
+            number,
+            op,
+            rate: None,
+            batch: None,
+            during: None,
+        }
+    }
+}
+
 impl Operation {
     /// The `operation:` name.
     pub fn name(&self) -> &'static str {

@@ -32,13 +32,7 @@ fn near_duplicates(rng: &mut Rng, n: usize, q: usize) -> (Array2<f32>, Array2<f3
 }
 
 fn step(number: u32, op: Operation) -> Step {
-    Step {
-        number,
-        op,
-        rate: None,
-        batch: None,
-        during: None,
-    }
+    Step::new(number, op)
 }
 
 /// A random valid runbook over `n` rows: inserts of free tags, deletes and replaces of live

@@ -155,13 +155,7 @@ mod tests {
     use ndarray::array;
 
     fn step(number: u32, op: Operation) -> Step {
-        Step {
-            number,
-            op,
-            rate: None,
-            batch: None,
-            during: None,
-        }
+        Step::new(number, op)
     }
 
     #[test]
