@@ -1,30 +1,12 @@
 //! `annbench datasets ...` end to end through the binary.
 
+mod files_support;
 mod serial;
 
 use annbench::dataset;
+use files_support::{annbench_data as annbench, ok};
 use serial::serial;
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn annbench(args: &[&str], data_dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_annbench"))
-        .args(args)
-        .env("ANNBENCH_DATA_DIR", data_dir)
-        .env_remove("ANNBENCH_DATASET_URL")
-        .output()
-        .unwrap()
-}
-
-fn ok(out: &Output) -> String {
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "failed: {}\n{text}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
-}
+use std::process::Output;
 
 fn fails(out: &Output) -> String {
     let err = String::from_utf8_lossy(&out.stderr).into_owned();

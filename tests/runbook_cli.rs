@@ -2,39 +2,22 @@
 //! in big-ann-benchmarks' exact layout (`tests/data/runbook-random-xs.yaml`) and on generated
 //! ones.
 
+mod files_support;
 mod serial;
 
 use annbench::Metric;
 use annbench::dataset;
 use annbench::stream::{Operation, Runbook};
+use files_support::{annbench_data as annbench, ok};
 use ndarray::Array2;
 use serial::serial;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 const BIG_ANN: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/data/runbook-random-xs.yaml"
 );
-
-fn annbench(args: &[&str], data_dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_annbench"))
-        .args(args)
-        .env("ANNBENCH_DATA_DIR", data_dir)
-        .env_remove("ANNBENCH_DATASET_URL")
-        .output()
-        .unwrap()
-}
-
-fn ok(out: &Output) -> String {
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "failed: {}\n{text}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
-}
 
 /// Exit status 1 with one error line, never a panic.
 fn fails(out: &Output) -> String {

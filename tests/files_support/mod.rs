@@ -162,6 +162,28 @@ pub fn annbench_in(args: &[&str], dir: &Path) -> Output {
         .unwrap()
 }
 
+/// `annbench ARGS` with `data_dir` as its data dir and no dataset mirror
+/// (`ANNBENCH_DATASET_URL` removed), so nothing is fetched.
+pub fn annbench_data(args: &[&str], data_dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_annbench"))
+        .args(args)
+        .env("ANNBENCH_DATA_DIR", data_dir)
+        .env_remove("ANNBENCH_DATASET_URL")
+        .output()
+        .unwrap()
+}
+
+/// The standard output of a command that must have succeeded (its stderr in the failure).
+pub fn ok(out: &Output) -> String {
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "failed: {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
 /// A new HDF5 file at `path` holding only the ann-benchmarks `distance` attribute: a test adds
 /// the datasets it wants with [`add_dataset`], unchecked, as another tool might write them.
 pub fn hdf5_with_distance(path: &Path, distance: &str) -> hdf5::File {
