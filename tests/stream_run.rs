@@ -390,3 +390,59 @@ fn pgvector_sessions_ended_mid_run_fail_clearly_and_the_rerun_resumes() {
 fn mariadb_sessions_ended_mid_run_fail_clearly_and_the_rerun_resumes() {
     sessions_ended_mid_run("mariadb", "m=8", "ef_search=40");
 }
+
+/// 1,000 rows inserted, all but 5 deleted, then searched with k = 10: recall is over the 5
+/// live rows, and a missing answer is a miss (it once scored as a hit: recall 1.0 where the
+/// index returned 8 ids over 20 queries). Each query answered with fewer than 5 ids misses
+/// at least one of them, which bounds the recall.
+fn few_live_rows(algorithm: &str, build: &str, query: &str) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = setup(dir.path(), algorithm, build, query);
+    opts.backend.schema = Some(format!("annbench_stream_few_{algorithm}"));
+    let rb = dir.path().join("few.yaml");
+    std::fs::write(
+        &rb,
+        format!(
+            "{DATASET}:\n  max_pts: 1000\n  1: {{operation: insert, start: 0, end: 1000}}\n  \
+             2: {{operation: delete, start: 0, end: 995}}\n  3: {{operation: search}}\n"
+        ),
+    )
+    .unwrap();
+    opts.runbook = rb;
+    let run = run_stream(&opts, &NoProgress).unwrap().runs.remove(0).run;
+    let s = &run.steps[2];
+    assert_eq!(s.live_rows, 5);
+    let f = &s.searches[0];
+    let q = 500.0; // the bundled set's queries
+    let bound = 1.0 - f.short as f64 / (q * 5.0);
+    assert!(
+        f.recall <= bound + 1e-9,
+        "{algorithm}: recall {} with {} of 500 queries answered short (at most {bound})",
+        f.recall,
+        f.short
+    );
+    assert_eq!(f.not_live, 0, "{algorithm}: {f:?}");
+}
+
+#[test]
+fn pgvector_few_live_rows_score_missing_answers_as_misses() {
+    few_live_rows("pgvector", "m=8;ef_construction=32", "ef_search=10");
+}
+
+#[test]
+fn mariadb_few_live_rows_score_missing_answers_as_misses() {
+    few_live_rows("mariadb", "m=8", "ef_search=10");
+}
+
+#[test]
+fn a_count_above_the_train_rows_is_refused_before_any_server_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = setup(dir.path(), "pgvector", "m=8", "ef_search=10");
+    opts.count = 4501;
+    let e = run_stream(&opts, &NoProgress).unwrap_err().to_string();
+    assert!(
+        e.contains("--count 4501 is larger than the 4500 train vectors"),
+        "{e}"
+    );
+}

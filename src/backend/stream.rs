@@ -118,6 +118,49 @@ pub struct TableSizes {
     pub dead_tuples: Option<u64>,
 }
 
+/// A cheap digest of a set of row ids: the count, the smallest and largest, the sum and a sum
+/// of products of two residues. It tells the rows a stream table holds from the rows a run's
+/// live set says it holds without reading them: a resume checks it
+/// ([`StreamTable::id_digest`]); rows deleted, added or renumbered behind the run's back
+/// change it (any change of the count, or of one id, changes the count or the sum).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct IdDigest {
+    pub count: u64,
+    pub min: Option<i64>,
+    pub max: Option<i64>,
+    pub sum: i128,
+    pub mix: i128,
+}
+
+/// The residues whose product [`IdDigest::mix`] sums: primes, so that products stay below
+/// 2^20 and a sum over 2^31 rows fits the servers' 64-bit sums.
+pub const DIGEST_PRIMES: (i64, i64) = (1009, 1013);
+
+impl IdDigest {
+    /// The digest of `ids` (each once), as the servers compute it.
+    pub fn of(ids: impl IntoIterator<Item = i64>) -> IdDigest {
+        let (p, q) = DIGEST_PRIMES;
+        let mut d = IdDigest::default();
+        for id in ids {
+            d.count += 1;
+            d.min = Some(d.min.map_or(id, |m| m.min(id)));
+            d.max = Some(d.max.map_or(id, |m| m.max(id)));
+            d.sum += i128::from(id);
+            // SQL's `%` keeps the dividend's sign, as Rust's does.
+            d.mix += i128::from((id % p) * (id % q));
+        }
+        d
+    }
+
+    /// `N rows (ids A to B)`, or `no rows`.
+    pub fn describe(&self) -> String {
+        match (self.min, self.max) {
+            (Some(a), Some(b)) => format!("{} rows (ids {a} to {b})", self.count),
+            _ => "no rows".into(),
+        }
+    }
+}
+
 /// The writes of a streaming runbook on the backend's stream table.
 pub trait StreamTable {
     /// Drop this algorithm's stream table for `spec` and create it EMPTY; afterwards build(),
@@ -168,6 +211,13 @@ pub trait StreamTable {
 
     /// Rows, table and index size, dead tuples, with the writes so far counted.
     fn sizes(&mut self) -> Result<TableSizes>;
+
+    /// The [`IdDigest`] of the rows the stream table holds now (one aggregate query).
+    fn id_digest(&mut self) -> Result<IdDigest>;
+
+    /// The ids the stream table holds in `[start, end)`, ascending: what a stopped write step
+    /// left there.
+    fn ids_in(&mut self, start: i64, end: i64) -> Result<Vec<i64>>;
 }
 
 /// The error of a backend without streaming runbooks.

@@ -95,6 +95,10 @@ pub struct StepRecord {
     pub maintenance: Option<MaintenanceFigures>,
     /// Table and index after a write or maintenance step.
     pub sizes: Option<SizeFigures>,
+    /// Rows an earlier run wrote in this step before it was stopped, undone before the step
+    /// ran again whole (absent when the step ran once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undone_rows: Option<u64>,
 }
 
 /// An insert, delete or replace step's writes.

@@ -136,6 +136,15 @@ impl Runbook {
                 }
             }
             live.apply(s).map_err(|e| at(e.to_string()))?;
+            if live.is_empty() && matches!(s.op, Operation::Search | Operation::Maintenance(_)) {
+                // Recall over no rows has no value (0 of 0 neighbours): refused rather than
+                // scored, as a filter that matches no row is.
+                return Err(at(
+                    "no rows are live here, so there is nothing to search for and \
+                     recall has no value; insert rows before this step or remove it"
+                        .into(),
+                ));
+            }
             if live.len() > self.max_pts {
                 return Err(at(format!(
                     "{} tags are live, more than max_pts {}; raise max_pts to at least the peak \

@@ -411,3 +411,45 @@ fn replay_errors_name_the_step_and_the_tags() {
     assert!(e.contains("step 1 (insert): train row ids [0, 50)"), "{e}");
     assert_eq!(rb.rows_needed(), 100);
 }
+
+#[test]
+fn a_search_or_maintenance_step_over_no_live_rows_is_refused() {
+    for (steps, want) in [
+        (
+            &["{operation: search}"][..],
+            "step 1 (search): no rows are live",
+        ),
+        (
+            &[
+                "{operation: insert, start: 0, end: 10}",
+                "{operation: delete, start: 0, end: 10}",
+                "{operation: search}",
+            ],
+            "step 3 (search): no rows are live",
+        ),
+        (
+            &[
+                "{operation: insert, start: 0, end: 10}",
+                "{operation: search}",
+                "{operation: delete, start: 0, end: 10}",
+                "{operation: maintenance, what: [vacuum]}",
+                "{operation: insert, start: 0, end: 10}",
+                "{operation: search}",
+            ],
+            "step 4 (maintenance): no rows are live",
+        ),
+    ] {
+        let e = err(&entry(steps));
+        assert!(
+            e.contains(want) && e.contains("insert rows before this step or remove it"),
+            "{steps:?}: {e}"
+        );
+    }
+    // One live row is enough to search.
+    parse(&entry(&[
+        "{operation: insert, start: 0, end: 10}",
+        "{operation: delete, start: 0, end: 9}",
+        "{operation: search}",
+    ]))
+    .unwrap();
+}

@@ -87,7 +87,8 @@ fn random_runbook(rng: &mut Rng, n: usize, steps: usize) -> Runbook {
         // Now and then most of the live set goes.
         out.push(s);
         if rng.below(12) == 0 && live.len() > 3 {
-            let keep = rng.below(3);
+            // One or two rows stay: fewer than k (a search over none is refused).
+            let keep = 1 + rng.below(2);
             let doomed: Vec<_> = live.spans().collect();
             let mut left = live.len() - keep;
             for (tags, _) in doomed {
@@ -109,7 +110,9 @@ fn random_runbook(rng: &mut Rng, n: usize, steps: usize) -> Runbook {
             out.push(step(out.len() as u32 + 1, Operation::Search));
         }
     }
-    out.push(step(out.len() as u32 + 1, Operation::Search));
+    if !live.is_empty() {
+        out.push(step(out.len() as u32 + 1, Operation::Search));
+    }
     Runbook {
         entry: "t".into(),
         source: "test".into(),

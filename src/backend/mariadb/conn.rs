@@ -27,6 +27,13 @@ impl SqlConn for Conn {
             .map_err(|e| sql_err(e, what))?;
         Ok(row.map(|r| r.unwrap().into_iter().map(cell).collect()))
     }
+
+    fn int_column(&mut self, sql: &str, args: &[Arg<'_>], what: &str) -> Result<Vec<i64>> {
+        let rows: Vec<Option<i64>> = self
+            .exec(sql, values(args))
+            .map_err(|e| sql_err(e, what))?;
+        Ok(rows.into_iter().flatten().collect())
+    }
 }
 
 fn values(args: &[Arg<'_>]) -> Vec<Value> {

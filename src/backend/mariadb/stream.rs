@@ -24,7 +24,7 @@ use super::{ALGORITHM, Engine, Loaded, MariaDb, build, server, sql_err};
 use crate::backend::sql::stream::{self as shared, Ran, int4_ids, int4_range};
 use crate::backend::sql::{SqlConn, TableName, count_rows, guard};
 use crate::backend::stream::{
-    MaintenanceOp, MaintenanceReport, StreamTable, TableSizes, WriteReport, check_batch,
+    IdDigest, MaintenanceOp, MaintenanceReport, StreamTable, TableSizes, WriteReport, check_batch,
     unsupported,
 };
 use crate::backend::table::check_batch_values;
@@ -449,6 +449,16 @@ impl StreamTable for MariaDb {
             index_bytes: self.stream_index_bytes(&t)?,
             dead_tuples: None,
         })
+    }
+
+    fn id_digest(&mut self) -> Result<IdDigest> {
+        let (_, t) = self.stream_state()?;
+        shared::id_digest(&mut self.conn, &t)
+    }
+
+    fn ids_in(&mut self, start: i64, end: i64) -> Result<Vec<i64>> {
+        let (_, t) = self.stream_state()?;
+        shared::ids_in(&mut self.conn, &t, start, end)
     }
 }
 

@@ -37,6 +37,17 @@ impl SqlConn for Client {
         let row = self.query_opt(&stmt, &refs).map_err(|e| pg_err(e, what))?;
         Ok(row.map(|r| cells(&r)))
     }
+
+    fn int_column(&mut self, sql: &str, args: &[Arg<'_>], what: &str) -> Result<Vec<i64>> {
+        let stmt = self.prepare(sql).map_err(|e| pg_err(e, what))?;
+        let values = bind(args, stmt.params());
+        let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v.as_ref()).collect();
+        let rows = self.query(&stmt, &refs).map_err(|e| pg_err(e, what))?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| cells(r).first().and_then(Cell::int))
+            .collect())
+    }
 }
 
 /// Arguments as the Rust types the statement's parameter types take (an integer column may be

@@ -31,7 +31,7 @@ use crate::backend::TableSpec;
 use crate::backend::sql::stream::{self as shared, Ran, int4_ids, int4_range};
 use crate::backend::sql::{SqlConn, TableName, guard, watch::Watch};
 use crate::backend::stream::{
-    MaintenanceOp, MaintenanceReport, StreamTable, TableSizes, WriteReport, check_batch,
+    IdDigest, MaintenanceOp, MaintenanceReport, StreamTable, TableSizes, WriteReport, check_batch,
     unsupported,
 };
 use crate::backend::table::{check_batch_values, check_ident};
@@ -457,5 +457,17 @@ impl StreamTable for PgBackend {
             index_bytes,
             dead_tuples: Some(dead),
         })
+    }
+
+    fn id_digest(&mut self) -> Result<IdDigest> {
+        let (_, l) = self.stream_state()?;
+        let _bound = watchdog::arm(self.conn, watchdog::QUERY_LIMIT);
+        shared::id_digest(&mut self.client, &l.table)
+    }
+
+    fn ids_in(&mut self, start: i64, end: i64) -> Result<Vec<i64>> {
+        let (_, l) = self.stream_state()?;
+        let _bound = watchdog::arm(self.conn, watchdog::QUERY_LIMIT);
+        shared::ids_in(&mut self.client, &l.table, start, end)
     }
 }

@@ -88,6 +88,10 @@ pub trait SqlConn {
 
     /// The first row of a query with bound arguments, if any.
     fn first_row(&mut self, sql: &str, args: &[Arg<'_>], what: &str) -> Result<Option<Vec<Cell>>>;
+
+    /// The first column of every row of a query with bound arguments, as integers (an integer
+    /// column; NULLs are left out).
+    fn int_column(&mut self, sql: &str, args: &[Arg<'_>], what: &str) -> Result<Vec<i64>>;
 }
 
 /// A table annbench owns: schema (the namespace the server keeps its tables in) and name, both

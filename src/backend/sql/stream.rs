@@ -13,8 +13,9 @@
 
 use super::meta::{self, Meta};
 use super::watch::{POLL, Stop, Watch};
-use super::{SqlConn, TableName};
+use super::{Arg, Cell, SqlConn, TableName};
 use crate::backend::TableSpec;
+use crate::backend::stream::{DIGEST_PRIMES, IdDigest};
 use crate::backend::table::table_name;
 use crate::{Error, Result};
 use std::sync::mpsc;
@@ -76,6 +77,51 @@ pub fn set_progress(c: &mut dyn SqlConn, t: &TableName, marker: &str, rows: u64)
         )));
     }
     meta::set_method(c, t, &format!("{PROGRESS}{marker}"), rows)
+}
+
+/// The [`IdDigest`] of table `t`'s `id` column, computed by the server.
+pub fn id_digest(c: &mut dyn SqlConn, t: &TableName) -> Result<IdDigest> {
+    let (p, q) = DIGEST_PRIMES;
+    let sql = format!(
+        "SELECT COUNT(*), MIN(id), MAX(id), SUM(id), SUM((id % {p}) * (id % {q})) FROM {}",
+        t.qualified(c.dialect())
+    );
+    let row = c
+        .first_row(&sql, &[], "reading the stream table's ids")?
+        .unwrap_or_default();
+    // PostgreSQL sums integers as int8, MariaDB as DECIMAL (text): both read as integers.
+    let int = |i: usize| -> Option<i128> {
+        match row.get(i)? {
+            Cell::Int(n) => Some(i128::from(*n)),
+            Cell::Text(s) => s.trim().parse().ok(),
+            Cell::Float(x) => Some(*x as i128),
+            Cell::Null => None,
+        }
+    };
+    Ok(IdDigest {
+        count: int(0).unwrap_or(0) as u64,
+        min: int(1).map(|n| n as i64),
+        max: int(2).map(|n| n as i64),
+        sum: int(3).unwrap_or(0),
+        mix: int(4).unwrap_or(0),
+    })
+}
+
+/// The ids of table `t` in `[start, end)`, ascending.
+pub fn ids_in(c: &mut dyn SqlConn, t: &TableName, start: i64, end: i64) -> Result<Vec<i64>> {
+    let (lo, hi) = int4_range(start, end)?;
+    let d = c.dialect();
+    let sql = format!(
+        "SELECT id FROM {} WHERE id >= {} AND id < {} ORDER BY id",
+        t.qualified(d),
+        d.placeholder(1),
+        d.placeholder(2)
+    );
+    c.int_column(
+        &sql,
+        &[Arg::Int(i64::from(lo)), Arg::Int(i64::from(hi))],
+        "reading the stream table's ids",
+    )
 }
 
 /// A statement run by [`run`]: its result (`None` when a stop was requested before it

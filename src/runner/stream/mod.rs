@@ -11,13 +11,14 @@
 //! when the server's table says it is in the state that step left
 //! ([`crate::backend::stream::StreamTable::progress`]), and otherwise starts again and says why.
 
+mod resume;
 mod search;
 mod writes;
 
 use super::progress::{Event, Progress};
 use super::{PassOrder, SweepOptions};
+use crate::backend::stream::MaintenanceOp;
 use crate::backend::stream::StreamBuild;
-use crate::backend::stream::{MaintenanceOp, StreamTable};
 use crate::backend::{Backend, BackendOptions, TableSpec};
 use crate::config::Grid;
 use crate::dataset::Dataset;
@@ -181,6 +182,13 @@ pub fn run_stream(opts: &StreamOptions, progress: &dyn Progress) -> Result<Strea
     refuse_unsupported(&opts.algorithm)?;
     let path = crate::dataset::resolve(&opts.dataset, &opts.data_dir)?;
     let info = crate::dataset::info(&path)?;
+    if opts.count > info.train {
+        // As `run`: the truth of a search step never holds more than the train rows.
+        return Err(Error::Config(format!(
+            "--count {} is larger than the {} train vectors of '{}'; give at most {}",
+            opts.count, info.train, info.name, info.train
+        )));
+    }
     let runbook = Runbook::load(&opts.runbook, &info.name, opts.entry.as_deref())?;
     runbook.validate(info.train)?;
     super::preflight::check_servers(&sweep, &grids)?;
@@ -348,61 +356,6 @@ impl Env<'_> {
     }
 }
 
-/// The marker the server's table keeps after each step: which run and step left it so.
-fn progress_marker(identity: &StreamIdentity, step: u32) -> String {
-    use std::hash::{Hash, Hasher};
-    let text = serde_json::to_string(identity).unwrap_or_default();
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    text.hash(&mut h);
-    format!("{:016x}:{step}", h.finish())
-}
-
-/// Where a build point's run starts: after the stored steps when the table is in their
-/// state, else from the first step (with the reason).
-fn resume_point(
-    env: &Env<'_>,
-    table: &mut dyn StreamTable,
-    spec: &TableSpec,
-    stored: Option<StreamRun>,
-    identity: &StreamIdentity,
-) -> Result<(Option<StreamRun>, Option<String>)> {
-    let Some(run) = stored else {
-        return Ok((None, None));
-    };
-    if env.opts.force {
-        return Ok((None, Some("--force: running every step again".into())));
-    }
-    if run.identity != *identity || run.format != STREAM_FORMAT {
-        return Ok((
-            None,
-            Some("the stored run is of other data, runbook or parameters".into()),
-        ));
-    }
-    let Some(last) = run.steps.last().map(|s| s.step) else {
-        return Ok((None, None));
-    };
-    if run.complete {
-        return Ok((Some(run), None));
-    }
-    match table.progress(spec)? {
-        Some(m) if m == progress_marker(identity, last) => Ok((Some(run), None)),
-        Some(_) => Ok((
-            None,
-            Some(format!(
-                "the server's table is not in the state step {last} left (another run or \
-                 step changed it since): starting again from the first step"
-            )),
-        )),
-        None => Ok((
-            None,
-            Some(format!(
-                "the server has no table in the state step {last} left: starting again from \
-                 the first step"
-            )),
-        )),
-    }
-}
-
 fn run_build(
     env: &Env<'_>,
     backend: &mut dyn Backend,
@@ -417,32 +370,35 @@ fn run_build(
         dimension: env.data.dimension(),
     };
     let stored = read_stream(&path)?;
-    let (resumed, reason) = resume_point(env, backend.stream_table()?, &spec, stored, &identity)?;
-    if let Some(r) = reason {
-        env.progress.on_event(&Event::Warning(&r));
-    }
-    if let Some(run) = resumed.as_ref().filter(|r| r.complete) {
-        return Ok(StreamOutcome {
-            path,
-            run: run.clone(),
-            skipped: true,
-            resumed_after: None,
-        });
-    }
+    let start = resume::start(
+        env,
+        backend.stream_table()?,
+        &spec,
+        stored,
+        &identity,
+        &build.build_args,
+    )?;
     let decl = crate::registry::algorithm(algorithm)
         .ok_or_else(|| Error::Config(format!("unknown algorithm '{algorithm}'")))?;
-    let mut live = LiveSet::default();
-    let (mut run, resumed_after) = match resumed {
-        Some(run) => {
-            let last = run.steps.last().map_or(0, |s| s.step);
-            for step in env.runbook.steps.iter().take_while(|s| s.number <= last) {
-                live.apply(step)?;
-            }
-            let args = run.build_seconds.map(|_| &build.build_args);
-            backend.stream_table()?.reopen(&spec, args)?;
-            (run, Some(last))
+    let (mut run, mut live, resumed_after, mut undone) = match start {
+        resume::Start::Complete(run) => {
+            return Ok(StreamOutcome {
+                path,
+                run,
+                skipped: true,
+                resumed_after: None,
+            });
         }
-        None => {
+        resume::Start::Resume {
+            run,
+            after,
+            live,
+            undone,
+        } => (run, live, Some(after), undone),
+        resume::Start::Fresh(why) => {
+            if let Some(r) = why {
+                env.progress.on_event(&Event::Warning(&r));
+            }
             backend.stream_table()?.create_empty(&spec)?;
             let run = StreamRun {
                 format: STREAM_FORMAT,
@@ -454,7 +410,7 @@ fn run_build(
                 steps: Vec::new(),
                 complete: false,
             };
-            (run, None)
+            (run, LiveSet::default(), None, 0)
         }
     };
     let mut built = run.build_seconds.is_some();
@@ -485,7 +441,16 @@ fn run_build(
             searches: Vec::new(),
             maintenance: None,
             sizes: None,
+            undone_rows: (undone > 0).then_some(undone),
         };
+        if undone > 0 {
+            env.progress.on_event(&Event::Warning(&format!(
+                "step {} was stopped part-way in an earlier run: its {undone} rows written then \
+                 were undone, and it runs again whole",
+                step.number
+            )));
+            undone = 0;
+        }
         let needs_index = matches!(step.op, Operation::Search | Operation::Maintenance(_));
         if needs_index && !built {
             return Err(Error::Config(format!(
@@ -540,6 +505,7 @@ fn run_build(
         }
         if !matches!(step.op, Operation::Search) {
             let s = backend.stream_table()?.sizes()?;
+            resume::check_count(step, s.rows, &live)?;
             record.sizes = Some(SizeFigures {
                 rows: s.rows,
                 table_bytes: s.table_bytes,
@@ -556,7 +522,7 @@ fn run_build(
         // resumed on the wrong state.
         backend
             .stream_table()?
-            .set_progress(&progress_marker(&identity, step.number))?;
+            .set_progress(&resume::marker(&identity, step.number))?;
         write_stream(&path, &run)?;
         if let Some(last) = run.steps.last() {
             env.progress.on_event(&Event::StreamStep {

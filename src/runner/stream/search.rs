@@ -30,6 +30,36 @@ pub fn live_distances(
     (r.distances, r.unmapped, r.repeated)
 }
 
+/// Recall@k of a step's answers (their `distances`, +inf where an id is missing, repeated or
+/// not live) and the queries answered short, scored as the sweep's filtered points are:
+/// against the `min(k, live)` true neighbours, and an answer with fewer ids than that is
+/// short. The truth's columns past the live count are +inf, which a missing answer (+inf
+/// too) would otherwise match: never compared.
+pub fn score(
+    truth: &StepTruth,
+    distances: ArrayView2<'_, f32>,
+    neighbors: ArrayView2<'_, i64>,
+    live: usize,
+    k: usize,
+) -> Result<(f64, usize)> {
+    let k_eff = k.min(live).min(truth.distances.ncols());
+    let recall =
+        metrics::knn_recall(truth.distances.view(), distances, k_eff).ok_or_else(|| {
+            Error::Dataset(format!(
+                "step {}: nothing to score: {live} rows are live and the live truth holds {} \
+             neighbours per query (k={k})",
+                truth.step,
+                truth.distances.ncols()
+            ))
+        })?;
+    let short = neighbors
+        .rows()
+        .into_iter()
+        .filter(|ids| ids.iter().filter(|&&i| i >= 0).count() < k_eff)
+        .count();
+    Ok((recall, short))
+}
+
 /// Recall, not-live ids and short answers of one full pass over the queries.
 fn recall_pass(
     env: &Env<'_>,
@@ -66,15 +96,8 @@ fn recall_pass(
             truth.step
         )));
     }
-    let k_eff = k.min(truth.distances.ncols());
-    let recall =
-        metrics::knn_recall(truth.distances.view(), distances.view(), k_eff).ok_or_else(|| {
-            Error::Dataset(format!(
-                "step {}: the live truth is narrower than k={k_eff}",
-                truth.step
-            ))
-        })?;
-    Ok((recall, not_live, bufs.short))
+    let (recall, short) = score(truth, distances.view(), neighbors.view(), live.len(), k)?;
+    Ok((recall, not_live, short))
 }
 
 /// Set `args` on every search connection.
@@ -156,6 +179,66 @@ mod tests {
 
     fn step(number: u32, op: Operation) -> Step {
         Step::new(number, op)
+    }
+
+    /// Five rows live, k = 3 and k = 10: the true answer of a query at the origin is tags 0..5
+    /// (distances 0..5), padded with -1 at +inf past them.
+    fn five_live(k: usize) -> StepTruth {
+        let mut ids = Array2::from_elem((1, k), -1i64);
+        let mut distances = Array2::from_elem((1, k), f32::INFINITY);
+        for j in 0..k.min(5) {
+            ids[[0, j]] = j as i64;
+            distances[[0, j]] = j as f32;
+        }
+        StepTruth {
+            step: 4,
+            ids,
+            distances,
+        }
+    }
+
+    #[test]
+    fn fewer_live_rows_than_k_score_missing_answers_as_misses() {
+        let truth = five_live(10);
+        // Two of the five live neighbours returned, then nothing: 2 of min(10, 5).
+        let neighbors = array![[0i64, 1, -1, -1, -1, -1, -1, -1, -1, -1]];
+        let mut d = Array2::from_elem((1, 10), f32::INFINITY);
+        d[[0, 0]] = 0.0;
+        d[[0, 1]] = 1.0;
+        let (recall, short) = score(&truth, d.view(), neighbors.view(), 5, 10).unwrap();
+        assert!((recall - 0.4).abs() < 1e-9, "{recall}");
+        assert_eq!(short, 1);
+        // All five returned: a full score, and not short (min(k, live) ids).
+        let neighbors = array![[0i64, 1, 2, 3, 4, -1, -1, -1, -1, -1]];
+        let mut d = Array2::from_elem((1, 10), f32::INFINITY);
+        for j in 0..5 {
+            d[[0, j]] = j as f32;
+        }
+        let (recall, short) = score(&truth, d.view(), neighbors.view(), 5, 10).unwrap();
+        assert_eq!((recall, short), (1.0, 0));
+        // An empty answer scores nothing.
+        let none = Array2::from_elem((1, 10), -1i64);
+        let inf = Array2::from_elem((1, 10), f32::INFINITY);
+        let (recall, short) = score(&truth, inf.view(), none.view(), 5, 10).unwrap();
+        assert_eq!((recall, short), (0.0, 1));
+        // With more live rows than k, k is the bar.
+        let truth = five_live(3);
+        let neighbors = array![[0i64, 1, -1]];
+        let mut d = Array2::from_elem((1, 3), f32::INFINITY);
+        d[[0, 0]] = 0.0;
+        d[[0, 1]] = 1.0;
+        let (recall, short) = score(&truth, d.view(), neighbors.view(), 5, 3).unwrap();
+        assert!((recall - 2.0 / 3.0).abs() < 1e-9, "{recall}");
+        assert_eq!(short, 1);
+    }
+
+    #[test]
+    fn no_live_rows_is_an_error_not_a_score() {
+        let truth = five_live(10);
+        let none = Array2::from_elem((1, 10), -1i64);
+        let inf = Array2::from_elem((1, 10), f32::INFINITY);
+        let e = score(&truth, inf.view(), none.view(), 0, 10).unwrap_err();
+        assert!(e.to_string().contains("nothing to score"), "{e}");
     }
 
     #[test]
