@@ -26,7 +26,11 @@ fn warned_not_cached(out: &Output, data: &std::path::Path) {
             && err.contains("it will be computed again next time; give a writable --data-dir"),
         "{err}"
     );
-    assert_eq!(err.matches("could not cache").count(), 1, "warned once:\n{err}");
+    assert_eq!(
+        err.matches("could not cache").count(),
+        1,
+        "warned once:\n{err}"
+    );
 }
 
 #[test]

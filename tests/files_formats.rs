@@ -67,7 +67,10 @@ fn a_stream_result_of_another_format_is_refused_and_kept() {
     };
     for (format, words) in [
         (99, &NEWER[..]),
-        (0, &["of format 0, written by an older annbench", "move it aside"][..]),
+        (
+            0,
+            &["of format 0, written by an older annbench", "move it aside"][..],
+        ),
     ] {
         let bytes = set_stream_format(&result, format);
         refused(&stream(), &result, words);

@@ -23,7 +23,8 @@ impl Versioned {
     /// Ok when this annbench reads format `found` of the file at `path` (an error of the
     /// result store; see [`Versioned::refusal`] for other categories).
     pub fn check(&self, path: &Path, found: u64) -> Result<()> {
-        self.refusal(path, found).map_or(Ok(()), |m| Err(Error::Results(m)))
+        self.refusal(path, found)
+            .map_or(Ok(()), |m| Err(Error::Results(m)))
     }
 
     /// Why this annbench does not read format `found` of the file at `path`, if it does not.

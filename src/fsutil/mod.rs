@@ -11,7 +11,8 @@ mod special;
 pub use atomic::{release, reserve, temp_path, write_atomic, write_atomic_with, write_error};
 pub use format::Versioned;
 pub use special::{
-    check_output, open_existing, open_read, read_if_any, read_text, read_text_if_any, refuse_special,
+    check_output, open_existing, open_read, read_if_any, read_text, read_text_if_any,
+    refuse_special,
 };
 
 use crate::{Error, Result};
@@ -129,7 +130,13 @@ pub fn check_writable_dir(dir: &Path, flag: &str) -> Result<()> {
         source: e,
     })?;
     let probe = dir.join(format!(".annbench-write-test-{}", std::process::id()));
-    let made = std::fs::File::create(&probe).and_then(|mut f| f.write_all(b"x"));
+    // A new file, never what is there (a FIFO left under the name would block the open).
+    let _ = std::fs::remove_file(&probe);
+    let made = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .and_then(|mut f| f.write_all(b"x"));
     let _ = std::fs::remove_file(&probe);
     made.map_err(|e| Error::Io {
         context: format!("{flag} {}: cannot write there ({fix})", dir.display()),

@@ -197,7 +197,10 @@ mod tests {
             read_text(dir.path(), "a runbook").unwrap_err(),
         ] {
             let e = e.to_string();
-            assert!(e.contains("is a FIFO") || e.contains("is a directory"), "{e}");
+            assert!(
+                e.contains("is a FIFO") || e.contains("is a directory"),
+                "{e}"
+            );
         }
         let missing = dir.path().join("none");
         assert!(read_if_any(&missing, "x").unwrap().is_none());

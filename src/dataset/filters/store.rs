@@ -52,7 +52,9 @@ pub fn save(f: &Filters, dataset: &Path) -> Result<PathBuf> {
     // A newer annbench's file is not replaced by this one's.
     if let Some(found) = stored_format(&path).and_then(|f| u64::try_from(f).ok()) {
         if VERSIONED.is_newer(found) {
-            return Err(Error::Dataset(VERSIONED.refusal(&path, found).unwrap_or_default()));
+            return Err(Error::Dataset(
+                VERSIONED.refusal(&path, found).unwrap_or_default(),
+            ));
         }
     }
     write_image(&path, "the filter file", |file| write(f, file))?;

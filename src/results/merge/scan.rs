@@ -169,9 +169,8 @@ pub fn same_bytes(a: &Entry, b: &Entry) -> Result<bool> {
         return Ok(false);
     }
     let read = |p: &Path| {
-        crate::fsutil::read_if_any(p, "a result file")?.ok_or_else(|| {
-            Error::Results(format!("{} was removed during the merge", p.display()))
-        })
+        crate::fsutil::read_if_any(p, "a result file")?
+            .ok_or_else(|| Error::Results(format!("{} was removed during the merge", p.display())))
     };
     Ok(read(&a.path)? == read(&b.path)?)
 }
