@@ -7,7 +7,7 @@
 mod files_support;
 mod servers_support;
 
-use files_support::{annbench, is_fifo, mkfifo};
+use files_support::{SIFT, annbench, is_fifo, mkfifo, stream_files, the_file};
 use std::path::Path;
 
 fn stderr(out: &std::process::Output) -> String {
@@ -205,4 +205,58 @@ fn absurd_counts_are_bounded_by_name() {
             "{extra:?} {env:?}:\n{err}"
         );
     }
+}
+
+/// A FIFO at the live-set truth cache's path, as the runbook, or at a stream result's path:
+/// `runbook check --truth` and `stream` stop at once naming it (they blocked on the cache with
+/// no output), and the FIFO stays (against the real PostgreSQL server).
+#[test]
+fn fifos_at_the_truth_cache_runbook_and_stream_result_stop_at_once() {
+    servers_support::postgres(); // the test server is up
+    let dir = tempfile::tempdir().unwrap();
+    let (data, rb) = stream_files(dir.path());
+    let stream = |dir: &Path, data: &Path, rb: &Path| {
+        files_support::stream(dir, data, rb, "annbench_files_stream_fifo")
+    };
+    let out = stream(dir.path(), &data, &rb);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let cache = the_file(&data, ".stream-gt");
+    let result = the_file(&dir.path().join("results"), ".json");
+    // The truth cache.
+    std::fs::remove_file(&cache).unwrap();
+    mkfifo(&cache);
+    assert_fifo_refused(&stream(dir.path(), &data, &rb), &cache);
+    let check = |runbook: &Path| {
+        annbench(&[
+            "runbook",
+            "check",
+            &runbook.display().to_string(),
+            "--dataset",
+            SIFT,
+            "--data-dir",
+            &data.display().to_string(),
+            "--truth",
+            "10",
+        ])
+    };
+    assert_fifo_refused(&check(&rb), &cache);
+    std::fs::remove_file(&cache).unwrap();
+    // The runbook.
+    let fifo_rb = dir.path().join("fifo.yaml");
+    mkfifo(&fifo_rb);
+    assert_fifo_refused(&check(&fifo_rb), &fifo_rb);
+    assert_fifo_refused(&stream(dir.path(), &data, &fifo_rb), &fifo_rb);
+    // The stored result.
+    std::fs::remove_file(&result).unwrap();
+    mkfifo(&result);
+    assert_fifo_refused(&stream(dir.path(), &data, &rb), &result);
+    let export = annbench(&[
+        "export",
+        "--dataset",
+        SIFT,
+        "--streams",
+        "--results",
+        &dir.path().join("results").display().to_string(),
+    ]);
+    assert_fifo_refused(&export, &result);
 }

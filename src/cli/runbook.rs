@@ -1,7 +1,7 @@
 //! `annbench runbook ...`: generate and check streaming runbooks (`crate::stream`).
 
 use super::datasets::DataDir;
-use super::out::outln;
+use super::out::{errln, outln};
 use crate::dataset;
 use crate::stream::generate::{self, Kind, Options};
 use crate::stream::{Maintenance, Operation, Runbook, Step, truth, truth_cache};
@@ -251,14 +251,22 @@ fn check(a: CheckArgs) -> Result<()> {
         let t = t?;
         outln!(
             "ground truth k={k} for {} search steps x {} queries: {} ({:.2} s, {} query lists \
-             rescanned when computed) -> {}",
+             rescanned when computed) -> {}{}",
             t.steps.len(),
             ds.test.nrows(),
             t.status,
             start.elapsed().as_secs_f64(),
             t.rescans,
-            t.path.display()
+            t.path.display(),
+            if t.not_cached.is_some() {
+                " (not cached)"
+            } else {
+                ""
+            }
         );
+        if let Some(not) = &t.not_cached {
+            errln!("warning: {not}");
+        }
     }
     if rb
         .steps

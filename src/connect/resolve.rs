@@ -185,10 +185,8 @@ pub fn read_servers_env(path: &std::path::Path, key: &str) -> Result<Option<Stri
 
 /// Every `KEY=value` line of such a file, in order (empty when it is absent).
 pub fn servers_env_entries(path: &std::path::Path) -> Result<Vec<(String, String)>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io(path, "cannot read server URLs from", e)),
+    let Some(text) = crate::fsutil::read_text_if_any(path, "server URLs")? else {
+        return Ok(Vec::new());
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     Ok(text

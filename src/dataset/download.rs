@@ -57,6 +57,8 @@ fn part_path(path: &Path) -> PathBuf {
 /// Downloads `url` to `dest` via `dest.part`, resuming, then validates and renames.
 fn download(url: &str, dest: &Path, progress: bool, entry: &Entry) -> Result<PathBuf> {
     let part = part_path(dest);
+    // The partial download is opened for writing: a FIFO there would block the open.
+    crate::fsutil::check_output(&part, "the download")?;
     let mut offset = std::fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_connect(Some(Duration::from_secs(30)))

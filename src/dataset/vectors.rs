@@ -49,8 +49,7 @@ const STEP: usize = 8 << 20;
 /// The values are read straight into the matrix's one allocation: peak memory is the matrix
 /// plus a few MiB, never a second copy of the file.
 pub fn read(path: &Path, format: Format) -> Result<Array2<f32>> {
-    let mut file =
-        std::fs::File::open(path).map_err(|e| Error::io(path, "cannot read vectors from", e))?;
+    let mut file = crate::fsutil::open_existing(path, "vectors")?;
     let len = file
         .metadata()
         .map_err(|e| Error::io(path, "cannot read vectors from", e))?

@@ -48,12 +48,18 @@ pub fn write_atomic_with(
     let dir = dir_of(path);
     ensure_space(path, needed, what)?;
     let tmp = temp_path(path);
+    // A leftover of a killed run with this process id (or anything else put there) is
+    // removed, so `fill` creates a new regular file instead of opening what is there.
+    let _ = std::fs::remove_file(&tmp);
     let result = fill(&tmp)
         .and_then(|()| {
             std::fs::File::open(&tmp)
                 .and_then(|f| f.sync_all())
                 .map_err(|e| write_error(path, what, needed, e))
         })
+        // Checked again: a FIFO or device put at the path while the file was written would
+        // be replaced by the rename.
+        .and_then(|()| check_output(path, what))
         .and_then(|()| {
             std::fs::rename(&tmp, path).map_err(|e| Error::io(path, "cannot move into place", e))
         });

@@ -1,14 +1,19 @@
 //! File-system helpers for everything annbench reads and writes: free space before writing,
 //! atomic writes that leave no temp file behind on any error ([`atomic`]), special files
-//! (FIFOs, devices, sockets, directories) refused where a data file is expected ([`special`]),
-//! and an up-front check that a directory is writable (so a sweep fails before it loads or
-//! builds anything).
+//! (FIFOs, devices, sockets, directories) refused wherever annbench reads or writes a file
+//! ([`special`]), one rule for files of another format version ([`format`]), and an up-front
+//! check that a directory is writable (so a sweep fails before it loads or builds anything).
 
 mod atomic;
+mod format;
 mod special;
 
 pub use atomic::{release, reserve, temp_path, write_atomic, write_atomic_with, write_error};
-pub use special::{check_output, read_text, refuse_special};
+pub use format::Versioned;
+pub use special::{
+    check_output, open_existing, open_read, read_if_any, read_text, read_text_if_any,
+    refuse_special,
+};
 
 use crate::{Error, Result};
 use std::io::Write;
@@ -47,16 +52,42 @@ pub fn ensure_space(path: &Path, needed: u64, what: &str) -> Result<()> {
 /// The error of a full disk: `path`, what was to be written there, the space it needs and,
 /// when known, the space that is free.
 pub fn no_space(path: &Path, needed: u64, what: &str, free: Option<u64>) -> Error {
-    let free = free.or_else(|| free_bytes(path)).unwrap_or(0);
+    let free = free.or_else(|| free_bytes(path));
     Error::Io {
         context: format!(
-            "cannot write {what} to {} (it needs {}, {} are free there; free some space or \
-             choose another directory)",
+            "cannot write {what} to {} ({}; free some space or choose another directory)",
             path.display(),
-            human(needed.saturating_add(SPARE_BYTES)),
-            human(free)
+            space_text(needed, free)
         ),
         source: std::io::Error::from(std::io::ErrorKind::StorageFull),
+    }
+}
+
+/// What a write of `needed` bytes lacks where `free` bytes are free: the need counts the
+/// [`SPARE_BYTES`] annbench leaves free, and two figures that would round to the same text are
+/// given in bytes ("it needs 92 KiB, 92 KiB are free" says nothing true).
+fn space_text(needed: u64, free: Option<u64>) -> String {
+    let total = needed.saturating_add(SPARE_BYTES);
+    let spare = human(SPARE_BYTES);
+    let Some(free) = free else {
+        return format!(
+            "it needs {} with the {spare} annbench leaves free; the file system is full",
+            human(total)
+        );
+    };
+    let (n, f) = match (human(total), human(free)) {
+        (n, f) if n == f => (format!("{total} bytes"), format!("{free} bytes")),
+        pair => pair,
+    };
+    if free < total {
+        format!("it needs {n} with the {spare} annbench leaves free, and {f} are free there")
+    } else {
+        // The free-space check passed, then a write met a full disk: another writer took the
+        // space, or the file system keeps some for itself.
+        format!(
+            "it needs {n} with the {spare} annbench leaves free; the file system was full \
+             during the write, though {f} are free there now"
+        )
     }
 }
 
@@ -99,7 +130,13 @@ pub fn check_writable_dir(dir: &Path, flag: &str) -> Result<()> {
         source: e,
     })?;
     let probe = dir.join(format!(".annbench-write-test-{}", std::process::id()));
-    let made = std::fs::File::create(&probe).and_then(|mut f| f.write_all(b"x"));
+    // A new file, never what is there (a FIFO left under the name would block the open).
+    let _ = std::fs::remove_file(&probe);
+    let made = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .and_then(|mut f| f.write_all(b"x"));
     let _ = std::fs::remove_file(&probe);
     made.map_err(|e| Error::Io {
         context: format!("{flag} {}: cannot write there ({fix})", dir.display()),
@@ -118,6 +155,36 @@ mod tests {
         assert!(free > 0);
         let err = ensure_space(dir.path(), u64::MAX / 2, "a result").unwrap_err();
         assert!(err.to_string().contains("free some space"), "{err}");
+    }
+
+    #[test]
+    fn full_disk_figures_never_contradict_each_other() {
+        // 28 KiB of data + the 64 KiB spare against 91.7 KiB free: both round to "92 KiB".
+        let t = space_text(28 * 1024, Some(92 * 1024 - 300));
+        assert_eq!(
+            t,
+            "it needs 94208 bytes with the 64 KiB annbench leaves free, and 93908 bytes are \
+             free there"
+        );
+        // A write that met a full disk although the check saw enough (another writer).
+        let t = space_text(28 * 1024, Some(92 * 1024 + 400));
+        assert_eq!(
+            t,
+            "it needs 94208 bytes with the 64 KiB annbench leaves free; the file system was \
+             full during the write, though 94608 bytes are free there now"
+        );
+        let t = space_text(1 << 20, Some(100 * 1024));
+        assert_eq!(
+            t,
+            "it needs 1.1 MiB with the 64 KiB annbench leaves free, and 100 KiB are free there"
+        );
+        let t = space_text(1024, Some(1 << 20));
+        assert!(
+            t.starts_with("it needs 65 KiB") && t.contains("full during the write"),
+            "{t}"
+        );
+        let t = space_text(1024, None);
+        assert!(t.ends_with("the file system is full"), "{t}");
     }
 
     #[test]

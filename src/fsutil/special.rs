@@ -2,14 +2,20 @@
 //! opens its other end (a sweep then hangs until a signal), reading a device reads whatever it
 //! yields, and renaming a file over a device node replaces the node (as root, a system
 //! device). So a FIFO, device, socket or directory is refused at once, with its path.
+//!
+//! Every file annbench reads is opened through [`open_read`] (or the readers built on it), and
+//! every file it writes goes through [`check_output`] (the atomic writer calls it): the path's
+//! type is checked before the open, and the open itself is non-blocking and checked again on
+//! the open file, so a FIFO put there in between is refused too instead of waited on.
 
 use crate::{Error, Result};
+use std::fs::{File, FileType};
+use std::io::Read;
 use std::path::Path;
 
-/// What `path` is when it exists and is not a regular file (following symbolic links).
-fn special_kind(path: &Path) -> Option<&'static str> {
+/// What a file of type `t` is when it is not a regular file.
+fn kind_of(t: FileType) -> Option<&'static str> {
     use std::os::unix::fs::FileTypeExt;
-    let t = std::fs::metadata(path).ok()?.file_type();
     if t.is_file() {
         return None;
     }
@@ -28,24 +34,113 @@ fn special_kind(path: &Path) -> Option<&'static str> {
     })
 }
 
+/// What `path` is when it exists and is not a regular file (following symbolic links).
+fn special_kind(path: &Path) -> Option<&'static str> {
+    kind_of(std::fs::metadata(path).ok()?.file_type())
+}
+
+fn not_regular(path: &Path, kind: &str, what: &str) -> Error {
+    Error::Config(format!(
+        "{} is {kind}, not a regular file: annbench reads {what} only from a regular file; \
+         move it away or give the path of the file",
+        path.display()
+    ))
+}
+
 /// An error when `path` exists but is not a regular file; `what` names what annbench wanted to
-/// read there ("a result file", "the dataset"). A missing path is left to the caller.
+/// read there ("a result file", "the dataset"). A missing path is left to the caller. For
+/// readers that open the file themselves (HDF5); the others use [`open_read`].
 pub fn refuse_special(path: &Path, what: &str) -> Result<()> {
     match special_kind(path) {
         None => Ok(()),
-        Some(kind) => Err(Error::Config(format!(
-            "{} is {kind}, not a regular file: annbench reads {what} only from a regular file; \
-             move it away or give the path of the file",
-            path.display()
-        ))),
+        Some(kind) => Err(not_regular(path, kind, what)),
     }
+}
+
+/// The regular file at `path`, open for reading; `None` when nothing is there. A FIFO,
+/// device, socket or directory is refused without blocking (`what` names the file in errors).
+pub fn open_read(path: &Path, what: &str) -> Result<Option<File>> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    refuse_special(path, what)?;
+    // Non-blocking, so a FIFO that replaced the file since the check opens at once (and is
+    // refused below) instead of waiting for a writer.
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(f) => f,
+        // Under a regular file (`file/x`) nothing is there either.
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(None);
+        }
+        Err(e) => return Err(Error::io(path, &format!("cannot read {what} from"), e)),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| Error::io(path, &format!("cannot read {what} from"), e))?;
+    if let Some(kind) = kind_of(meta.file_type()) {
+        return Err(not_regular(path, kind, what));
+    }
+    // SAFETY: a valid open descriptor; only the O_NONBLOCK status flag changes.
+    unsafe {
+        let fd = file.as_raw_fd();
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+        }
+    }
+    Ok(Some(file))
+}
+
+/// [`open_read`] for a file that must be there: a missing file is an error naming it.
+pub fn open_existing(path: &Path, what: &str) -> Result<File> {
+    open_read(path, what)?.ok_or_else(|| missing(path, what))
+}
+
+fn missing(path: &Path, what: &str) -> Error {
+    Error::io(
+        path,
+        &format!("cannot read {what} from"),
+        std::io::Error::from(std::io::ErrorKind::NotFound),
+    )
+}
+
+/// The bytes of the regular file at `path`; `None` when nothing is there (see [`open_read`]).
+pub fn read_if_any(path: &Path, what: &str) -> Result<Option<Vec<u8>>> {
+    let Some(mut file) = open_read(path, what)? else {
+        return Ok(None);
+    };
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, &format!("cannot read {what} from"), e))?;
+    Ok(Some(bytes))
+}
+
+/// The text of the regular file at `path`; `None` when nothing is there.
+pub fn read_text_if_any(path: &Path, what: &str) -> Result<Option<String>> {
+    read_if_any(path, what)?
+        .map(|bytes| {
+            String::from_utf8(bytes).map_err(|_| {
+                Error::Config(format!(
+                    "{} is not text (it is not valid UTF-8): give the path of {what}",
+                    path.display()
+                ))
+            })
+        })
+        .transpose()
 }
 
 /// The text of the regular file at `path` (a FIFO or device is refused, not waited on);
 /// `what` names it in errors ("config").
 pub fn read_text(path: &Path, what: &str) -> Result<String> {
-    refuse_special(path, what)?;
-    std::fs::read_to_string(path).map_err(|e| Error::io(path, &format!("cannot read {what}"), e))
+    read_text_if_any(path, what)?.ok_or_else(|| missing(path, what))
 }
 
 /// An error when the output path `path` exists but is not a regular file: annbench replaces
@@ -65,13 +160,17 @@ pub fn check_output(path: &Path, what: &str) -> Result<()> {
 mod tests {
     use super::*;
 
+    fn mkfifo(path: &Path) {
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+
     #[test]
     fn fifos_and_directories_are_refused_by_name() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("p.hdf5");
-        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        mkfifo(&fifo);
         let e = refuse_special(&fifo, "a result file")
             .unwrap_err()
             .to_string();
@@ -85,5 +184,32 @@ mod tests {
         refuse_special(&file, "a result file").unwrap();
         check_output(&file, "the table").unwrap();
         check_output(&dir.path().join("new"), "the table").unwrap();
+    }
+
+    #[test]
+    fn readers_refuse_special_files_without_blocking_and_miss_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("servers.env");
+        mkfifo(&fifo);
+        for e in [
+            read_if_any(&fifo, "server URLs").unwrap_err(),
+            read_text(&fifo, "a runbook").unwrap_err(),
+            read_text(dir.path(), "a runbook").unwrap_err(),
+        ] {
+            let e = e.to_string();
+            assert!(
+                e.contains("is a FIFO") || e.contains("is a directory"),
+                "{e}"
+            );
+        }
+        let missing = dir.path().join("none");
+        assert!(read_if_any(&missing, "x").unwrap().is_none());
+        assert!(read_text(&missing, "x").is_err());
+        let file = dir.path().join("f.yaml");
+        std::fs::write(&file, "a: 1").unwrap();
+        assert_eq!(read_text(&file, "x").unwrap(), "a: 1");
+        std::fs::write(&file, [0xff, 0xfe]).unwrap();
+        let e = read_text(&file, "a runbook").unwrap_err().to_string();
+        assert!(e.contains("not valid UTF-8"), "{e}");
     }
 }

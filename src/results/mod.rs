@@ -25,7 +25,7 @@ pub use record::{
 };
 pub use reported::{BuildPhase, ServerInfo};
 pub use server_cost::{PassServerCost, ServerCost};
-pub use store::{read_point, write_point};
+pub use store::{read_point, refuse_newer, write_point};
 
 use crate::dataset::GroundTruth;
 use crate::{Error, Result};

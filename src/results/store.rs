@@ -27,6 +27,14 @@ use std::path::{Path, PathBuf};
 pub const EXTRAS_ATTR: &str = "annbench";
 const FORMAT: u32 = 3;
 
+/// Point files: formats 1 and 2 are read and upgraded in memory; a newer one is refused.
+pub(crate) const VERSIONED: crate::fsutil::Versioned = crate::fsutil::Versioned {
+    kind: "a result file",
+    current: FORMAT as u64,
+    oldest: 1,
+    aside: "(out of the result store) to measure the point again with this annbench",
+};
+
 /// annbench's fields that ann-benchmarks' layout has no place for.
 #[derive(Debug, Serialize, Deserialize)]
 struct Extras {
@@ -60,6 +68,7 @@ fn h5err(path: &Path, what: &str) -> impl Fn(hdf5::Error) -> Error {
 pub fn write_point(results_dir: &Path, point: &PointResult) -> Result<PathBuf> {
     let path = point_path(results_dir, &point.key())?;
     if path.exists() {
+        refuse_newer(&path)?;
         if let Ok(other) = read_point(&path) {
             if !other.key().same_point(&point.key()) {
                 return Err(Error::Results(format!(
@@ -183,13 +192,7 @@ pub fn read_point(path: &Path) -> Result<PointResult> {
             path.display()
         ))
     })?;
-    if x.format > FORMAT {
-        return Err(Error::Results(format!(
-            "{} was written by a newer annbench (format {}); upgrade annbench to read it",
-            path.display(),
-            x.format
-        )));
-    }
+    VERSIONED.check(path, u64::from(x.format))?;
     if x.format < 3 {
         upgrade_best_to_median(&mut x.metrics);
     }
@@ -256,6 +259,28 @@ fn upgrade_best_to_median(m: &mut PointMetrics) {
     m.qps_ci_level = ci.map(|i| i.level);
     m.qps_cv = cv(&m.qps_passes);
     m.passes = m.qps_passes.len();
+}
+
+/// An error when the file at `path` is a point of a newer format than this annbench's: it is
+/// neither measured again nor written over. Anything else (no file, another tool's file, a
+/// damaged one) is left to [`read_point`].
+pub fn refuse_newer(path: &Path) -> Result<()> {
+    #[derive(Deserialize)]
+    struct Head {
+        format: u64,
+    }
+    if crate::fsutil::refuse_special(path, "a result file").is_err() {
+        return Ok(());
+    }
+    let format = hdf5::File::open(path)
+        .ok()
+        .and_then(|f| read_attr_str(&f, EXTRAS_ATTR).ok())
+        .and_then(|json| serde_json::from_str::<Head>(&json).ok())
+        .map(|h| h.format);
+    match format {
+        Some(f) if VERSIONED.is_newer(f) => VERSIONED.check(path, f),
+        _ => Ok(()),
+    }
 }
 
 /// Whether `path` is an annbench point file (has the `annbench` attribute).

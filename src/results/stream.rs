@@ -13,8 +13,17 @@ use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// Version of the file layout; a file of another version is measured again.
+/// Version of the file layout. A file of another version is refused by [`read_stream`] (see
+/// [`crate::fsutil::Versioned`]), never measured again over.
 pub const STREAM_FORMAT: u32 = 1;
+
+/// Stream result files: what this annbench writes and reads.
+const VERSIONED: crate::fsutil::Versioned = crate::fsutil::Versioned {
+    kind: "a stream result",
+    current: STREAM_FORMAT as u64,
+    oldest: STREAM_FORMAT as u64,
+    aside: "(out of the result store) to measure the run again with this annbench",
+};
 
 /// What a stored streaming run is of: a rerun resumes only a file whose identity is equal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -235,19 +244,33 @@ pub fn write_stream(path: &Path, run: &StreamRun) -> Result<()> {
 }
 
 /// The run stored at `path`; `None` when there is none. A file that cannot be read is an
-/// error naming it (the store is written atomically, so something else changed it).
+/// error naming it (the store is written atomically, so something else changed it), and so
+/// is a file of another format: a rerun never writes over it (see [`VERSIONED`]).
 pub fn read_stream(path: &Path) -> Result<Option<StreamRun>> {
-    let text = match std::fs::read(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(path, "cannot read", e)),
+    let Some(text) = crate::fsutil::read_if_any(path, "a stream result")? else {
+        return Ok(None);
     };
-    serde_json::from_slice(&text).map(Some).map_err(|e| {
+    let unreadable = |e: serde_json::Error| {
+        let what = match e.classify() {
+            serde_json::error::Category::Data => "fields annbench does not write",
+            _ => "JSON that is damaged or cut short",
+        };
         Error::Results(format!(
-            "cannot read stream result file {}: {e}; move it out of the result store to continue",
-            path.display()
+            "cannot read stream result file {}: it holds {what} (line {}, column {}); move it \
+             out of the result store to continue",
+            path.display(),
+            e.line(),
+            e.column()
         ))
-    })
+    };
+    /// The format, read before the rest, whose layout it decides.
+    #[derive(Deserialize)]
+    struct Head {
+        format: u64,
+    }
+    let head: Head = serde_json::from_slice(&text).map_err(unreadable)?;
+    VERSIONED.check(path, head.format)?;
+    serde_json::from_slice(&text).map(Some).map_err(unreadable)
 }
 
 /// Every streaming run stored for (`dataset`, `count`), sorted by path.
@@ -281,11 +304,9 @@ pub fn load_streams(results_dir: &Path, dataset: &str, count: usize) -> Result<V
     files.sort();
     let mut out = Vec::new();
     for p in files {
-        if let Some(run) = read_stream(&p)? {
-            if run.format == STREAM_FORMAT {
-                out.push(run);
-            }
-        }
+        // A file of another format is an error naming it, as an unreadable one is: a report
+        // that silently left runs out would be worse than none.
+        out.extend(read_stream(&p)?);
     }
     Ok(out)
 }

@@ -2,7 +2,8 @@
 //! its recorded identity (dataset name, k, algorithm, parameters, clients, label) and its
 //! dataset fingerprint both match. Anything else is measured again: a point of earlier data
 //! under the same dataset name, a file of an earlier annbench (no fingerprint, perhaps under
-//! its old name), or an unreadable file.
+//! its old name), or an unreadable file. A point of a newer annbench's format stops the
+//! sweep, naming it: it is never measured again over.
 
 use super::SweepSummary;
 use super::ctx::{Ctx, warn};
@@ -48,6 +49,8 @@ pub(super) fn lookup(
             _ => None,
         });
     let current = if path.exists() {
+        // A newer annbench's point is neither measured again nor written over.
+        results::refuse_newer(path)?;
         match results::read_point(path) {
             Ok(p) if p.key().same_point(key) => Some(p),
             // Another point's file under this name: earlier versions squeezed `v1 a` to this

@@ -17,6 +17,12 @@
 //!    distances (+inf there), row-major;
 //! 4. the xxHash3-128 of everything before it (16 bytes), so a damaged file is recomputed,
 //!    never trusted.
+//!
+//! The cache never stops a measurement: a truth that cannot be cached (a read-only data dir, a
+//! full disk) is computed, used and reported as not cached. A file of a newer format (the
+//! digit after `ANNBSGT`) is neither read nor replaced nor removed as stale: the truth is
+//! computed and not cached (see [`crate::fsutil::Versioned`]). A FIFO, device or directory at
+//! the cache's path is refused, never waited on.
 
 use super::runbook::Runbook;
 use super::truth::{Computed, StepTruth, compute_observed};
@@ -29,6 +35,16 @@ use twox_hash::XxHash3_128;
 
 const MAGIC: &[u8; 8] = b"ANNBSGT1";
 const SUFFIX: &str = ".stream-gt";
+/// What the cache is called in messages.
+const WHAT: &str = "the live-set ground-truth cache";
+
+/// The cache's format is the digit ending [`MAGIC`]; this annbench reads only its own.
+const VERSIONED: crate::fsutil::Versioned = crate::fsutil::Versioned {
+    kind: "a live-set ground-truth cache",
+    current: (MAGIC[7] - b'0') as u64,
+    oldest: (MAGIC[7] - b'0') as u64,
+    aside: "to cache this annbench's truth there",
+};
 
 /// Whether the ground truth came from the cache.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +66,25 @@ pub struct Truths {
     pub path: PathBuf,
     /// Reused or computed, and why.
     pub status: CacheStatus,
+    /// Why a computed truth is not in the cache (it is computed again next time).
+    pub not_cached: Option<String>,
+}
+
+impl Truths {
+    /// The warning of a run whose truth was computed: why, and where it is cached or why not.
+    pub fn warning(&self) -> Option<String> {
+        let CacheStatus::Computed { why } = &self.status else {
+            return None;
+        };
+        let computed = format!(
+            "live-set ground truth computed ({why}; {} quer(ies) rescanned)",
+            self.rescans
+        );
+        Some(match &self.not_cached {
+            Some(not) => format!("{computed}; {not}"),
+            None => format!("{computed} and cached in {}", self.path.display()),
+        })
+    }
 }
 
 /// The cache key: vectors and metric, the runbook's data steps, k.
@@ -111,35 +146,76 @@ pub fn load_or_compute(
     runbook.validate(ds.train.nrows())?;
     let key = cache_key(ds, runbook, k);
     let path = cache_path(dataset_path, ds, runbook, k);
-    let why = match read(&path, &key, ds.test.nrows(), k) {
-        Ok(Some((steps, rescans))) => {
+    // Something the user put at the path (a FIFO blocks a reader) is theirs: refused, with
+    // the path, before any work.
+    crate::fsutil::refuse_special(&path, WHAT)?;
+    let (why, mut not_cached) = match read(&path, &key, ds.test.nrows(), k) {
+        Found::Hit(steps, rescans) => {
             return Ok(Truths {
                 steps,
                 rescans,
                 path,
                 status: CacheStatus::Reused,
+                not_cached: None,
             });
         }
-        Ok(None) => match stale_files(&path, &ds.name, &runbook.entry, k).first() {
-            Some(old) => format!(
-                "{} was made for other data, another runbook or metric",
-                old.display()
+        Found::Missing => match stale_files(&path, &ds.name, &runbook.entry, k).first() {
+            Some(old) => (
+                format!(
+                    "{} was made for other data, another runbook or metric",
+                    old.display()
+                ),
+                None,
             ),
-            None => "no cached ground truth for this data, runbook and k".to_string(),
+            None => (
+                "no cached ground truth for this data, runbook and k".to_string(),
+                None,
+            ),
         },
-        Err(why) => format!("{} cannot be used ({why})", path.display()),
+        Found::Unusable(why) => (format!("{} cannot be used ({why})", path.display()), None),
+        Found::Newer(refusal) => (
+            "the cached file is of a newer format".to_string(),
+            Some(format!("not cached: {refusal}")),
+        ),
     };
     let Computed { steps, rescans } = compute_observed(ds, runbook, k, depth, observe)?;
-    write(&path, &key, ds, runbook, k, &steps, rescans)?;
-    for old in stale_files(&path, &ds.name, &runbook.entry, k) {
-        let _ = std::fs::remove_file(old);
+    if not_cached.is_none() {
+        match write(&path, &key, ds, runbook, k, &steps, rescans) {
+            Ok(()) => {
+                for old in stale_files(&path, &ds.name, &runbook.entry, k) {
+                    let _ = std::fs::remove_file(old);
+                }
+            }
+            // The truth is in memory: a cache that cannot be written costs the next run the
+            // computation, never this run its measurement.
+            Err(e) => {
+                not_cached = Some(format!(
+                    "could not cache the live-set truth in {}: {}; it will be computed again \
+                     next time; give a writable --data-dir to cache it",
+                    path.display(),
+                    reason(&e)
+                ))
+            }
+        }
     }
     Ok(Truths {
         steps,
         rescans,
         path,
         status: CacheStatus::Computed { why },
+        not_cached,
     })
+}
+
+/// Why a write failed, without the path the warning names already (a full disk keeps its
+/// figures).
+fn reason(e: &crate::Error) -> String {
+    match e {
+        crate::Error::Io { source, .. } if !crate::fsutil::is_no_space(source) => {
+            source.to_string()
+        }
+        other => other.to_string(),
+    }
 }
 
 /// Other cache files of the same dataset, entry and k in `path`'s directory.
@@ -159,6 +235,9 @@ fn stale_files(path: &Path, dataset: &str, entry: &str, k: usize) -> Vec<PathBuf
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with(&head) && n.ends_with(SUFFIX))
         })
+        // A newer annbench's cache is not stale to it, and what is not a regular file is not
+        // annbench's: both left alone.
+        .filter(|p| p.is_file() && !format_of(p).is_some_and(|f| VERSIONED.is_newer(f)))
         .collect();
     out.sort();
     out
@@ -230,14 +309,51 @@ fn write(
     })
 }
 
+/// The format of the cache file at `path` (the digit after `ANNBSGT`), `None` when it is not
+/// a regular file of that kind.
+fn format_of(path: &Path) -> Option<u64> {
+    let mut head = [0u8; 8];
+    crate::fsutil::open_read(path, WHAT)
+        .ok()??
+        .read_exact(&mut head)
+        .ok()?;
+    (head[..7] == MAGIC[..7] && head[7].is_ascii_digit()).then(|| u64::from(head[7] - b'0'))
+}
+
+/// What the cache file at a path holds for a key.
+enum Found {
+    /// The steps and rescans of the key's truth.
+    Hit(Vec<StepTruth>, usize),
+    /// No file.
+    Missing,
+    /// A file that cannot be used, and why (it is replaced).
+    Unusable(String),
+    /// A file of a newer format, with its refusal (it is left as it is).
+    Newer(String),
+}
+
+/// What the file at `path` holds for `key`'s truth for `q` queries and `k`.
+fn read(path: &Path, key: &str, q: usize, k: usize) -> Found {
+    match read_file(path, key, q, k) {
+        Ok(Some((steps, rescans))) => Found::Hit(steps, rescans),
+        Ok(None) => Found::Missing,
+        Err(why) => match format_of(path) {
+            Some(f) if VERSIONED.is_newer(f) => {
+                Found::Newer(VERSIONED.refusal(path, f).unwrap_or_default())
+            }
+            _ => Found::Unusable(why),
+        },
+    }
+}
+
 /// The cached steps and rescans when the file at `path` holds `key`'s truth for `q` queries
 /// and `k`; `Ok(None)` when there is no file; `Err(why)` when it cannot be used.
 type Cached = Option<(Vec<StepTruth>, usize)>;
 
-fn read(path: &Path, key: &str, q: usize, k: usize) -> std::result::Result<Cached, String> {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+fn read_file(path: &Path, key: &str, q: usize, k: usize) -> std::result::Result<Cached, String> {
+    let file = match crate::fsutil::open_read(path, WHAT) {
+        Ok(Some(f)) => f,
+        Ok(None) => return Ok(None),
         Err(e) => return Err(e.to_string()),
     };
     let len = file.metadata().map_err(|e| e.to_string())?.len();

@@ -1,7 +1,7 @@
 //! What the file tests share: a small mounted file system to fill up, the files under a
 //! directory, FIFOs, a command run with a deadline (a command that blocks on a FIFO is
-//! killed and reported instead of hanging the test), the binary run in a data dir, and
-//! dataset files written by hand.
+//! killed and reported instead of hanging the test), the binary run in a data dir, dataset
+//! files written by hand, and a small streaming run on PostgreSQL.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -49,6 +49,12 @@ impl Mount {
 
     pub fn path(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// Mount it read-only: writes fail with EROFS, for root too (which permission bits do not
+    /// stop).
+    pub fn read_only(&self) -> Result<(), String> {
+        sh(&format!("mount -o remount,ro '{}'", self.path().display()))
     }
 
     /// Fill the file system with a file `name` until only `left` bytes are free.
@@ -208,4 +214,65 @@ pub fn add_dataset<T: hdf5::H5Type, D: ndarray::Dimension>(
         .with_data(data)
         .create(name)
         .unwrap();
+}
+
+/// The bundled set the streaming helpers run on.
+pub const SIFT: &str = "sift-5k-128-euclidean";
+
+/// A data dir `dir/data` holding the bundled SIFT-5k set, and a runbook `dir/rb.yaml` that
+/// inserts 500 rows and searches once.
+pub fn stream_files(dir: &Path) -> (PathBuf, PathBuf) {
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("datasets/{SIFT}.hdf5")),
+        data.join(format!("{SIFT}.hdf5")),
+    )
+    .unwrap();
+    let rb = dir.join("rb.yaml");
+    std::fs::write(
+        &rb,
+        format!(
+            "{SIFT}:\n  max_pts: 500\n  1: {{operation: insert, start: 0, end: 500}}\n  \
+             2: {{operation: search}}\n"
+        ),
+    )
+    .unwrap();
+    (data, rb)
+}
+
+/// `annbench stream` of `rb` on pgvector (its tables in `schema`) with `data` as its data
+/// dir, into `dir/results` (within the 30 s of [`annbench`]).
+pub fn stream(dir: &Path, data: &Path, rb: &Path, schema: &str) -> Output {
+    annbench(&[
+        "stream",
+        "--dataset",
+        SIFT,
+        "--runbook",
+        &rb.display().to_string(),
+        "--algorithm",
+        "pgvector",
+        "--build=M=8",
+        "--build=ef_construction=16",
+        "--query=ef_search=10",
+        "--runs=1",
+        "--min-time=0",
+        "--markers=0",
+        "--schema",
+        schema,
+        "--data-dir",
+        &data.display().to_string(),
+        "--results",
+        &dir.join("results").display().to_string(),
+    ])
+}
+
+/// The one file under `dir` whose name ends with `suffix`.
+pub fn the_file(dir: &Path, suffix: &str) -> PathBuf {
+    let found: Vec<_> = all_files(dir)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    found[0].clone()
 }

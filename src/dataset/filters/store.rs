@@ -24,6 +24,14 @@ use std::path::{Path, PathBuf};
 
 const FORMAT: i64 = 2;
 
+/// Filter sidecars: format 1 is still read; a newer one is refused and never replaced.
+const VERSIONED: crate::fsutil::Versioned = crate::fsutil::Versioned {
+    kind: "a filter file",
+    current: FORMAT as u64,
+    oldest: 1,
+    aside: "and make a new one with `annbench datasets filter`",
+};
+
 /// The sidecar of the dataset file at `dataset`.
 pub fn sidecar_path(dataset: &Path) -> PathBuf {
     let stem = dataset
@@ -41,6 +49,14 @@ fn err(path: &Path, what: impl std::fmt::Display) -> Error {
 /// built in memory and written atomically ([`write_image`]).
 pub fn save(f: &Filters, dataset: &Path) -> Result<PathBuf> {
     let path = sidecar_path(dataset);
+    // A newer annbench's file is not replaced by this one's.
+    if let Some(found) = stored_format(&path).and_then(|f| u64::try_from(f).ok()) {
+        if VERSIONED.is_newer(found) {
+            return Err(Error::Dataset(
+                VERSIONED.refusal(&path, found).unwrap_or_default(),
+            ));
+        }
+    }
     write_image(&path, "the filter file", |file| write(f, file))?;
     Ok(path)
 }
@@ -91,6 +107,14 @@ fn write(f: &Filters, file: &hdf5::File) -> hdf5::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The format of the filter file at `path`, when it is a regular HDF5 file that states one.
+fn stored_format(path: &Path) -> Option<i64> {
+    crate::fsutil::refuse_special(path, "a filter file").ok()?;
+    hdf5::File::open(path)
+        .and_then(|f| f.attr("annbench_filters")?.read_scalar())
+        .ok()
 }
 
 /// The sidecar of the dataset file at `dataset`, if there is one.
@@ -190,6 +214,12 @@ pub fn load(dataset: &Path) -> Result<Option<Filters>> {
             }
         }
         other => {
+            if let Some(m) = u64::try_from(other)
+                .ok()
+                .and_then(|f| VERSIONED.refusal(&path, f))
+            {
+                return Err(Error::Dataset(m));
+            }
             return Err(err(
                 &path,
                 format!(

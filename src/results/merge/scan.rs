@@ -2,7 +2,7 @@
 //! by its path inside the store) and, for annbench files, who measured it and when.
 
 use super::super::h5util::read_attr_str;
-use super::super::store::EXTRAS_ATTR;
+use super::super::store::{EXTRAS_ATTR, VERSIONED};
 use crate::shard::ShardInfo;
 use crate::{Error, Result};
 use serde::Deserialize;
@@ -47,9 +47,11 @@ pub fn point_files(store: &Path) -> Result<Vec<Entry>> {
         for count in counts {
             for algo in dirs(&count)? {
                 for file in list(&algo)? {
-                    if file.extension().is_none_or(|e| e != "hdf5") || !file.is_file() {
+                    if file.extension().is_none_or(|e| e != "hdf5") {
                         continue;
                     }
+                    // A FIFO or directory under a point's name is named, not skipped unseen.
+                    crate::fsutil::refuse_special(&file, "a result file")?;
                     let len = std::fs::metadata(&file)
                         .map_err(|e| Error::io(&file, "cannot read", e))?
                         .len();
@@ -88,6 +90,8 @@ pub struct Measured {
 #[derive(Deserialize)]
 struct Extras {
     #[serde(default)]
+    format: u64,
+    #[serde(default)]
     label: Option<String>,
     #[serde(default)]
     build_args: crate::params::Params,
@@ -123,12 +127,17 @@ pub fn measured(path: &Path) -> Result<Option<Measured>> {
             path.display()
         ))
     };
+    crate::fsutil::refuse_special(path, "a result file")?;
     let file = hdf5::File::open(path).map_err(|e| broken(e.to_string()))?;
     if file.attr(EXTRAS_ATTR).is_err() {
         return Ok(None);
     }
     let json = read_attr_str(&file, EXTRAS_ATTR).map_err(|e| broken(e.to_string()))?;
     let x: Extras = serde_json::from_str(&json).map_err(|e| broken(e.to_string()))?;
+    // A newer annbench's point is neither copied over nor replaced by an older one's.
+    if VERSIONED.is_newer(x.format) {
+        VERSIONED.check(path, x.format)?;
+    }
     let algorithm = read_attr_str(&file, "algo").unwrap_or_default();
     let dataset = read_attr_str(&file, "dataset").unwrap_or_default();
     let count = file
@@ -159,6 +168,9 @@ pub fn same_bytes(a: &Entry, b: &Entry) -> Result<bool> {
     if a.len != b.len {
         return Ok(false);
     }
-    let read = |p: &Path| std::fs::read(p).map_err(|e| Error::io(p, "cannot read", e));
+    let read = |p: &Path| {
+        crate::fsutil::read_if_any(p, "a result file")?
+            .ok_or_else(|| Error::Results(format!("{} was removed during the merge", p.display())))
+    };
     Ok(read(&a.path)? == read(&b.path)?)
 }

@@ -210,12 +210,8 @@ pub fn run_stream(opts: &StreamOptions, progress: &dyn Progress) -> Result<Strea
     }
     let depth = crate::stream::truth::default_depth(opts.count);
     let truth = live_truth(&data, &path, &scored, opts.count, depth, progress)?;
-    if let crate::stream::truth_cache::CacheStatus::Computed { why } = &truth.status {
-        progress.on_event(&Event::Warning(&format!(
-            "live-set ground truth computed ({why}; {} quer(ies) rescanned) and cached in {}",
-            truth.rescans,
-            truth.path.display()
-        )));
+    if let Some(w) = truth.warning() {
+        progress.on_event(&Event::Warning(&w));
     }
     let backend_opts = BackendOptions {
         build_timeout: opts.timeout,
