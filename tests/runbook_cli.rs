@@ -337,3 +337,169 @@ fn clustered_writes_the_permuted_dataset_and_its_runbook() {
         "{err}"
     );
 }
+
+/// Every number of a runbook is bounded where it is read, in words naming the file, the entry,
+/// the step, the key and the range (a huge one once failed the whole file with serde's
+/// `invalid type: integer ... as u128`; `rate: 1e-300` passed the check and then panicked
+/// `stream`); with --algorithm, a maintenance step the database has not is refused too.
+#[test]
+fn check_bounds_every_number_and_the_maintenance_of_the_algorithm() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    make_dataset(dir.path(), "blobs-8-euclidean", 1000);
+    let file = dir.path().join("rb.yaml");
+    let check = |steps: &str, extra: &[&str]| {
+        std::fs::write(
+            &file,
+            format!("blobs-8-euclidean:\n  1: {{operation: insert, start: 0, end: 100}}\n{steps}"),
+        )
+        .unwrap();
+        let mut args = vec![
+            "runbook",
+            "check",
+            file.to_str().unwrap(),
+            "--dataset",
+            "blobs-8-euclidean",
+        ];
+        args.extend_from_slice(extra);
+        annbench(&args, dir.path())
+    };
+    for (steps, want) in [
+        (
+            "  2: {operation: insert, start: 100, end: 200, rate: 1e-300}\n  3: {operation: \
+             search}\n",
+            "rb.yaml: entry 'blobs-8-euclidean': step 2: rate 1e-300 is out of range: give rows \
+             per second from 0.001 to 1000000000",
+        ),
+        (
+            "  2: {operation: insert, start: 100, end: 200, batch: 99999999999999999999999}\n  \
+             3: {operation: search}\n",
+            "rb.yaml: entry 'blobs-8-euclidean': step 2: batch 99999999999999999999999 is out \
+             of range: give an integer from 1 to 1000000",
+        ),
+        (
+            "  2: {operation: insert, start: 100, end: 200, batch: 1e40}\n  3: {operation: \
+             search}\n",
+            "step 2: batch 1e40 is not a whole number: give an integer from 1 to 1000000",
+        ),
+        (
+            "  340282366920938463463374607431768211455: {operation: search}\n",
+            "rb.yaml: entry 'blobs-8-euclidean': step key \
+             340282366920938463463374607431768211455 is not a step number: steps are numbered \
+             1, 2, 3, ... up to 100000",
+        ),
+        (
+            "  2: {operation: insert, start: 100, end: 200, during: {clients: 100000}}\n  3: \
+             {operation: search}\n",
+            "step 2: during clients 100000: give 1 to 1024 concurrent clients",
+        ),
+    ] {
+        let err = fails(&check(steps, &[]));
+        assert!(
+            err.contains(want) && !err.contains("invalid type"),
+            "{steps}: {err}"
+        );
+    }
+    // The algorithm's database runs the maintenance step, or the check says which it runs.
+    let maintenance = "  2: {operation: maintenance, what: vacuum}\n  3: {operation: search}\n";
+    let err = fails(&check(maintenance, &["--algorithm", "mariadb"]));
+    assert!(
+        err.contains(
+            "rb.yaml: entry 'blobs-8-euclidean', step 2 (maintenance): mariadb has no 'vacuum' \
+             maintenance operation: it runs optimize, reindex"
+        ),
+        "{err}"
+    );
+    let text = ok(&check(maintenance, &["--algorithm", "pgvector"]));
+    assert!(text.contains("pgvector runs every one of them"), "{text}");
+    let text = ok(&check(maintenance, &[]));
+    assert!(
+        text.contains("give --algorithm NAME to check them"),
+        "{text}"
+    );
+    let optimize = "  2: {operation: maintenance, what: [reindex, optimize]}\n  3: {operation: \
+                    search}\n";
+    let err = fails(&check(optimize, &["--algorithm", "pgvector_halfvec"]));
+    assert!(
+        err.contains("step 2 (maintenance): pgvector_halfvec has no 'optimize'"),
+        "{err}"
+    );
+}
+
+/// A generator's error blames the option that is wrong and gives the value that works:
+/// `--max-pts 1` once blamed the dataset's size; the clustered copy's file once suggested
+/// "another --output", the runbook's path, which does not move it.
+#[test]
+fn generators_blame_the_input_that_is_wrong() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    make_dataset(dir.path(), "blobs-8-euclidean", 1000);
+    let generate = |args: &[&str]| {
+        let mut all = vec!["runbook", "generate"];
+        all.extend_from_slice(args);
+        annbench(&all, dir.path())
+    };
+    let err = fails(&generate(&[
+        "expiration",
+        "--dataset",
+        "blobs-8-euclidean",
+        "--max-pts",
+        "1",
+    ]));
+    assert!(
+        err.contains("--max-pts 1 is too few for expiration")
+            && err.contains("give --max-pts 100 or more")
+            && !err.contains("the dataset"),
+        "{err}"
+    );
+    ok(&generate(&[
+        "expiration",
+        "--dataset",
+        "blobs-8-euclidean",
+        "--max-pts",
+        "100",
+    ]));
+    let clustered = [
+        "clustered",
+        "--dataset",
+        "blobs-8-euclidean",
+        "--steps",
+        "3",
+    ];
+    ok(&generate(&clustered));
+    let err = fails(&generate(&clustered));
+    assert!(
+        err.contains("blobs-8-euclidean-clustered.hdf5 exists: give --force to replace it")
+            && err.contains("--data-dir")
+            && !err.contains("--output"),
+        "{err}"
+    );
+}
+
+/// `stream` times its passes with `run`'s flags, `--max-time` included (it once refused it),
+/// bounded as `run` bounds them, before anything else.
+#[test]
+fn stream_takes_run_s_pass_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = |max_time: &'static str| {
+        [
+            "stream",
+            "--dataset",
+            "none",
+            "--runbook",
+            "none.yaml",
+            "--algorithm",
+            "pgvector",
+            "--max-time",
+            max_time,
+        ]
+    };
+    for cmd in ["run", "stream"] {
+        let help = ok(&annbench(&[cmd, "--help"], dir.path()));
+        assert!(help.contains("--max-time <DURATION>"), "{cmd}: {help}");
+    }
+    let err = fails(&annbench(&args("25h"), dir.path()));
+    assert!(err.contains("--max-time must be at most 24h"), "{err}");
+    let err = fails(&annbench(&args("10s"), dir.path()));
+    assert!(!err.contains("--max-time"), "{err}");
+}

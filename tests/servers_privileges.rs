@@ -285,3 +285,46 @@ fn postgres_schema_privileges_without_database_create() {
     );
     assert!(!msg.contains("SCHEMA public"), "{msg}");
 }
+
+/// More `--clients` than the server takes from the user (within the 1024 annbench allows)
+/// once failed after the load and build with "too many connections"; the server's limit is
+/// read with the privileges, and the run refused before it loads anything.
+#[test]
+fn more_clients_than_the_server_takes_fail_the_run_up_front() {
+    for (algorithm, kind, url) in [
+        ("mariadb", annbench::connect::ServerKind::MariaDb, mariadb()),
+        (
+            "pgvector",
+            annbench::connect::ServerKind::Postgres,
+            postgres(),
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = annbench::runner::SweepOptions {
+            dataset: concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/datasets/sift-5k-128-euclidean.hdf5"
+            )
+            .into(),
+            algorithms: vec![algorithm.into()],
+            clients: vec![1, 1000],
+            runs: 1,
+            results_dir: dir.path().join("results"),
+            backend: annbench::backend::BackendOptions::default()
+                .with_url(kind, url.expose().as_str()),
+            ..Default::default()
+        };
+        let loads = Loads::default();
+        let msg = annbench::runner::run_sweep(&opts, &loads)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("connections from this user (max_connections")
+                && msg.contains("this run opens up to 1001 at once (--clients 1000 and the admin")
+                && msg.contains("give fewer --clients, or raise the server's max_connections"),
+            "{algorithm}: {msg}"
+        );
+        assert_eq!(loads.0.load(std::sync::atomic::Ordering::Relaxed), 0);
+    }
+}

@@ -446,3 +446,157 @@ fn a_count_above_the_train_rows_is_refused_before_any_server_work() {
         "{e}"
     );
 }
+
+/// A runbook at `dir/name.yaml` with `steps` (YAML lines under the entry).
+fn runbook_of(dir: &Path, name: &str, steps: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.yaml"));
+    std::fs::write(&path, format!("{DATASET}:\n{steps}")).unwrap();
+    path
+}
+
+/// A maintenance step the algorithm's database has not (`vacuum` on MariaDB, `optimize` on
+/// PostgreSQL) once failed after step 1 had written; it is refused from the declarations,
+/// before any server is reached.
+#[test]
+fn a_maintenance_step_the_database_has_not_is_refused_before_any_server_work() {
+    for (algorithm, what, kind, url) in [
+        (
+            "mariadb",
+            "vacuum",
+            annbench::connect::ServerKind::MariaDb,
+            "mysql://u:p@127.0.0.1:1/db",
+        ),
+        (
+            "pgvector",
+            "optimize",
+            annbench::connect::ServerKind::Postgres,
+            "postgres://u:p@127.0.0.1:1/db",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = setup(dir.path(), algorithm, "m=8", "ef_search=40");
+        opts.build_overrides.clear();
+        opts.runbook = runbook_of(
+            dir.path(),
+            "maintenance",
+            &format!(
+                "  1: {{operation: insert, start: 0, end: 100}}\n  2: {{operation: maintenance, \
+                 what: {what}}}\n  3: {{operation: search}}\n"
+            ),
+        );
+        // No server is reachable at this URL: the runbook is refused first.
+        opts.backend = annbench::backend::BackendOptions::default().with_url(kind, url);
+        let e = run_stream(&opts, &NoProgress).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!(
+                "step 2 (maintenance): {algorithm} has no '{what}' maintenance operation"
+            )),
+            "{algorithm}: {e}"
+        );
+    }
+}
+
+/// More connections at once than the server takes (`during: {clients: 1000}`, within the 1024
+/// clients annbench allows) once failed after step 1 with "too many connections"; the server's
+/// limit is read at the start and the run refused before any write, naming the count.
+fn too_many_connections(algorithm: &str, build: &str, query: &str) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = setup(dir.path(), algorithm, build, query);
+    opts.runbook = runbook_of(
+        dir.path(),
+        "crowded",
+        "  1: {operation: insert, start: 0, end: 100, during: {clients: 1000}}\n  2: \
+         {operation: search}\n",
+    );
+    let e = run_stream(&opts, &NoProgress).unwrap_err().to_string();
+    assert!(
+        e.contains("connections from this user (max_connections")
+            && e.contains("this run opens up to 1")
+            && e.contains("1000 searching during step 1")
+            && e.contains("raise the server's max_connections"),
+        "{algorithm}: {e}"
+    );
+    assert!(
+        !dir.path().join("results").exists() || walk(&dir.path().join("results")).is_empty(),
+        "{algorithm}: nothing is stored"
+    );
+}
+
+#[test]
+fn pgvector_more_connections_than_the_server_takes_are_refused_before_any_write() {
+    too_many_connections("pgvector", "m=8;ef_construction=32", "ef_search=40");
+}
+
+#[test]
+fn mariadb_more_connections_than_the_server_takes_are_refused_before_any_write() {
+    too_many_connections("mariadb", "m=8", "ef_search=40");
+}
+
+/// Cancelled `after` past the stored step `step`.
+struct CancelLater {
+    step: u32,
+    after: Duration,
+    at: Mutex<Option<std::time::Instant>>,
+}
+
+impl Progress for CancelLater {
+    fn on_event(&self, event: &Event<'_>) {
+        if let Event::StreamStep { record, .. } = event {
+            if record.step == self.step {
+                *self.at.lock().unwrap() = Some(std::time::Instant::now() + self.after);
+            }
+        }
+    }
+    fn cancelled(&self) -> bool {
+        self.at
+            .lock()
+            .unwrap()
+            .is_some_and(|t| std::time::Instant::now() >= t)
+    }
+}
+
+/// Ctrl-C while a paced insert waits for its next batch (20 s apart) once held the run until
+/// the wait ended, and the CLI then blamed the server; annbench's own waits end at once.
+fn stop_during_a_paced_insert(algorithm: &str, build: &str, query: &str) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = setup(dir.path(), algorithm, build, query);
+    opts.runbook = runbook_of(
+        dir.path(),
+        "paced",
+        "  1: {operation: insert, start: 0, end: 100}\n  2: {operation: search}\n  3: \
+         {operation: insert, start: 100, end: 300, batch: 100, rate: 5}\n  4: {operation: \
+         search}\n",
+    );
+    // Step 3 writes its first 100 rows, then waits 20 s for the second batch; the stop comes
+    // a second into that wait.
+    let progress = CancelLater {
+        step: 2,
+        after: Duration::from_secs(1),
+        at: Mutex::new(None),
+    };
+    let outcome = run_stream(&opts, &progress);
+    let returned = std::time::Instant::now();
+    assert!(
+        matches!(outcome, Err(Error::Interrupted)),
+        "{algorithm}: {outcome:?}"
+    );
+    let cancelled = progress.at.lock().unwrap().expect("step 2 was stored");
+    let late = returned.saturating_duration_since(cancelled);
+    // "At once": a poll of 20 ms; the bound is generous, the wait it replaces was 19 s.
+    assert!(
+        late < Duration::from_secs(3),
+        "{algorithm}: the run ended {late:?} after the stop"
+    );
+}
+
+#[test]
+fn pgvector_a_stop_during_a_paced_insert_ends_the_wait_at_once() {
+    stop_during_a_paced_insert("pgvector", "m=8;ef_construction=32", "ef_search=40");
+}
+
+#[test]
+fn mariadb_a_stop_during_a_paced_insert_ends_the_wait_at_once() {
+    stop_during_a_paced_insert("mariadb", "m=8", "ef_search=40");
+}

@@ -196,6 +196,7 @@ def run_stream(
     count: int = 10,
     runs: int = 5,
     min_time: float = 0.3,
+    max_time: float | None = None,
     clients: int = 1,
     batch: int = ...,
     markers: int = ...,

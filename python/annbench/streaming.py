@@ -56,6 +56,7 @@ def stream(
     count: int = 10,
     runs: int = 5,
     min_time: float = 0.3,
+    max_time: float | None = None,
     clients: int = 1,
     batch: int = 1000,
     markers: int = 5,
@@ -73,6 +74,11 @@ def stream(
     ids that were deleted or never inserted), ``qps`` with its interval and latency; per write
     step the rate reached (``achieved_rate``) against ``target_rate``, batch latency,
     ``freshness_ms`` and the searches during it; sizes after each write.
+
+    ``runs``, ``min_time`` and ``max_time`` (seconds) mean what they mean in
+    :func:`annbench.run`: each query point of a search step gets at least ``runs`` timed passes
+    of at least ``min_time``, and extra passes while they stall or spread widely, until its
+    timed passes have lasted ``max_time`` (default twice ``runs`` x ``min_time``).
 
     ``entry``: the runbook's entry when it is not named like the dataset. Without ``config``,
     ``build`` and ``query``, the default grid's first build point at one query point runs.
@@ -92,6 +98,7 @@ def stream(
         count=count,
         runs=runs,
         min_time=min_time,
+        max_time=max_time,
         clients=clients,
         batch=batch,
         markers=markers,

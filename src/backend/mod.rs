@@ -218,7 +218,7 @@ pub use named::NamedServer;
 pub use plan::MemoryPlan;
 pub use watch::{BuildStatus, BuildWatch};
 
-pub use server::{Database, Version};
+pub use server::{ConnectionLimit, Database, Version};
 pub use spec::Algorithm;
 
 pub use crate::registry::args;

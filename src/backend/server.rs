@@ -28,6 +28,22 @@ pub struct Database {
     /// signal, KeyboardInterrupt), for drivers that cannot be interrupted otherwise; and
     /// forget that request when a new run starts. `None`: its waits are bounded already.
     pub stop_waits: Option<StopWaits>,
+    /// The connections this URL's user may hold on the server at once (its settings, read
+    /// through one connection), so that a run that would open more fails before any write;
+    /// `None`: not read.
+    pub connection_limit: Option<fn(&ServerUrl) -> Result<ConnectionLimit>>,
+    /// The connections a streaming run (`annbench stream`) holds on the server at once besides
+    /// its search connections: its admin connection, a writer of its own where the database
+    /// has one, and the one that stops a statement or watches an index build.
+    pub stream_connections: usize,
+}
+
+/// The connections a user may hold on a server at once ([`Database::connection_limit`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectionLimit {
+    pub most: usize,
+    /// Which settings make it, e.g. `max_connections 100 less 3 reserved for superusers`.
+    pub why: String,
 }
 
 /// The hooks of [`Database::stop_waits`].

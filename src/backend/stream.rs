@@ -13,7 +13,7 @@ use crate::Result;
 use ndarray::ArrayView2;
 use std::time::Duration;
 
-pub use crate::registry::StreamBuild;
+pub use crate::registry::{MaintenanceOp, StreamBuild};
 
 /// One batch's outcome.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,49 +25,6 @@ pub struct WriteReport {
     pub seconds: f64,
     /// How the rows were sent, e.g. `COPY BINARY`.
     pub method: &'static str,
-}
-
-/// A maintenance step of a runbook.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MaintenanceOp {
-    /// PostgreSQL's `VACUUM`: dead tuples out of the table and its indexes.
-    Vacuum,
-    /// Rebuild the vector index from the rows now in the table.
-    Reindex,
-    /// MariaDB's `OPTIMIZE TABLE` (for InnoDB: recreate the table and its indexes, then
-    /// analyze).
-    Optimize,
-}
-
-impl MaintenanceOp {
-    /// Every operation, in the order errors list them.
-    pub const ALL: [MaintenanceOp; 3] = [
-        MaintenanceOp::Vacuum,
-        MaintenanceOp::Reindex,
-        MaintenanceOp::Optimize,
-    ];
-
-    /// The name runbooks and errors use: `vacuum`, `reindex`, `optimize`.
-    pub fn name(self) -> &'static str {
-        match self {
-            MaintenanceOp::Vacuum => "vacuum",
-            MaintenanceOp::Reindex => "reindex",
-            MaintenanceOp::Optimize => "optimize",
-        }
-    }
-
-    /// The operation called `name` (as [`name`](MaintenanceOp::name) spells it, any case).
-    pub fn parse(name: &str) -> Result<MaintenanceOp> {
-        MaintenanceOp::ALL
-            .into_iter()
-            .find(|op| op.name().eq_ignore_ascii_case(name.trim()))
-            .ok_or_else(|| {
-                crate::Error::Config(format!(
-                    "unknown maintenance operation '{name}': use one of {}",
-                    names(&MaintenanceOp::ALL)
-                ))
-            })
-    }
 }
 
 /// `a, b, c`: the names of `ops`.

@@ -39,11 +39,8 @@ pub struct RunArgs {
     /// (bounded by --max-time).
     #[arg(long, value_parser = parse_share, value_name = "PERCENT")]
     pub target_ci: Option<f64>,
-    /// Time of a point's timed passes (per build) after which no extra pass starts: extra
-    /// passes come from --target-ci and from re-measuring points flagged for interference,
-    /// stalls or a wide interval. Default: twice --runs x --min-time.
-    #[arg(long, value_parser = parse_min_time, value_name = "DURATION")]
-    pub max_time: Option<Duration>,
+    #[command(flatten)]
+    pub max_time: MaxTime,
     /// Build every index this many times and fold the build-to-build spread into the QPS
     /// interval (HNSW builds are randomised).
     #[arg(long, default_value_t = 1)]
@@ -114,9 +111,19 @@ pub struct RunArgs {
     pub calibrate: Option<usize>,
 }
 
+/// `--max-time`, one definition for every command that times passes (`run`, `stream`).
+#[derive(Debug, Args)]
+pub struct MaxTime {
+    /// Time of a point's timed passes (per build) after which no extra pass starts: extra
+    /// passes re-measure points flagged for interference (run), stalls or a wide interval,
+    /// and come from --target-ci (run). Default: twice --runs x --min-time.
+    #[arg(long, value_parser = parse_min_time, value_name = "DURATION")]
+    pub max_time: Option<Duration>,
+}
+
 /// `--algorithm`'s help, listing the registered algorithms.
 /// A registered algorithm id; anything else is a usage error (exit status 2) listing them.
-fn parse_algorithm(name: &str) -> std::result::Result<String, String> {
+pub(crate) fn parse_algorithm(name: &str) -> std::result::Result<String, String> {
     crate::backend::find_algorithm(name)
         .map(|a| a.name.to_string())
         .map_err(|e| e.to_string())
@@ -203,7 +210,7 @@ impl RunArgs {
             runs: self.runs,
             min_time: self.min_time,
             target_ci: self.target_ci,
-            max_time: self.max_time,
+            max_time: self.max_time.max_time,
             rebuilds: self.rebuilds,
             restart: self.restart,
             order: self.order,

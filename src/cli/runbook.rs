@@ -55,7 +55,8 @@ pub struct GenerateArgs {
     /// Runbook file to write (atomically); default: standard output.
     #[arg(short, long)]
     output: Option<PathBuf>,
-    /// Replace an existing --output file (and, for clustered, the clustered dataset file).
+    /// Replace an existing --output file (and, for clustered, the clustered copy of the
+    /// dataset in --data-dir).
     #[arg(long)]
     force: bool,
     #[command(flatten)]
@@ -72,6 +73,11 @@ pub struct CheckArgs {
     /// The runbook entry to read, when its key is not the dataset's name.
     #[arg(long)]
     entry: Option<String>,
+    /// Also check the runbook against the algorithm that will run it, as `stream` does
+    /// before any write: that it runs streaming runbooks, and every maintenance step is one
+    /// its database runs.
+    #[arg(long, value_name = "NAME", value_parser = super::run::parse_algorithm)]
+    algorithm: Option<String>,
     /// Also compute the exact ground truth of every search step for K neighbours (or reuse
     /// it), cached beside the dataset file for `stream`.
     #[arg(long, value_name = "K")]
@@ -125,11 +131,11 @@ pub fn run(cmd: RunbookCommand) -> Result<()> {
     }
 }
 
-/// Refuses to replace an existing file without --force.
-fn refuse_existing(path: &Path, force: bool, what: &str) -> Result<()> {
+/// Refuses to replace an existing file without --force; `other` is the other way out.
+fn refuse_existing(path: &Path, force: bool, other: &str) -> Result<()> {
     if path.exists() && !force {
         return Err(Error::Config(format!(
-            "{} exists: give --force to replace {what}, or another --output",
+            "{} exists: give --force to replace it, or {other}",
             path.display()
         )));
     }
@@ -147,16 +153,25 @@ fn generate(a: GenerateArgs) -> Result<()> {
         replace: a.replace,
     };
     if let Some(out) = &a.output {
-        refuse_existing(out, a.force, "it")?;
+        refuse_existing(out, a.force, "another --output")?;
         crate::fsutil::check_output(out, "the runbook")?;
     }
     let path = dataset::resolve(&a.dataset, &a.dir.data_dir)?;
     let rb = if kind == Kind::Clustered {
         let ds = dataset::open(&path)?;
+        // The copy's file is checked before the clustering, which is the long part.
+        let dest = a
+            .dir
+            .data_dir
+            .join(format!("{}.hdf5", generate::clustered_name(&ds.name)?));
+        refuse_existing(
+            &dest,
+            a.force,
+            "move it away first (it is the clustered copy of the dataset, written to \
+             --data-dir by an earlier `runbook generate clustered`)",
+        )?;
         let (copy, rb) = generate::clustered(&ds, &opts)?;
         dataset::datafile::ensure_dir(&a.dir.data_dir)?;
-        let dest = a.dir.data_dir.join(format!("{}.hdf5", copy.name));
-        refuse_existing(&dest, a.force, "the clustered dataset")?;
         dataset::save(&copy, &dest)?;
         outln!(
             "{}: {} train rows of {} grouped into {} clusters (seed {}) -> {}",
@@ -204,6 +219,9 @@ fn check(a: CheckArgs) -> Result<()> {
     let info = dataset::info(&path)?;
     let rb = Runbook::load(&a.file, &info.name, a.entry.as_deref())?;
     rb.validate(info.train)?;
+    if let Some(algorithm) = &a.algorithm {
+        crate::runner::stream::check_runbook(&rb, algorithm)?;
+    }
     let counts = rb.live_counts()?;
     outln!(
         "{:>5}  {:<11}  {:<40}  {:>10}  extensions",
@@ -273,9 +291,15 @@ fn check(a: CheckArgs) -> Result<()> {
         .iter()
         .any(|s| matches!(s.op, Operation::Maintenance(_)))
     {
+        let checked = match &a.algorithm {
+            Some(algorithm) => format!("{algorithm} runs every one of them"),
+            None => "give --algorithm NAME to check them against the algorithm that will run \
+                     them"
+                .into(),
+        };
         outln!(
             "note: maintenance steps are an annbench extension; big-ann-benchmarks does not run \
-             this runbook"
+             this runbook ({checked})"
         );
     }
     Ok(())

@@ -43,12 +43,14 @@ pub struct StreamArgs {
     /// Neighbours per query (k).
     #[arg(long, default_value_t = 10)]
     pub count: usize,
-    /// Timed passes per search step and query point, after its recall pass.
+    /// Timed passes per search step and query point at least, after its recall pass.
     #[arg(long, default_value_t = 5)]
     pub runs: usize,
     /// Shortest timed pass, e.g. 300ms, 1s.
     #[arg(long, default_value = "300ms", value_parser = super::run::parse_min_time, value_name = "DURATION")]
     pub min_time: Duration,
+    #[command(flatten)]
+    pub max_time: super::run::MaxTime,
     /// Search clients at the search steps.
     #[arg(long, default_value_t = 1)]
     pub clients: usize,
@@ -107,6 +109,7 @@ impl StreamArgs {
             count: self.count,
             runs: self.runs,
             min_time: self.min_time,
+            max_time: self.max_time.max_time,
             clients: self.clients,
             batch: self.batch,
             markers: self.markers,

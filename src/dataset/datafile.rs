@@ -8,7 +8,18 @@ use std::path::Path;
 /// Refuse a dataset name that is not one plain file name: it becomes `{data_dir}/{name}.hdf5`,
 /// so `../x` or `a/b` would write outside the data directory, and a leading `.` would hide it.
 pub fn check_name(name: &str) -> Result<()> {
-    let why = if name.is_empty() {
+    match name_problem(name) {
+        None => Ok(()),
+        Some(why) => Err(Error::Config(format!(
+            "dataset name {name:?} cannot be used: {why}; a name is a plain file name such as \
+             my-vectors-384-angular (use --output PATH to write elsewhere)"
+        ))),
+    }
+}
+
+/// Why `name` cannot name a dataset file, if it cannot (for callers whose fix is another).
+pub fn name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
         Some("it is empty")
     } else if name.contains(['/', '\\', '\0']) {
         Some("it contains a path separator")
@@ -20,13 +31,6 @@ pub fn check_name(name: &str) -> Result<()> {
         Some("it is longer than 200 bytes")
     } else {
         None
-    };
-    match why {
-        None => Ok(()),
-        Some(why) => Err(Error::Config(format!(
-            "dataset name {name:?} cannot be used: {why}; a name is a plain file name such as \
-             my-vectors-384-angular (use --output PATH to write elsewhere)"
-        ))),
     }
 }
 

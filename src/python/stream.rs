@@ -15,7 +15,7 @@ use std::time::Duration;
 /// Runs `runbook` (entry `entry`, or the one named like the dataset) against `algorithm` and
 /// returns one JSON row per step (and query point at a search step).
 #[pyfunction]
-#[pyo3(signature = (dataset, runbook, algorithm, entry=None, config=None, build=Vec::new(), query=Vec::new(), count=10, runs=5, min_time=0.3, clients=1, batch=stream::DEFAULT_BATCH, markers=stream::DEFAULT_MARKERS, results=PathBuf::from("results"), data_dir=None, force=false, label=None, timeout=None, servers=BTreeMap::new(), callback=None))]
+#[pyo3(signature = (dataset, runbook, algorithm, entry=None, config=None, build=Vec::new(), query=Vec::new(), count=10, runs=5, min_time=0.3, max_time=None, clients=1, batch=stream::DEFAULT_BATCH, markers=stream::DEFAULT_MARKERS, results=PathBuf::from("results"), data_dir=None, force=false, label=None, timeout=None, servers=BTreeMap::new(), callback=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn run_stream(
     py: Python<'_>,
@@ -29,6 +29,7 @@ pub fn run_stream(
     count: usize,
     runs: usize,
     min_time: f64,
+    max_time: Option<f64>,
     clients: usize,
     batch: usize,
     markers: usize,
@@ -74,6 +75,7 @@ pub fn run_stream(
         count,
         runs,
         min_time: seconds(min_time, "min_time")?,
+        max_time: max_time.map(|t| seconds(t, "max_time")).transpose()?,
         clients,
         batch,
         markers,

@@ -1,5 +1,6 @@
 //! One database's declaration and the [`ServerKind`] every URL carries.
 
+use super::MaintenanceOp;
 use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -33,6 +34,10 @@ pub struct DatabaseDecl {
     /// Why `run --restart` cannot measure it across a restart (`None`: its tables and index
     /// survive one and its backend reconnects).
     pub no_restart: Option<&'static str>,
+    /// The maintenance operations its streaming runbooks' tables run (`annbench stream`), in
+    /// the order messages list them; `annbench runbook check --algorithm` and `stream` refuse
+    /// a runbook that asks for another before any server work.
+    pub stream_maintenance: &'static [MaintenanceOp],
 }
 
 /// How a database's URLs name a unix socket.

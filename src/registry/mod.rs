@@ -20,11 +20,13 @@ mod database;
 mod dataset_checks;
 pub mod decls;
 pub mod filter;
+mod maintenance;
 pub mod param;
 
 pub use algorithm::{ALL_METRICS, AlgorithmDecl, Contract, StreamBuild};
 pub use database::{DatabaseDecl, ForksVars, ServerKind, SocketRule};
 pub use dataset_checks::{check_dimension, check_metric};
+pub use maintenance::MaintenanceOp;
 pub use param::{Auto, Kind, Need, Param, Rule};
 
 pub(crate) use decls::algorithm_list;

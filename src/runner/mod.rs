@@ -356,7 +356,16 @@ pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSu
     }
     let path = crate::dataset::resolve(&opts.dataset, &opts.data_dir)?;
     let grids = check_plan(opts, &path)?;
-    match preflight::check_privileges(opts, &grids) {
+    let servers = preflight::check_privileges(opts, &grids).and_then(|()| {
+        // At least the most clients of a point and the admin connection are open at once.
+        let most = opts.clients.iter().copied().max().unwrap_or(1);
+        let needed = |_: &crate::backend::Database| preflight::Connections {
+            count: most + 1,
+            what: format!("--clients {most} and the admin connection"),
+        };
+        preflight::check_connections(opts, &grids, &needed, "give fewer --clients")
+    });
+    match servers {
         // --keep-going: that server's algorithms fail one by one below (listed in the
         // summary) and the others run.
         Err(e) if opts.keep_going => progress.on_event(&Event::Warning(&format!(

@@ -111,6 +111,50 @@ pub(super) fn check_privileges(opts: &SweepOptions, grids: &[Grid]) -> Result<()
     Ok(())
 }
 
+/// Connections a run opens on one server at once, and what they are (for the message).
+pub(super) struct Connections {
+    pub count: usize,
+    pub what: String,
+}
+
+/// Refuse a run that would open more connections at once than a server takes from its user
+/// ([`crate::backend::Database::connection_limit`]), before any write: it would fail part-way
+/// with "too many connections". `needed` gives the run's count on a server of each database;
+/// `fix` says what to lower. Connections of other clients are not counted: they come and go.
+pub(super) fn check_connections(
+    opts: &SweepOptions,
+    grids: &[Grid],
+    needed: &dyn Fn(&crate::backend::Database) -> Connections,
+    fix: &str,
+) -> Result<()> {
+    for db in databases(grids) {
+        let Some(limit_of) = db.connection_limit else {
+            continue;
+        };
+        let need = needed(db);
+        for (name, url) in opts.backend.urls_of(db.kind)? {
+            let named = |e: Error| match name {
+                Some(n) => e.with_context(&format!("server '{n}'")),
+                None => e,
+            };
+            let limit = limit_of(&url).map_err(named)?;
+            if need.count > limit.most {
+                return Err(named(Error::Config(format!(
+                    "{} at {} takes at most {} connections from this user ({}), and this run \
+                     opens up to {} at once ({}): {fix}, or raise the server's max_connections",
+                    db.kind.name(),
+                    url.redacted(),
+                    limit.most,
+                    limit.why,
+                    need.count,
+                    need.what
+                ))));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn databases(grids: &[Grid]) -> Vec<&'static crate::backend::Database> {
     let mut out: Vec<&'static crate::backend::Database> = Vec::new();
     for db in grids

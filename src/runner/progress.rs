@@ -154,10 +154,69 @@ pub trait Progress: Sync {
     }
 }
 
+/// How often a wait of annbench's own ([`wait_until`]) looks for a stop.
+pub const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Whether the run is to stop: `progress` is cancelled (Ctrl-C, Python's KeyboardInterrupt) or
+/// a stop was requested of the backends ([`crate::backend::request_stop`]).
+pub fn stopping(progress: &dyn Progress) -> bool {
+    progress.cancelled() || crate::backend::stop_requested()
+}
+
+/// Wait until `deadline`, or [`crate::Error::Interrupted`] within [`STOP_POLL`] of a stop
+/// ([`stopping`]). Every wait on annbench's own schedule (a paced write's next batch, ...)
+/// goes through here: a bare sleep would hold a Ctrl-C for as long as it lasts.
+pub fn wait_until(progress: &dyn Progress, deadline: std::time::Instant) -> crate::Result<()> {
+    loop {
+        if stopping(progress) {
+            return Err(crate::Error::Interrupted);
+        }
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Ok(());
+        }
+        std::thread::sleep(left.min(STOP_POLL));
+    }
+}
+
 /// Progress that ignores everything.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct NoProgress;
 
 impl Progress for NoProgress {
     fn on_event(&self, _event: &Event<'_>) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// Cancelled from `at` on.
+    struct CancelAt(Instant);
+
+    impl Progress for CancelAt {
+        fn on_event(&self, _event: &Event<'_>) {}
+        fn cancelled(&self) -> bool {
+            Instant::now() >= self.0
+        }
+    }
+
+    #[test]
+    fn a_wait_of_annbench_s_own_ends_at_once_on_a_stop() {
+        let t0 = Instant::now();
+        let progress = CancelAt(t0 + Duration::from_millis(100));
+        let waited = wait_until(&progress, t0 + Duration::from_secs(60));
+        assert!(
+            matches!(waited, Err(crate::Error::Interrupted)),
+            "{waited:?}"
+        );
+        // A minute's wait ends with the stop, not with the minute (the bound is generous: the
+        // promise is "at once", within a poll of 20 ms).
+        assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+        // Without a stop it lasts until its deadline.
+        let t1 = Instant::now();
+        wait_until(&NoProgress, t1 + Duration::from_millis(50)).unwrap();
+        assert!(t1.elapsed() >= Duration::from_millis(50));
+    }
 }

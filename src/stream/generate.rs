@@ -83,6 +83,16 @@ impl Kind {
             })
     }
 
+    /// What `--steps` counts for the kind.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Kind::Simple => "steps",
+            Kind::SlidingWindow | Kind::RandomReplace => "chunks",
+            Kind::Expiration => "time steps",
+            Kind::Clustered => "clusters",
+        }
+    }
+
     /// The step count used when none is given: chunks, time steps or clusters.
     pub fn default_steps(self) -> usize {
         match self {
@@ -133,20 +143,13 @@ pub fn generate(kind: Kind, entry: &str, train_rows: usize, opts: &Options) -> R
             kind.as_str()
         )));
     }
-    let rows = usable_rows(kind, train_rows, opts)?;
+    let (rows, steps) = rows_and_steps(kind, train_rows, opts)?;
     let mut rng = Rng::new(opts.seed);
     let ops = match kind {
-        Kind::Simple => {
-            if opts.steps.is_some() {
-                return Err(Error::Config(
-                    "--steps does not apply to the simple kind (it has 6 steps)".into(),
-                ));
-            }
-            simple(rows)
-        }
-        Kind::SlidingWindow => sliding_window(rows, steps(kind, rows, opts)?, opts.max_pts)?,
-        Kind::Expiration => expiration(rows, steps(kind, rows, opts)?, opts.replace, &mut rng)?,
-        Kind::RandomReplace => random_replace(rows, steps(kind, rows, opts)?, &mut rng)?,
+        Kind::Simple => simple(rows),
+        Kind::SlidingWindow => sliding_window(rows, steps, opts.max_pts)?,
+        Kind::Expiration => expiration(rows, steps, opts.replace, &mut rng)?,
+        Kind::RandomReplace => random_replace(rows, steps, &mut rng)?,
         Kind::Clustered => {
             return Err(Error::Config(
                 "the clustered kind writes a permuted copy of the dataset: use \
@@ -172,8 +175,8 @@ pub fn clustered(ds: &Dataset, opts: &Options) -> Result<(Dataset, Runbook)> {
             "--replace applies to the expiration kind, not clustered".into(),
         ));
     }
-    let n = ds.train.nrows();
-    let clusters = steps(Kind::Clustered, n, opts)?;
+    let name = clustered_name(&ds.name)?;
+    let (n, clusters) = rows_and_steps(Kind::Clustered, ds.train.nrows(), opts)?;
     let labels = super::kmeans::labels(ds, clusters, opts.seed)?;
     let mut perm: Vec<usize> = (0..n).collect();
     perm.sort_by_key(|&r| (labels[r], r));
@@ -189,8 +192,6 @@ pub fn clustered(ds: &Dataset, opts: &Options) -> Result<(Dataset, Runbook)> {
         ops.push(Operation::Search);
         start = end;
     }
-    let name = format!("{}-clustered", ds.name);
-    crate::dataset::datafile::check_name(&name)?;
     let copy = Dataset {
         name: name.clone(),
         metric: ds.metric,
@@ -202,45 +203,83 @@ pub fn clustered(ds: &Dataset, opts: &Options) -> Result<(Dataset, Runbook)> {
     Ok((copy, rb))
 }
 
-/// Rows the kind may use: all, or the `--max-pts` prefix (sliding-window keeps all).
-fn usable_rows(kind: Kind, train_rows: usize, opts: &Options) -> Result<usize> {
-    if opts.max_pts == Some(0) {
-        return Err(Error::Config(
-            "--max-pts 0: give the most rows live at once (at least 1)".into(),
-        ));
+/// The name of the clustered copy of dataset `name`: `<name>-clustered`, checked before any
+/// work (its file is written to the data directory under that name).
+pub fn clustered_name(name: &str) -> Result<String> {
+    let copy = format!("{name}-clustered");
+    match crate::dataset::datafile::name_problem(&copy) {
+        None => Ok(copy),
+        Some(why) => Err(Error::Config(format!(
+            "the clustered copy of '{name}' would be named {copy:?}, which cannot be a dataset \
+             name: {why}; copy the dataset to a file with a shorter plain name and give that \
+             file to --dataset"
+        ))),
     }
-    let rows = match (kind, opts.max_pts) {
-        (Kind::SlidingWindow, _) | (_, None) => train_rows,
-        (_, Some(m)) => m.min(train_rows),
-    };
-    if rows < 2 {
-        return Err(Error::Config(format!(
-            "a runbook needs at least 2 train rows to use; the dataset has {train_rows}"
-        )));
-    }
-    Ok(rows)
 }
 
-/// The step count, checked against the rows (each chunk holds at least `min_chunk` rows).
-fn steps(kind: Kind, rows: usize, opts: &Options) -> Result<usize> {
-    let n = opts.steps.unwrap_or(kind.default_steps());
+/// The rows the kind uses (all, or the `--max-pts` prefix; sliding-window keeps all) and its
+/// step count (chunks, time steps or clusters), each chunk holding at least its least rows.
+/// Too few rows blame the input that makes them few: `--max-pts` when it caps them, else the
+/// dataset; the fixes are the values that work.
+fn rows_and_steps(kind: Kind, train_rows: usize, opts: &Options) -> Result<(usize, usize)> {
+    let n = match kind {
+        Kind::Simple if opts.steps.is_some() => {
+            return Err(Error::Config(
+                "--steps does not apply to the simple kind (it has 6 steps)".into(),
+            ));
+        }
+        Kind::Simple => 1,
+        _ => opts.steps.unwrap_or(kind.default_steps()),
+    };
+    if n == 0 {
+        return Err(Error::Config("--steps 0: give at least 1".into()));
+    }
     let min_chunk = match kind {
         Kind::Expiration if opts.replace => 4,
         Kind::RandomReplace => 4,
         _ => 1,
     };
-    if n == 0 {
-        return Err(Error::Config("--steps 0: give at least 1".into()));
+    // Simple halves its rows; every kind needs two rows at least.
+    let least = n.saturating_mul(min_chunk).max(2);
+    let cap = opts
+        .max_pts
+        .filter(|&m| kind != Kind::SlidingWindow && m < train_rows);
+    let rows = cap.unwrap_or(train_rows);
+    if rows >= least {
+        return Ok((rows, n));
     }
-    if rows / n < min_chunk {
-        return Err(Error::Config(format!(
-            "--steps {n} leaves fewer than {min_chunk} of the {rows} rows per chunk for \
-             {}; give --steps {} or less",
-            kind.as_str(),
-            (rows / min_chunk).max(1)
-        )));
+    let source = match cap {
+        Some(m) => format!("--max-pts {m} is"),
+        None => format!("the dataset's {train_rows} train rows are"),
+    };
+    let need = if kind == Kind::Simple {
+        "2 rows".to_string()
+    } else {
+        let steps = match opts.steps {
+            Some(_) => format!("--steps {n}"),
+            None => format!("the default --steps {n}"),
+        };
+        let each = if min_chunk == 1 { "row" } else { "rows" };
+        format!(
+            "{least} rows: {n} {} ({steps}) of at least {min_chunk} {each} each",
+            kind.unit()
+        )
+    };
+    let mut fixes = Vec::new();
+    if cap.is_some() && least <= train_rows {
+        fixes.push(format!("--max-pts {least} or more"));
     }
-    Ok(n)
+    if kind != Kind::Simple && rows >= 2 && rows >= min_chunk {
+        fixes.push(format!("--steps {} or less", rows / min_chunk));
+    }
+    if least > train_rows {
+        fixes.push("a dataset with more train rows".into());
+    }
+    Err(Error::Config(format!(
+        "{source} too few for {}, which uses at least {need}; give {}",
+        kind.as_str(),
+        fixes.join(", or ")
+    )))
 }
 
 fn simple(rows: usize) -> Vec<Operation> {
@@ -384,7 +423,9 @@ fn finish(ops: Vec<Operation>, entry: &str, train_rows: usize, opts: &Options) -
     }
     if opts.maintenance_every.is_some() && opts.maintenance.is_empty() {
         return Err(Error::Config(
-            "maintenance steps need at least one action (vacuum, reindex or optimize)".into(),
+            "--maintenance-every needs at least one --maintenance action (vacuum, reindex or \
+             optimize)"
+                .into(),
         ));
     }
     let mut steps = Vec::new();

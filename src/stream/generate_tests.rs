@@ -188,6 +188,57 @@ fn bad_options_are_refused_with_the_fix() {
         },
     );
     assert!(s.contains("--max-pts 0"), "{s}");
+    // Too few rows blame what makes them few, and give the values that work: --max-pts when
+    // it caps them (not the dataset's size, which is ample), ...
+    let s = e(
+        Kind::Expiration,
+        1000,
+        Options {
+            max_pts: Some(1),
+            ..Options::default()
+        },
+    );
+    assert_eq!(
+        s,
+        "--max-pts 1 is too few for expiration, which uses at least 100 rows: 100 time steps \
+         (the default --steps 100) of at least 1 row each; give --max-pts 100 or more"
+    );
+    let s = e(
+        Kind::RandomReplace,
+        1000,
+        Options {
+            max_pts: Some(40),
+            ..Options::default()
+        },
+    );
+    assert!(
+        s.starts_with("--max-pts 40 is too few for random-replace")
+            && s.contains("give --max-pts 128 or more, or --steps 10 or less"),
+        "{s}"
+    );
+    // ... the dataset when it is the short one ...
+    let s = e(Kind::Expiration, 50, Options::default());
+    assert!(
+        s.starts_with("the dataset's 50 train rows are too few for expiration")
+            && s.contains("give --steps 50 or less, or a dataset with more train rows"),
+        "{s}"
+    );
+    let s = e(Kind::Simple, 1, Options::default());
+    assert!(
+        s.contains("the dataset's 1 train rows are too few for simple, which uses at least 2 rows"),
+        "{s}"
+    );
+    // ... and the smallest valid --max-pts works.
+    generate(
+        Kind::Expiration,
+        "ds",
+        1000,
+        &Options {
+            max_pts: Some(100),
+            ..Options::default()
+        },
+    )
+    .unwrap();
     let s = e(
         Kind::Simple,
         1000,

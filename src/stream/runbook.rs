@@ -15,8 +15,12 @@ use std::path::Path;
 
 #[path = "runbook_read.rs"]
 mod read;
+#[path = "runbook_yaml.rs"]
+mod yaml;
 
-use read::{list_or_none, read_entry, scalar_text};
+pub use read::{MAX_BATCH, MAX_STEPS, MAX_TAGS, RATES};
+use read::{list_or_none, read_entry};
+use yaml::scalar_text;
 
 /// A streaming runbook: one entry of a runbook file, its steps in numeric order.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,7 +47,7 @@ impl Runbook {
     /// messages.
     pub fn parse(text: &str, source: &str, dataset: &str, entry: Option<&str>) -> Result<Runbook> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let doc: serde_norway::Value = serde_norway::from_str(text)
+        let doc = yaml::parse(text)
             .map_err(|e| Error::Config(format!("{source}: not a readable YAML runbook: {e}")))?;
         let serde_norway::Value::Mapping(top) = doc else {
             return Err(Error::Config(format!(
@@ -173,7 +177,8 @@ impl Runbook {
         peak
     }
 
-    fn step_error(&self, s: &Step, what: String) -> Error {
+    /// An error at step `s`: the file, the entry, the step and its operation, then `what`.
+    pub fn step_error(&self, s: &Step, what: String) -> Error {
         Error::Config(format!(
             "{}: entry '{}', step {} ({}): {what}",
             self.source,

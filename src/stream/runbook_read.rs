@@ -1,26 +1,29 @@
 //! Reading one runbook entry from its YAML value: keys, types, ranges, step numbering and
 //! annbench's extensions, with errors that say what to write instead.
 
+use super::yaml::{Num, number, scalar_text};
 use super::{During, Maintenance, Operation, Runbook, Step};
 use crate::{Error, Result};
 use serde_norway::{Mapping, Value};
-use std::ops::Range;
+use std::ops::{Range, RangeInclusive};
 
 /// Operations a step may name.
 const OPERATIONS: &str = "insert, delete, replace, search, maintenance";
 /// Keys of an entry besides the step numbers.
 const ENTRY_KEYS: &str = "max_pts, gt_url and the step numbers 1, 2, 3, ...";
 
-/// A mapping key as it would be written (strings bare, numbers as digits).
-pub(super) fn scalar_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Number(n) => n.to_string(),
-        Value::Bool(b) => b.to_string(),
-        Value::Null => "null".into(),
-        other => format!("{other:?}"),
-    }
-}
+/// The most steps an entry holds (big-ann-benchmarks' longest runbooks have a few thousand).
+pub const MAX_STEPS: u32 = 100_000;
+/// Range ends (tags and train row ids) and `max_pts` at most: the stream tables' ids are
+/// 32-bit integers, so tags run from 0 to 2^31 - 1.
+pub const MAX_TAGS: usize = 1 << 31;
+/// Rows per write statement at most (`batch`, `--batch`): a batch is gathered in memory
+/// and sent as one statement or transaction.
+pub const MAX_BATCH: usize = 1_000_000;
+/// Target rows per second of a write step, least and most: the last batch of the largest
+/// step ([`MAX_TAGS`] rows) at the least rate is due 2.1e12 s after the step's start, which a
+/// `Duration` holds, and no database keeps pace with the most anyway.
+pub const RATES: RangeInclusive<f64> = 0.001..=1e9;
 
 pub(super) fn list_or_none(names: &[String]) -> String {
     if names.is_empty() {
@@ -43,30 +46,27 @@ pub(super) fn read_entry(body: &Value, source: &str, entry: &str) -> Result<Runb
     let mut raw_steps: Vec<(u32, &Value)> = Vec::new();
     for (k, v) in map {
         match k {
-            Value::Number(n) => {
-                let number = n
-                    .as_u64()
-                    .filter(|&x| x >= 1)
-                    .and_then(|x| u32::try_from(x).ok())
-                    .ok_or_else(|| {
-                        at(format!(
-                            "step key {n} is not a step number: steps are numbered 1, 2, 3, ..."
-                        ))
-                    })?;
-                raw_steps.push((number, v));
+            k if number(k).is_some() => {
+                let step = match number(k) {
+                    Some(Num::Int(n)) if (1..=i128::from(MAX_STEPS)).contains(&n) => n as u32,
+                    _ => {
+                        return Err(at(format!(
+                            "step key {} is not a step number: steps are numbered 1, 2, 3, ... \
+                             up to {MAX_STEPS}",
+                            scalar_text(k)
+                        )));
+                    }
+                };
+                raw_steps.push((step, v));
             }
             Value::String(s) if s == "max_pts" => {
-                max_pts = Some(
-                    v.as_u64()
-                        .and_then(|x| usize::try_from(x).ok())
-                        .ok_or_else(|| {
-                            at(format!(
-                                "max_pts {} is not a non-negative integer; give the most rows \
-                                 live at once, e.g. max_pts: 10000",
-                                show(v)
-                            ))
-                        })?,
-                );
+                let most = whole("max_pts", v, 0..=MAX_TAGS).map_err(|e| {
+                    at(format!(
+                        "{e}, the most rows live at once (tags are the stream tables' 32-bit \
+                         ids)"
+                    ))
+                })?;
+                max_pts = Some(most);
             }
             Value::String(s) if s == "gt_url" => {}
             Value::String(s) if s.parse::<u64>().is_ok() => {
@@ -185,7 +185,8 @@ fn read_step(number: u32, v: &Value) -> std::result::Result<Step, String> {
     }
     let index = |key: &str| -> std::result::Result<usize, String> {
         let v = get(key).ok_or_else(|| format!("{op} needs '{key}'"))?;
-        non_negative(key, v)
+        whole(key, v, 0..=MAX_TAGS)
+            .map_err(|e| format!("{e} (tags and train row ids are the stream tables' 32-bit ids)"))
     };
     let range = |a: &str, b: &str| -> std::result::Result<Range<usize>, String> {
         let (s, e) = (index(a)?, index(b)?);
@@ -236,29 +237,13 @@ fn read_step(number: u32, v: &Value) -> std::result::Result<Step, String> {
         "maintenance" => Operation::Maintenance(read_what(get("what"))?),
         _ => Operation::Search,
     };
-    let rate = match get("rate") {
-        None => None,
-        Some(v) => match v.as_f64() {
-            Some(r) if r.is_finite() && r > 0.0 => Some(r),
-            _ => {
-                return Err(format!(
-                    "rate {} is not a positive number of rows per second (e.g. rate: 1000)",
-                    show(v)
-                ));
-            }
-        },
-    };
-    let batch = match get("batch") {
-        None => None,
-        Some(v) => match non_negative("batch", v)? {
-            0 => {
-                return Err(
-                    "batch 0 is not positive; give rows per statement, e.g. batch: 100".into(),
-                );
-            }
-            b => Some(b),
-        },
-    };
+    let rate = get("rate").map(read_rate).transpose()?;
+    let batch = get("batch")
+        .map(|v| {
+            whole("batch", v, 1..=MAX_BATCH)
+                .map_err(|e| format!("{e} rows per statement, e.g. batch: 100"))
+        })
+        .transpose()?;
     let during = match get("during") {
         None => None,
         Some(v) => Some(read_during(v)?),
@@ -303,20 +288,36 @@ fn step_mapping(v: &Value) -> std::result::Result<Mapping, String> {
     }
 }
 
-fn non_negative(key: &str, v: &Value) -> std::result::Result<usize, String> {
-    if let Some(x) = v.as_u64() {
-        return usize::try_from(x).map_err(|_| format!("{key} {x} is too large"));
-    }
-    if v.as_i64().is_some() {
-        return Err(format!(
-            "{key} {} is negative; ids, tags and counts start at 0",
+/// An integer within `range`, or what is wrong with `v` and the range to give.
+fn whole(key: &str, v: &Value, range: RangeInclusive<usize>) -> std::result::Result<usize, String> {
+    let (lo, hi) = (*range.start(), *range.end());
+    match number(v) {
+        Some(Num::Int(n)) if n >= lo as i128 && n <= hi as i128 => Ok(n as usize),
+        Some(Num::Int(n)) if n < 0 && lo == 0 => Err(format!(
+            "{key} {} is negative: give an integer from {lo} to {hi}",
             show(v)
-        ));
+        )),
+        Some(Num::Int(_)) => Err(format!(
+            "{key} {} is out of range: give an integer from {lo} to {hi}",
+            show(v)
+        )),
+        Some(Num::Float(_)) | None => Err(format!(
+            "{key} {} is not a whole number: give an integer from {lo} to {hi}",
+            show(v)
+        )),
     }
-    Err(format!(
-        "{key} {} is not a whole number; give an integer",
-        show(v)
-    ))
+}
+
+/// A step's `rate`: rows per second within [`RATES`].
+fn read_rate(v: &Value) -> std::result::Result<f64, String> {
+    let (lo, hi) = (*RATES.start(), *RATES.end());
+    let fix = format!("give rows per second from {lo} to {hi:.0}, e.g. rate: 1000");
+    match number(v) {
+        Some(Num::Float(r)) if RATES.contains(&r) => Ok(r),
+        Some(Num::Int(n)) if RATES.contains(&(n as f64)) => Ok(n as f64),
+        Some(_) => Err(format!("rate {} is out of range: {fix}", show(v))),
+        None => Err(format!("rate {} is not a number: {fix}", show(v))),
+    }
 }
 
 fn read_what(v: Option<&Value>) -> std::result::Result<Vec<Maintenance>, String> {
@@ -373,12 +374,17 @@ fn read_during(v: &Value) -> std::result::Result<During, String> {
             return Err(format!("unknown key '{k}' in during; its keys: clients"));
         }
     }
+    let most = crate::runner::MAX_CLIENTS;
     let clients = match m.get(Value::String("clients".into())) {
         None => return Err(format!("during needs 'clients'; {fix}")),
-        Some(c) => non_negative("clients", c)?,
+        // As `--clients` is bounded, before anything runs.
+        Some(c) => whole("clients", c, 1..=most).map_err(|_| {
+            format!(
+                "during clients {}: give 1 to {most} concurrent clients (each is a connection \
+                 and a thread of this process)",
+                show(c)
+            )
+        })?,
     };
-    if clients == 0 {
-        return Err(format!("during clients 0 is not positive; {fix}"));
-    }
     Ok(During { clients })
 }

@@ -186,23 +186,23 @@ fn extensions_are_read_and_checked() {
     for (step, want) in [
         (
             "{operation: insert, start: 0, end: 10, rate: 0}",
-            "rate 0 is not a positive",
+            "rate 0 is out of range: give rows per second from 0.001 to 1000000000",
         ),
         (
             "{operation: insert, start: 0, end: 10, rate: -5}",
-            "rate -5 is not a positive",
+            "rate -5 is out of range",
         ),
         (
             "{operation: insert, start: 0, end: 10, rate: fast}",
-            "rate 'fast' is not",
+            "rate 'fast' is not a number",
         ),
         (
             "{operation: insert, start: 0, end: 10, batch: 0}",
-            "batch 0 is not positive",
+            "batch 0 is out of range: give an integer from 1 to 1000000 rows per statement",
         ),
         (
             "{operation: insert, start: 0, end: 10, batch: -1}",
-            "batch -1 is negative",
+            "batch -1 is out of range",
         ),
         (
             "{operation: insert, start: 0, end: 10, batch: 2.5}",
@@ -210,7 +210,7 @@ fn extensions_are_read_and_checked() {
         ),
         (
             "{operation: insert, start: 0, end: 10, during: {clients: 0}}",
-            "clients 0 is not positive",
+            "during clients 0: give 1 to 1024 concurrent clients",
         ),
         (
             "{operation: insert, start: 0, end: 10, during: {threads: 2}}",
@@ -245,6 +245,136 @@ fn extensions_are_read_and_checked() {
             "{step}: {e}"
         );
     }
+}
+
+/// Every number is bounded where it is read, so what `runbook check` accepts `stream` runs:
+/// a number out of range (however large: beyond 64 bits YAML integers once failed the whole
+/// file with serde's `invalid type: integer ... as u128`) names the file, the entry, the step,
+/// the key and the range.
+#[test]
+fn numbers_are_bounded_where_they_are_read() {
+    let huge = "99999999999999999999999";
+    for (step, want) in [
+        (
+            "{operation: insert, start: 0, end: 10, rate: 1e-300}".to_string(),
+            "rate 1e-300 is out of range: give rows per second from 0.001 to 1000000000"
+                .to_string(),
+        ),
+        (
+            "{operation: insert, start: 0, end: 10, rate: 1e300}".into(),
+            "rate 1e300 is out of range".into(),
+        ),
+        (
+            "{operation: insert, start: 0, end: 10, rate: .nan}".into(),
+            "rate .nan is out of range".into(),
+        ),
+        (
+            "{operation: insert, start: 0, end: 10, rate: .inf}".into(),
+            "rate .inf is out of range".into(),
+        ),
+        (
+            format!("{{operation: insert, start: 0, end: 10, rate: {huge}}}"),
+            format!("rate {huge} is out of range"),
+        ),
+        (
+            format!("{{operation: insert, start: 0, end: 10, batch: {huge}}}"),
+            format!("batch {huge} is out of range: give an integer from 1 to 1000000 rows"),
+        ),
+        (
+            "{operation: insert, start: 0, end: 10, batch: 1e40}".into(),
+            "batch 1e40 is not a whole number: give an integer from 1 to 1000000".into(),
+        ),
+        (
+            "{operation: insert, start: 0, end: 10, batch: 1000001}".into(),
+            "batch 1000001 is out of range".into(),
+        ),
+        (
+            "{operation: insert, start: 0, end: 10, during: {clients: 100000}}".into(),
+            "during clients 100000: give 1 to 1024 concurrent clients (each is a connection \
+             and a thread of this process)"
+                .into(),
+        ),
+        (
+            format!("{{operation: insert, start: 0, end: 10, during: {{clients: {huge}}}}}"),
+            format!("during clients {huge}: give 1 to 1024"),
+        ),
+        (
+            format!("{{operation: insert, start: 0, end: {huge}}}"),
+            format!("end {huge} is out of range: give an integer from 0 to 2147483648"),
+        ),
+        (
+            "{operation: delete, start: 0, end: 2147483649}".into(),
+            "end 2147483649 is out of range: give an integer from 0 to 2147483648 (tags and \
+             train row ids are the stream tables' 32-bit ids)"
+                .into(),
+        ),
+        (
+            format!("{{operation: delete, start: -{huge}, end: 5}}"),
+            format!("start -{huge} is negative"),
+        ),
+    ] {
+        let e = err(&entry(&[
+            "{operation: insert, start: 50, end: 60}",
+            &step,
+            "{operation: search}",
+        ]));
+        assert!(
+            e.starts_with("rb.yaml: entry 'random-xs': step 2: ") && e.contains(&want),
+            "{step}: {e}"
+        );
+        assert!(!e.contains("invalid type"), "{e}");
+    }
+    for key in [
+        "340282366920938463463374607431768211456",
+        huge,
+        "100001",
+        "-3",
+        "1.5",
+    ] {
+        let e = err(&format!(
+            "random-xs:\n  1: {{operation: search}}\n  {key}: {{operation: search}}\n"
+        ));
+        let shown = if key.len() > 30 {
+            "3.402823669209385e38"
+        } else {
+            key
+        };
+        assert!(
+            e.starts_with(&format!(
+                "rb.yaml: entry 'random-xs': step key {shown} is not a step number: steps are \
+                 numbered 1, 2, 3, ... up to 100000"
+            )),
+            "{key}: {e}"
+        );
+    }
+    for (max_pts, want) in [
+        (
+            "1e40",
+            "max_pts 1e40 is not a whole number: give an integer from 0 to 2147483648",
+        ),
+        (
+            huge,
+            "is out of range: give an integer from 0 to 2147483648",
+        ),
+    ] {
+        let e = err(&format!(
+            "random-xs:\n  max_pts: {max_pts}\n  1: {{operation: search}}\n"
+        ));
+        assert!(e.contains(want) && e.contains("entry 'random-xs'"), "{e}");
+    }
+    // The edges are accepted, and every accepted rate paces any step without overflow.
+    let rb = parse(&entry(&[
+        "{operation: insert, start: 0, end: 10, rate: 0.001, batch: 1000000, during: {clients: \
+         1024}}",
+        "{operation: insert, start: 10, end: 20, rate: 1000000000}",
+        "{operation: search}",
+    ]))
+    .unwrap();
+    assert_eq!(rb.steps[0].rate, Some(0.001));
+    assert_eq!(rb.steps[1].rate, Some(1e9));
+    let slowest = MAX_TAGS as f64 / RATES.start();
+    assert!(std::time::Duration::try_from_secs_f64(slowest).is_ok());
+    assert_eq!(MAX_TAGS - 1, i32::MAX as usize, "the stream tables' ids");
 }
 
 /// Every structural error names the file, the entry, the step and what to write instead.
@@ -313,7 +443,7 @@ fn structural_errors_name_the_place_and_the_fix() {
         ),
         (
             "random-xs:\n  0: {operation: search}\n",
-            "step key 0 is not a step number",
+            "step key 0 is not a step number: steps are numbered 1, 2, 3, ... up to 100000",
         ),
         (
             "random-xs:\n  '1': {operation: search}\n",
@@ -325,14 +455,15 @@ fn structural_errors_name_the_place_and_the_fix() {
         ),
         (
             "random-xs:\n  max_pts: -1\n  1: {operation: search}\n",
-            "max_pts -1 is not a non-negative integer",
+            "max_pts -1 is negative: give an integer from 0 to 2147483648",
         ),
         ("random-xs:\n  max_pts: 10\n", "has no steps"),
         ("random-xs: 3\n", "is not a mapping of steps"),
         ("[1, 2]\n", "a runbook is a mapping from dataset names"),
         (
             "random-xs:\n  1: {operation: search}\n  1: {operation: search}\n",
-            "not a readable YAML runbook",
+            "not a readable YAML runbook: random-xs: the key '1' is given twice in one mapping \
+             (keep one) at line 2",
         ),
     ] {
         let e = err(text);

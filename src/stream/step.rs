@@ -75,6 +75,18 @@ impl Maintenance {
     }
 }
 
+/// The database operation a runbook's action names (each database declares the ones it runs:
+/// [`crate::registry::DatabaseDecl::stream_maintenance`]).
+impl From<Maintenance> for crate::registry::MaintenanceOp {
+    fn from(m: Maintenance) -> Self {
+        match m {
+            Maintenance::Vacuum => Self::Vacuum,
+            Maintenance::Reindex => Self::Reindex,
+            Maintenance::Optimize => Self::Optimize,
+        }
+    }
+}
+
 impl Step {
     /// Step `number` doing `op`, without annbench's extensions (rate, batch, searches during).
     pub fn new(number: u32, op: Operation) -> Self {

@@ -4,7 +4,9 @@
 
 use super::errors::mariadb_error;
 use super::server;
-use crate::backend::server::{CheckReport, MIB, floor, human_bytes, recommended, short};
+use crate::backend::server::{
+    CheckReport, ConnectionLimit, MIB, floor, human_bytes, recommended, short,
+};
 use crate::connect::ServerUrl;
 use crate::{Error, Result};
 use mysql::prelude::Queryable;
@@ -63,6 +65,29 @@ fn vector_smoke_test(conn: &mut mysql::Conn, url: &ServerUrl) -> Result<()> {
     }
     let db = crate::backend::BackendOptions::default().schema()?;
     super::privileges::check(conn, url, &db)
+}
+
+/// [`crate::backend::Database::connection_limit`]: `max_connections`, or the smaller
+/// `max_user_connections` when one is set (0: none). The one more connection MariaDB keeps
+/// for an administrator is not counted.
+pub fn connection_limit_at(url: &ServerUrl) -> Result<ConnectionLimit> {
+    let mut conn = server::connect(url)?;
+    let (max, per_user) = conn
+        .query_first::<(i64, i64), _>("SELECT @@max_connections, @@max_user_connections")
+        .map_err(|e| mariadb_error(url, "reading the connection limits", e))?
+        .unwrap_or((0, 0));
+    let max = max.max(0) as usize;
+    Ok(if per_user > 0 && (per_user as usize) < max {
+        ConnectionLimit {
+            most: per_user as usize,
+            why: format!("max_user_connections {per_user}"),
+        }
+    } else {
+        ConnectionLimit {
+            most: max,
+            why: format!("max_connections {max}"),
+        }
+    })
 }
 
 /// [`crate::backend::Database::privileges`]: connect and prove what a run in `db` needs.

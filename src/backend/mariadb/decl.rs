@@ -6,8 +6,8 @@
 use crate::params::Params;
 use crate::registry::filter::{FILTER, FILTER_INDEX, FILTER_RULE, SELECTIVITY};
 use crate::registry::{
-    ALL_METRICS, AlgorithmDecl, Contract, DatabaseDecl, ForksVars, Param, ServerKind, SocketRule,
-    StreamBuild,
+    ALL_METRICS, AlgorithmDecl, Contract, DatabaseDecl, ForksVars, MaintenanceOp, Param,
+    ServerKind, SocketRule, StreamBuild,
 };
 
 pub static DECL: DatabaseDecl = DatabaseDecl {
@@ -24,6 +24,8 @@ pub static DECL: DatabaseDecl = DatabaseDecl {
     server_commands: &["mariadbd", "mysqld"],
     unix_socket: SocketRule::QueryParameter("socket"),
     no_restart: None,
+    // Its stream table's `maintenance` (stream.rs) runs these.
+    stream_maintenance: &[MaintenanceOp::Optimize, MaintenanceOp::Reindex],
 };
 
 #[allow(non_upper_case_globals)]

@@ -50,6 +50,10 @@ pub static DATABASE: Database = Database {
     // Its reads end at the driver's read timeout, and a running statement is killed by the
     // build watcher.
     stop_waits: None,
+    connection_limit: Some(check::connection_limit_at),
+    // The admin connection, the stream's writer (stream.rs), and the one that kills a
+    // statement or watches a build (stop.rs).
+    stream_connections: 3,
 };
 
 pub static ALGORITHM: Algorithm = Algorithm {

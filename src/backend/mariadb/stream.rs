@@ -432,7 +432,7 @@ impl StreamTable for MariaDb {
             MaintenanceOp::Vacuum => Err(unsupported(
                 ALGORITHM.name,
                 op,
-                &[MaintenanceOp::Optimize, MaintenanceOp::Reindex],
+                crate::connect::ServerKind::MariaDb.decl().stream_maintenance,
             )),
         }
     }

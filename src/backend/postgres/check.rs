@@ -4,7 +4,9 @@
 
 use super::errors::postgres_error;
 use super::server;
-use crate::backend::server::{CheckReport, Version, floor, human_bytes, recommended, short};
+use crate::backend::server::{
+    CheckReport, ConnectionLimit, Version, floor, human_bytes, recommended, short,
+};
 use crate::connect::{ServerKind, ServerUrl};
 use crate::{Error, Result};
 
@@ -74,6 +76,56 @@ pub fn check(url: &ServerUrl, report: &mut CheckReport, ram: u64) -> Result<()> 
 fn vector_smoke_test(client: &mut postgres::Client, url: &ServerUrl, bits: bool) -> Result<()> {
     let schema = crate::backend::BackendOptions::default().schema()?;
     privileges(client, url, &schema, bits)
+}
+
+/// [`crate::backend::Database::connection_limit`]: `max_connections` less the connections
+/// reserved for superusers and for `pg_use_reserved_connections` (PostgreSQL 16+) unless this
+/// role is one, and the role's and the database's `CONNECTION LIMIT` (superusers pass all).
+pub fn connection_limit_at(url: &ServerUrl) -> Result<ConnectionLimit> {
+    let mut client = server::connect(url)?;
+    let row = client
+        .query_one(
+            "SELECT current_setting('max_connections')::int, \
+                    current_setting('superuser_reserved_connections')::int, \
+                    coalesce(current_setting('reserved_connections', true)::int, 0), \
+                    r.rolsuper, r.rolconnlimit, d.datconnlimit, \
+                    EXISTS (SELECT 1 FROM pg_roles u \
+                            WHERE u.rolname = 'pg_use_reserved_connections' \
+                              AND pg_has_role(current_user, u.oid, 'MEMBER')) \
+             FROM pg_roles r, pg_database d \
+             WHERE r.rolname = current_user AND d.datname = current_database()",
+            &[],
+        )
+        .map_err(|e| postgres_error(url, "reading the connection limits", e))?;
+    let count = |i: usize| row.get::<_, i32>(i).max(0) as usize;
+    let (max, for_superusers, reserved) = (count(0), count(1), count(2));
+    if row.get::<_, bool>(3) {
+        return Ok(ConnectionLimit {
+            most: max,
+            why: format!("max_connections {max}"),
+        });
+    }
+    // Members of pg_use_reserved_connections may use the reserved_connections.
+    let reserved = if row.get::<_, bool>(6) { 0 } else { reserved };
+    let mut why =
+        format!("max_connections {max} less superuser_reserved_connections {for_superusers}");
+    if reserved > 0 {
+        why.push_str(&format!(" and reserved_connections {reserved}"));
+    }
+    let mut limit = ConnectionLimit {
+        most: max.saturating_sub(for_superusers + reserved),
+        why,
+    };
+    for (i, whose) in [(4, "the role's"), (5, "the database's")] {
+        let own = row.get::<_, i32>(i);
+        if own >= 0 && (own as usize) < limit.most {
+            limit = ConnectionLimit {
+                most: own as usize,
+                why: format!("{whose} CONNECTION LIMIT {own}"),
+            };
+        }
+    }
+    Ok(limit)
 }
 
 /// [`crate::backend::Database::privileges`]: connect and prove what a run in `schema` needs.

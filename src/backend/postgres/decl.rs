@@ -2,7 +2,7 @@
 //! and the parameters its pgvector algorithms share. Compiled as `registry::decls::postgres`
 //! (see `src/registry/decls.rs`): it reads only the registry.
 
-use crate::registry::{DatabaseDecl, ForksVars, Param, ServerKind, SocketRule};
+use crate::registry::{DatabaseDecl, ForksVars, MaintenanceOp, Param, ServerKind, SocketRule};
 
 pub static DECL: DatabaseDecl = DatabaseDecl {
     key: "postgres",
@@ -19,6 +19,8 @@ pub static DECL: DatabaseDecl = DatabaseDecl {
     // libpq's URL form names a socket directory as a percent-encoded host (`%2Frun%2Fpostgresql`).
     unix_socket: SocketRule::HostIsDirectory,
     no_restart: None,
+    // Its stream table's `maintenance` (stream.rs) runs these.
+    stream_maintenance: &[MaintenanceOp::Vacuum, MaintenanceOp::Reindex],
 };
 
 #[allow(non_upper_case_globals)]

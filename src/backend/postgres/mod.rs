@@ -52,6 +52,10 @@ pub static DATABASE: Database = Database {
         request: watchdog::request_stop,
         clear: watchdog::clear_stop,
     }),
+    connection_limit: Some(check::connection_limit_at),
+    // The admin connection, which writes the stream's rows (stream.rs), and the one that
+    // cancels a statement or watches a build (build.rs).
+    stream_connections: 2,
 };
 
 /// Session settings of every query connection (and of EXPLAIN). On small tables or with a

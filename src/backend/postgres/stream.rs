@@ -35,7 +35,7 @@ use crate::backend::stream::{
     unsupported,
 };
 use crate::backend::table::{check_batch_values, check_ident};
-use crate::connect::ServerUrl;
+use crate::connect::{ServerKind, ServerUrl};
 use crate::params::Params;
 use crate::{Error, Result};
 use ndarray::ArrayView2;
@@ -414,7 +414,7 @@ impl StreamTable for PgBackend {
                 return Err(unsupported(
                     name,
                     op,
-                    &[MaintenanceOp::Vacuum, MaintenanceOp::Reindex],
+                    ServerKind::Postgres.decl().stream_maintenance,
                 ));
             }
         };

@@ -22,6 +22,8 @@ pub static DECL: DatabaseDecl = DatabaseDecl {
     no_restart: Some(
         "the servers scripts/databases.sh starts keep no data on disk: a restart empties them",
     ),
+    // No streaming runbooks (its backend has no stream table).
+    stream_maintenance: &[],
 };
 
 #[allow(non_upper_case_globals)]

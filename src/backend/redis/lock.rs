@@ -82,6 +82,10 @@ impl Lock {
                     TTL.as_secs()
                 )));
             }
+            // The retries are annbench's own schedule: a stop (Ctrl-C) ends them at once.
+            if crate::backend::stop_requested() {
+                return Err(Error::Interrupted);
+            }
             std::thread::sleep(Duration::from_millis(100));
         }
         let stop = Arc::new(AtomicBool::new(false));

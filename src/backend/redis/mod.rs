@@ -46,6 +46,9 @@ pub static DATABASE: Database = Database {
     // Every command has a read timeout (conn::READ_LIMIT); a build runs in short batches that
     // poll the stop request.
     stop_waits: None,
+    connection_limit: None,
+    // No streaming runbooks.
+    stream_connections: 0,
 };
 
 pub static ALGORITHM: Algorithm = Algorithm {

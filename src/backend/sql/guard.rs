@@ -77,6 +77,10 @@ pub fn lock_table(c: &mut dyn SqlConn, t: &TableName) -> Result<()> {
                 t.qualified(c.dialect())
             )));
         }
+        // The retries are annbench's own schedule: a stop (Ctrl-C) ends them at once.
+        if crate::backend::stop_requested() {
+            return Err(Error::Interrupted);
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
 }

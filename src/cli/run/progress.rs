@@ -14,6 +14,8 @@ use std::time::Duration;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
+const SECOND: Duration = Duration::from_secs(1);
+
 /// How long a stop request may take before the process exits without tidying up.
 const STOP_GRACE: Duration = Duration::from_secs(15);
 
@@ -228,9 +230,10 @@ impl Progress for CliProgress {
                 match percent {
                     Some(p) => {
                         let pb = self.bar_of(1000, &msg);
-                        if pb.elapsed().as_secs_f64() + 1.0 < *elapsed_seconds {
+                        let since_start = Duration::try_from_secs_f64(*elapsed_seconds).ok();
+                        if let Some(d) = since_start.filter(|d| pb.elapsed() + SECOND < *d) {
                             // Count from the start of the build, not from the first figure.
-                            pb.set_elapsed(Duration::from_secs_f64(*elapsed_seconds));
+                            pb.set_elapsed(d);
                         }
                         pb.set_position((p * 10.0) as u64);
                     }

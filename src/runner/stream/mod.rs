@@ -7,17 +7,19 @@
 //!
 //! The table starts empty, and the index is created before the first insert, or after it for
 //! an index whose structure comes from the rows (IVFFlat's lists). Each step is stored as soon
-//! as it is done ([`crate::results::stream`]); a rerun resumes after the last stored step only
-//! when the server's table says it is in the state that step left
-//! ([`crate::backend::stream::StreamTable::progress`]), and otherwise starts again and says why.
+//! as it is done ([`crate::results::stream`]); a rerun resumes after the last stored step on
+//! the table brought back to the state that step left, or starts again and says why
+//! ([`resume`]).
 
+mod checks;
 mod resume;
 mod search;
 mod writes;
 
+pub use checks::check_runbook;
+
 use super::progress::{Event, Progress};
 use super::{PassOrder, SweepOptions};
-use crate::backend::stream::MaintenanceOp;
 use crate::backend::stream::StreamBuild;
 use crate::backend::{Backend, BackendOptions, TableSpec};
 use crate::config::Grid;
@@ -29,7 +31,7 @@ use crate::results::stream::{
 };
 use crate::stream::live::LiveSet;
 use crate::stream::runbook::Runbook;
-use crate::stream::step::{Maintenance, Operation, Step};
+use crate::stream::step::{Operation, Step};
 use crate::stream::truth::StepTruth;
 use crate::{Error, Result};
 use std::path::PathBuf;
@@ -54,9 +56,13 @@ pub struct StreamOptions {
     pub query_overrides: Vec<String>,
     /// k.
     pub count: usize,
-    /// Timed passes per search step and query point, after its recall pass.
+    /// Timed passes per search step and query point, after its recall pass (at least).
     pub runs: usize,
     pub min_time: Duration,
+    /// As `run`'s ([`SweepOptions::max_time`]): time of a query point's timed passes at a
+    /// search step after which no extra pass starts (extra passes re-measure a point whose
+    /// passes stalled or whose interval is wide). `None`: twice `runs` x `min_time`.
+    pub max_time: Option<Duration>,
     /// Search clients at the search steps.
     pub clients: usize,
     /// Rows per write statement when a step gives no `batch`.
@@ -86,6 +92,7 @@ impl Default for StreamOptions {
             count: 10,
             runs: 3,
             min_time: Duration::from_millis(500),
+            max_time: None,
             clients: 1,
             batch: DEFAULT_BATCH,
             markers: DEFAULT_MARKERS,
@@ -111,6 +118,7 @@ impl StreamOptions {
             count: self.count,
             runs: self.runs,
             min_time: self.min_time,
+            max_time: self.max_time,
             order: PassOrder::Rounds,
             clients: vec![self.clients],
             results_dir: self.results_dir.clone(),
@@ -140,8 +148,12 @@ impl StreamOptions {
 
     fn check(&self) -> Result<()> {
         let bad = |m: String| Err(Error::Config(m));
-        if self.batch == 0 {
-            return bad("--batch 0: give the rows per write statement, e.g. 1000".into());
+        let most = crate::stream::runbook::MAX_BATCH;
+        if self.batch == 0 || self.batch > most {
+            return bad(format!(
+                "--batch {}: give 1 to {most} rows per write statement, e.g. 1000",
+                self.batch
+            ));
         }
         if self.clients == 0 || self.clients > super::MAX_CLIENTS {
             return bad(format!(
@@ -191,6 +203,7 @@ pub fn run_stream(opts: &StreamOptions, progress: &dyn Progress) -> Result<Strea
     }
     let runbook = Runbook::load(&opts.runbook, &info.name, opts.entry.as_deref())?;
     runbook.validate(info.train)?;
+    checks::check_runbook(&runbook, &opts.algorithm)?;
     super::preflight::check_servers(&sweep, &grids)?;
     let grids = super::check_plan(&sweep, &path)?;
     let grid = grids
@@ -199,6 +212,7 @@ pub fn run_stream(opts: &StreamOptions, progress: &dyn Progress) -> Result<Strea
         .map(|g| opts.narrow(g))
         .ok_or_else(|| Error::Config("no grid for the algorithm".into()))?;
     super::preflight::check_privileges(&sweep, std::slice::from_ref(&grid))?;
+    checks::check_connections(&runbook, opts, &sweep, &grid)?;
     let (data, _) = super::check_data(std::slice::from_ref(&grid), &path)?;
     // Maintenance steps are scored before and after too: their truth is computed as a search
     // step's would be.
@@ -290,15 +304,6 @@ fn rows_text(op: &Operation) -> String {
             .map(|m| m.as_str())
             .collect::<Vec<_>>()
             .join(", "),
-    }
-}
-
-/// The database operation of a runbook's maintenance action.
-fn to_op(m: Maintenance) -> MaintenanceOp {
-    match m {
-        Maintenance::Vacuum => MaintenanceOp::Vacuum,
-        Maintenance::Reindex => MaintenanceOp::Reindex,
-        Maintenance::Optimize => MaintenanceOp::Optimize,
     }
 }
 
@@ -568,7 +573,7 @@ fn maintenance(
     let mut notes = Vec::new();
     for op in ops {
         env.check_stop()?;
-        let r = backend.stream_table()?.maintenance(to_op(*op))?;
+        let r = backend.stream_table()?.maintenance((*op).into())?;
         operations.push((r.op, r.seconds));
         notes.extend(r.notes);
     }

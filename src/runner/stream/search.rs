@@ -5,7 +5,9 @@ use super::Env;
 use crate::backend::Searcher;
 use crate::metrics::{self, interval::median_interval};
 use crate::params::Params;
+use crate::results::Pass;
 use crate::results::stream::SearchFigures;
+use crate::runner::assess;
 use crate::runner::measure::{Observers, PassBuffers, PassPlan, run_pass};
 use crate::runner::progress::Event;
 use crate::runner::recall::rescore;
@@ -139,7 +141,11 @@ pub fn measure(
     };
     let mut pass_qps = Vec::with_capacity(env.opts.runs);
     let mut latencies: Vec<f64> = Vec::new();
-    for _ in 0..env.opts.runs {
+    // `run`'s stopping rule: `runs` passes, then extra ones while they stall or spread
+    // widely, until they have lasted --max-time.
+    let policy = env.opts.as_sweep().policy();
+    let (mut passes, mut seconds) = (Vec::new(), 0.0);
+    while assess::needs_more(&passes, 0, &policy, seconds) {
         let t = run_pass(
             searchers,
             queries.view(),
@@ -151,9 +157,16 @@ pub fn measure(
         )?;
         env.check_stop()?;
         pass_qps.push(metrics::qps(t.queries, t.wall_seconds));
-        for l in &bufs.latencies {
-            latencies.extend_from_slice(l);
-        }
+        let mut this_pass: Vec<f64> = bufs.latencies.iter().flatten().copied().collect();
+        latencies.extend_from_slice(&this_pass);
+        passes.push(Pass {
+            wall_seconds: t.wall_seconds,
+            queries: t.queries,
+            latency: Some(metrics::summarize_in_place(&mut this_pass)),
+            ..Pass::default()
+        });
+        assess::mark_stalls(&mut passes);
+        seconds += t.wall_seconds;
     }
     let qps = metrics::interval::median(&pass_qps).unwrap_or(0.0);
     let (qps_low, qps_high) =

@@ -9,6 +9,7 @@ use crate::backend::{Backend, Searcher};
 use crate::metrics::{self, LatencySummary};
 use crate::params::Params;
 use crate::results::stream::{DuringFigures, Freshness, WriteFigures};
+use crate::runner::progress::{stopping, wait_until};
 use crate::stream::step::{Operation, Step};
 use crate::{Error, Result};
 use ndarray::Array2;
@@ -18,6 +19,11 @@ use std::time::{Duration, Instant};
 
 /// How long a marker row is looked for before it counts as not found.
 const FRESHNESS_BOUND: Duration = Duration::from_secs(2);
+
+/// An instant no run reaches (about 34 years from now).
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(1 << 30)
+}
 
 /// One batch to write.
 enum Batch {
@@ -101,7 +107,10 @@ fn search_until(
                     let mut ids = Vec::with_capacity(k + 1);
                     let mut lat = Vec::new();
                     let mut j = 0usize;
-                    while !stop.load(Ordering::Relaxed) && until.is_none_or(|u| Instant::now() < u)
+                    // The baseline's window is annbench's own: a stop ends it.
+                    while !stop.load(Ordering::Relaxed)
+                        && until.is_none_or(|u| Instant::now() < u)
+                        && !stopping(env.progress)
                     {
                         let i = lo + j % share;
                         let t = Instant::now();
@@ -132,6 +141,7 @@ fn search_until(
 /// Poll for marker rows on their own connection: each arrives with its commit instant and
 /// vector; the time until a search returns its id is recorded (or `None` past the bound).
 fn freshness_worker(
+    env: &Env<'_>,
     searcher: &mut dyn Searcher,
     k: usize,
     markers: mpsc::Receiver<(i64, Vec<f32>, Instant)>,
@@ -140,7 +150,8 @@ fn freshness_worker(
     let mut ids = Vec::with_capacity(k + 1);
     for (id, vector, committed) in markers {
         let mut found = None;
-        while committed.elapsed() < FRESHNESS_BOUND {
+        // A stop ends the looking at once (the run is interrupted; nothing of it is stored).
+        while committed.elapsed() < FRESHNESS_BOUND && !stopping(env.progress) {
             searcher.search(&vector, k, &mut ids)?;
             if ids.contains(&id) {
                 found = Some(committed.elapsed().as_secs_f64());
@@ -181,6 +192,7 @@ pub fn run_step(
             Some(until),
         )?)
     };
+    env.check_stop()?;
     let is_insert = matches!(step.op, Operation::Insert { .. });
     let markers = if is_insert && indexed {
         env.opts.markers
@@ -204,7 +216,7 @@ pub fn run_step(
             .then(|| s.spawn(|| search_until(env, &mut during_searchers, &stop, None)));
         let fresh = fresh_searcher
             .as_mut()
-            .map(|f| s.spawn(move || freshness_worker(f.as_mut(), k, rx)));
+            .map(|f| s.spawn(move || freshness_worker(env, f.as_mut(), k, rx)));
         let writes = write_batches(env, table, &list, batch, step.rate, marker_every, &tx);
         drop(tx);
         stop.store(true, Ordering::Relaxed);
@@ -271,10 +283,13 @@ fn write_batches(
     for (i, b) in list.iter().enumerate() {
         env.check_stop()?;
         if let Some(r) = rate {
-            let due = Duration::from_secs_f64(done as f64 / r);
+            // The reader bounds the rate (`RATES`), so this fits; were it not to, no wait ends
+            // but on a stop.
+            let due = Duration::try_from_secs_f64(done as f64 / r).unwrap_or(Duration::MAX);
             let now = start.elapsed();
             if now < due {
-                std::thread::sleep(due - now);
+                // Woken at once by Ctrl-C: annbench's own schedule, not the server, holds it.
+                wait_until(env.progress, start.checked_add(due).unwrap_or(far_future()))?;
             } else {
                 // Rows that should have been written by now but were not.
                 let expected = (now.as_secs_f64() * r) as u64;
