@@ -203,10 +203,13 @@ fn stops_inside_every_kind_of_step(db: &Db) {
     let dir = tempfile::tempdir().unwrap();
     let schema = format!("annbench_resume_steps_{}", db.algorithm);
     let opts = setup(dir.path(), db, &schema, None);
-    // (the step stored before the stop, polls into the next step): the delete after one
-    // batch, the search's recall pass, the replace after one batch, the insert after two, the
-    // maintenance step's recall pass before its operation.
-    for (after, polls) in [(2, 3), (3, 2), (4, 3), (6, 4), (7, 3)] {
+    // (the step stored before the stop, polls into the next step): the delete after some of
+    // its batches, the search's recall pass, the replace after some batches, the insert after
+    // some, the maintenance step's recall pass before its operation. The rows the stopped
+    // delete and insert had committed are read from the table: the rerun must undo exactly
+    // those.
+    let mut committed = std::collections::BTreeMap::new();
+    for (after, polls) in [(2, 5), (3, 2), (4, 5), (6, 6), (7, 3)] {
         let stop = StopIn::new(after, polls);
         match run_stream(&opts, &stop) {
             Err(Error::Interrupted) => {}
@@ -214,6 +217,12 @@ fn stops_inside_every_kind_of_step(db: &Db) {
         }
         let (_, run) = stored(dir.path());
         assert_eq!(run.steps.len(), after as usize, "{}", db.algorithm);
+        let rows = table_rows(db, &schema);
+        match after + 1 {
+            3 => committed.insert(3, 3000 - rows),
+            7 => committed.insert(7, rows - 1500),
+            _ => None,
+        };
     }
     let warnings = Warnings::default();
     let summary = run_stream(&opts, &warnings).unwrap();
@@ -222,14 +231,16 @@ fn stops_inside_every_kind_of_step(db: &Db) {
     check_complete(run, db.algorithm);
     // The stopped delete and insert had whole batches committed: undone, and the steps ran
     // again whole. A replace is written again as it is.
-    for step in [3, 7] {
+    for (&step, &rows) in &committed {
+        assert!(rows % 150 == 0 && rows < 1500, "{} step {step}: {rows}", db.algorithm);
         let undone = run.steps[step - 1].undone_rows.unwrap_or(0);
-        assert!(
-            undone > 0 && undone % 150 == 0 && undone < 1500,
-            "{} step {step}: {undone}",
-            db.algorithm
-        );
+        assert_eq!(undone, rows, "{} step {step}", db.algorithm);
     }
+    assert!(
+        committed.values().any(|&r| r > 0),
+        "{}: no stop left rows to undo: {committed:?}",
+        db.algorithm
+    );
     assert_eq!(run.steps[4].undone_rows, None, "{}", db.algorithm);
     let w = warnings.0.lock().unwrap().join("\n");
     assert!(!w.contains("starting again"), "{}: {w}", db.algorithm);
@@ -337,6 +348,42 @@ fn delete_by_hand(db: &Db, schema: &str, cond: &str) {
             c.batch_execute(&format!("DELETE FROM \"{schema}\".\"{t}\" WHERE {cond}"))
                 .unwrap();
         }
+    }
+}
+
+/// The rows of the stream table of `schema` (one per test schema).
+fn table_rows(db: &Db, schema: &str) -> u64 {
+    if db.algorithm == "mariadb" {
+        use mysql::prelude::Queryable;
+        let mut c =
+            annbench::backend::mariadb::server::connect(&servers_support::mariadb()).unwrap();
+        let t: String = c
+            .exec_first(
+                "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? \
+                 AND TABLE_NAME LIKE 'stream%'",
+                (schema,),
+            )
+            .unwrap()
+            .unwrap();
+        c.query_first::<u64, _>(format!("SELECT COUNT(*) FROM `{schema}`.`{t}`"))
+            .unwrap()
+            .unwrap()
+    } else {
+        let mut c =
+            annbench::backend::postgres::server::connect(&servers_support::postgres()).unwrap();
+        let t: String = c
+            .query_one(
+                "SELECT tablename::text FROM pg_tables WHERE schemaname = $1 \
+                 AND tablename LIKE 'stream%'",
+                &[&schema],
+            )
+            .unwrap()
+            .get(0);
+        let n: i64 = c
+            .query_one(&format!("SELECT count(*) FROM \"{schema}\".\"{t}\""), &[])
+            .unwrap()
+            .get(0);
+        n as u64
     }
 }
 
