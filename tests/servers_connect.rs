@@ -265,7 +265,12 @@ fn a_redis_url_at_another_servers_port_or_past_its_databases_says_so() {
                 && e.contains(&format!(":{port}")),
             "{other}: {e}"
         );
-        for raw in ["Incompatible type", "Parse error", "is the server running", "\\x0a"] {
+        for raw in [
+            "Incompatible type",
+            "Parse error",
+            "is the server running",
+            "\\x0a",
+        ] {
             assert!(!e.contains(raw), "{other}: {e}");
         }
     }
@@ -273,10 +278,16 @@ fn a_redis_url_at_another_servers_port_or_past_its_databases_says_so() {
     u.set_path("/99");
     let e = check_error(ServerKind::Redis, u.as_str());
     assert!(
-        e.contains("'/99'") && e.contains("the server has ") && e.contains("(0 to ") && e.contains("/0"),
+        e.contains("'/99'")
+            && e.contains("the server has ")
+            && e.contains("(0 to ")
+            && e.contains("/0"),
         "{e}"
     );
-    assert!(!e.contains("ResponseError") && !e.contains("refused to switch"), "{e}");
+    assert!(
+        !e.contains("ResponseError") && !e.contains("refused to switch"),
+        "{e}"
+    );
     // A number within the range connects.
     u.set_path("/15");
     let check = annbench::servers::check_one(ServerKind::Redis, Some(u.as_str()));

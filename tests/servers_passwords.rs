@@ -175,8 +175,20 @@ fn a_password_with_url_syntax_after_an_empty_user_is_hidden_everywhere() {
     let mut cases = 0;
     // Redis runs no streaming runbooks: its `stream` refuses the algorithm before any URL.
     for (scheme, flag, var, algo, streams) in [
-        ("mysql", "--mariadb", "ANNBENCH_MARIADB_URL", "mariadb", true),
-        ("postgres", "--postgres", "ANNBENCH_POSTGRES_URL", "pgvector", true),
+        (
+            "mysql",
+            "--mariadb",
+            "ANNBENCH_MARIADB_URL",
+            "mariadb",
+            true,
+        ),
+        (
+            "postgres",
+            "--postgres",
+            "ANNBENCH_POSTGRES_URL",
+            "pgvector",
+            true,
+        ),
         ("redis", "--redis", "ANNBENCH_REDIS_URL", "redis", false),
     ] {
         for url in url_syntax_in_the_password(scheme, port) {
@@ -191,7 +203,8 @@ fn a_password_with_url_syntax_after_an_empty_user_is_hidden_everywhere() {
                 results_s.as_str(),
             ];
             let run_cmd: Vec<&str> = [&["run"][..], &common].concat();
-            let stream_cmd: Vec<&str> = [&["stream", "--runbook", &runbook_s][..], &common].concat();
+            let stream_cmd: Vec<&str> =
+                [&["stream", "--runbook", &runbook_s][..], &common].concat();
             let run_flag = [&run_cmd[..], &[flag, url.as_str()]].concat();
             let stream_flag = [&stream_cmd[..], &[flag, url.as_str()]].concat();
             let checks: [(&str, Vec<&str>, Vec<(&str, &str)>); 9] = [
