@@ -317,3 +317,168 @@ fn a_malformed_mariadb_url_names_its_source_in_servers_check() {
         "{text}"
     );
 }
+
+/// The URL of the PostgreSQL test server, as the tests' environment names it.
+fn postgres_url() -> String {
+    annbench::connect::server_url(annbench::connect::ServerKind::Postgres, None)
+        .unwrap_or_else(|e| panic!("no PostgreSQL test server: {e}"))
+        .expose()
+        .to_string()
+}
+
+/// A server name (`--postgres NAME=URL`) that is not one is said as such, with the flag, the
+/// name and the rule: a slash in it once read as a second plain URL ("--postgres is given 2
+/// times") or a bad URL, a 300-character one as "--label ... is too long" with no --label given.
+#[test]
+fn a_bad_server_name_is_named_with_its_flag_and_the_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    let pg = postgres_url();
+    let long = "x".repeat(300);
+    let slash = format!("a/b={pg}");
+    let colon = format!("pg:18={pg}");
+    let too_long = format!("{long}={pg}");
+    let other = format!("c={pg}");
+    for (values, expected) in [
+        (
+            vec![&slash],
+            "--postgres a/b=URL: the server name 'a/b' holds '/'",
+        ),
+        (
+            vec![&slash, &other],
+            "--postgres a/b=URL: the server name 'a/b' holds '/'",
+        ),
+        (
+            vec![&colon],
+            "--postgres NAME=URL: the server name (the text before the first '=') holds ':'",
+        ),
+        (vec![&too_long], "the server name is 300 characters long"),
+    ] {
+        for command in ["run", "stream"] {
+            let mut args = vec![
+                command,
+                "--dataset",
+                "sift-5k-128-euclidean",
+                "--algorithm",
+                "pgvector",
+                "--data-dir",
+                &d,
+                "--results",
+                &d,
+                "--runbook",
+                &d,
+            ];
+            if command == "run" {
+                args.truncate(args.len() - 2);
+            }
+            for v in &values {
+                args.extend(["--postgres", v.as_str()]);
+            }
+            let out = annbench(&args, dir.path());
+            let text = all_output(&out);
+            assert!(!out.status.success(), "{text}");
+            assert!(
+                text.contains(expected)
+                    && text.contains("letters, digits, '.', '_' and '-', at most 64"),
+                "{command} {expected}: {text}"
+            );
+            for wrong in [
+                "--label",
+                "given 2 times",
+                "bad PostgreSQL URL",
+                "no PostgreSQL server",
+            ] {
+                assert!(!text.contains(wrong), "{command}: {text}");
+            }
+        }
+    }
+}
+
+/// `stream --postgres NAME=URL`, as its help documents: the run is on that server (no other
+/// is configured here) under the label NAME, as `run` would label it; two names, or a name
+/// beside `--label`, are refused with the reason (it said "no PostgreSQL server given").
+#[test]
+fn stream_runs_on_one_named_server_under_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    let runbook = dir.path().join("runbook.yaml");
+    std::fs::write(
+        &runbook,
+        "sift-5k-128-euclidean:\n  max_pts: 200\n  1:\n    operation: insert\n    start: 0\n    \
+         end: 200\n  2:\n    operation: search\n",
+    )
+    .unwrap();
+    let runbook = runbook.display().to_string();
+    let named = format!("solo={}", postgres_url());
+    let other = format!("other={}", postgres_url());
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = [
+            "stream",
+            "--dataset",
+            "sift-5k-128-euclidean",
+            "--algorithm",
+            "pgvector",
+            "--runbook",
+            &runbook,
+            "--data-dir",
+            &d,
+            "--results",
+            &d,
+            "--schema",
+            "annbench_cli_named_stream",
+            "--runs",
+            "1",
+            "--min-time",
+            "0",
+            "--postgres",
+            &named,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let run = |a: Vec<String>| {
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        annbench(&a, dir.path())
+    };
+    let out = run(args(&["--postgres", &other]));
+    let text = all_output(&out);
+    assert!(
+        !out.status.success()
+            && text.contains("stream runs on one server, and --postgres names 2 (solo, other)"),
+        "{text}"
+    );
+    let out = run(args(&["--label", "x"]));
+    let text = all_output(&out);
+    assert!(
+        !out.status.success() && text.contains("--label and a named server (--postgres solo=URL)"),
+        "{text}"
+    );
+    let out = run(args(&[]));
+    let text = all_output(&out);
+    assert!(out.status.success(), "{text}");
+    let stored: Vec<String> = walk(dir.path())
+        .into_iter()
+        .filter(|p| p.contains("/streams/") && p.ends_with(".json"))
+        .collect();
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert!(stored[0].ends_with("_label_solo.json"), "{stored:?}");
+    let help = all_output(&annbench(&["stream", "--help"], dir.path()));
+    assert!(help.contains("`stream` takes one"), "{help}");
+}
+
+/// Every file path below `dir`.
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path.display().to_string());
+        }
+    }
+    out
+}

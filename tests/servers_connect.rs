@@ -212,3 +212,87 @@ fn mariadb_errors_read_as_text_not_bytes_or_rust_debug() {
         "{msg}"
     );
 }
+
+/// The `servers check` error for `url` of `kind` (the server must be found unusable).
+fn check_error(kind: annbench::connect::ServerKind, url: &str) -> String {
+    match annbench::servers::check_one(kind, Some(url)) {
+        annbench::servers::CheckOutcome::Checked(c) => {
+            c.error.expect("the check should find the server unusable")
+        }
+        other => panic!("expected a checked server, got {other:?}"),
+    }
+}
+
+/// A loopback server that answers every connection as an HTTP server does, then closes it.
+fn http_listener() -> u16 {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut s in l.incoming().flatten() {
+            let _ = s.read(&mut [0u8; 1024]);
+            let _ = s.write_all(b"HTTP/1.0 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+        }
+    });
+    port
+}
+
+/// A Redis URL at another server's port (MariaDB greets first, PostgreSQL closes the connection
+/// on Redis's first command, an HTTP server answers in HTTP) says the server there does not
+/// speak Redis's protocol, never the client's `Incompatible type - Parse error` nor "is the
+/// server running?"; a database number past the server's names the path and the valid range,
+/// never `DB index is out of range` alone.
+#[test]
+fn a_redis_url_at_another_servers_port_or_past_its_databases_says_so() {
+    use annbench::connect::ServerKind;
+    let url = redis();
+    let at = |port: u16| {
+        let mut u = url.expose().clone();
+        u.set_port(Some(port)).unwrap();
+        u.to_string()
+    };
+    let ports = [
+        ("MariaDB", mariadb().expose().port().unwrap()),
+        ("PostgreSQL", postgres().expose().port().unwrap()),
+        ("HTTP", http_listener()),
+    ];
+    for (other, port) in ports {
+        let e = check_error(ServerKind::Redis, &at(port));
+        assert!(
+            e.contains("does not speak Redis's protocol")
+                && e.contains("another kind of server")
+                && e.contains("6379 by default")
+                && e.contains(&format!(":{port}")),
+            "{other}: {e}"
+        );
+        for raw in [
+            "Incompatible type",
+            "Parse error",
+            "is the server running",
+            "\\x0a",
+        ] {
+            assert!(!e.contains(raw), "{other}: {e}");
+        }
+    }
+    let mut u = url.expose().clone();
+    u.set_path("/99");
+    let e = check_error(ServerKind::Redis, u.as_str());
+    assert!(
+        e.contains("'/99'")
+            && e.contains("the server has ")
+            && e.contains("(0 to ")
+            && e.contains("/0"),
+        "{e}"
+    );
+    assert!(
+        !e.contains("ResponseError") && !e.contains("refused to switch"),
+        "{e}"
+    );
+    // A number within the range connects.
+    u.set_path("/15");
+    let check = annbench::servers::check_one(ServerKind::Redis, Some(u.as_str()));
+    match check {
+        annbench::servers::CheckOutcome::Checked(c) => assert!(c.usable(), "{:?}", c.error),
+        other => panic!("{other:?}"),
+    }
+}

@@ -15,6 +15,7 @@ const PW: &str = "Pw7xQsecret";
 const SERVER_VARS: &[&str] = &[
     "ANNBENCH_MARIADB_URL",
     "ANNBENCH_POSTGRES_URL",
+    "ANNBENCH_REDIS_URL",
     "MARIADB_CONN_ARGS",
     "MARIADB_DB_NAME",
     "POSTGRES_CONN_ARGS",
@@ -132,6 +133,124 @@ fn malformed_urls_on_every_path_hide_the_password() {
         }
     }
     assert!(cases >= 100, "{cases}");
+}
+
+/// The secret after an empty user (`redis://:PASSWORD@host`, Redis's usual form) or a user,
+/// holding a raw `#`, `?`, `/` or `@`: such a URL fails to parse (or parses with the password
+/// cut short) and was printed whole when the user part was empty.
+fn url_syntax_in_the_password(scheme: &str, port: u16) -> Vec<String> {
+    vec![
+        format!("{scheme}://:Pw7x#Qsecret@127.0.0.1:{port}"),
+        format!("{scheme}://:Pw7x?Qsecret@127.0.0.1:{port}/db"),
+        format!("{scheme}://:Pw7x/Qsecret@127.0.0.1:{port}/db"),
+        format!("{scheme}://:Pw7x@Qsecret@127.0.0.1:{port}/db"),
+        format!("{scheme}://u:Pw7x#Qsecret@127.0.0.1:{port}/db"),
+        format!("{scheme}://u:Pw7x?Qsecret@127.0.0.1:{port}/db"),
+        format!("{scheme}:/:Pw7x#Qsecret@127.0.0.1:{port}/db"),
+    ]
+}
+
+/// Each such URL of each database through every command and output that names a server
+/// (`servers check` as text and JSON, `run`, `stream`), given as a flag, as `ANNBENCH_*_URL`
+/// and in `servers.env`: no part of the secret in any output or in any file written.
+#[test]
+fn a_password_with_url_syntax_after_an_empty_user_is_hidden_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path();
+    let data = cache.join("data");
+    let results = cache.join("results");
+    let runbook = cache.join("runbook.yaml");
+    std::fs::write(
+        &runbook,
+        "sift-5k-128-euclidean:\n  max_pts: 100\n  1:\n    operation: insert\n    start: 0\n    \
+         end: 100\n  2:\n    operation: search\n",
+    )
+    .unwrap();
+    let (data_s, results_s, runbook_s) = (
+        data.display().to_string(),
+        results.display().to_string(),
+        runbook.display().to_string(),
+    );
+    let port = closed_port();
+    let mut cases = 0;
+    // Redis runs no streaming runbooks: its `stream` refuses the algorithm before any URL.
+    for (scheme, flag, var, algo, streams) in [
+        (
+            "mysql",
+            "--mariadb",
+            "ANNBENCH_MARIADB_URL",
+            "mariadb",
+            true,
+        ),
+        (
+            "postgres",
+            "--postgres",
+            "ANNBENCH_POSTGRES_URL",
+            "pgvector",
+            true,
+        ),
+        ("redis", "--redis", "ANNBENCH_REDIS_URL", "redis", false),
+    ] {
+        for url in url_syntax_in_the_password(scheme, port) {
+            let common = [
+                "--dataset",
+                "sift-5k-128-euclidean",
+                "--data-dir",
+                data_s.as_str(),
+                "--algorithm",
+                algo,
+                "--results",
+                results_s.as_str(),
+            ];
+            let run_cmd: Vec<&str> = [&["run"][..], &common].concat();
+            let stream_cmd: Vec<&str> =
+                [&["stream", "--runbook", &runbook_s][..], &common].concat();
+            let run_flag = [&run_cmd[..], &[flag, url.as_str()]].concat();
+            let stream_flag = [&stream_cmd[..], &[flag, url.as_str()]].concat();
+            let checks: [(&str, Vec<&str>, Vec<(&str, &str)>); 9] = [
+                ("check", vec!["servers", "check", flag, &url], vec![]),
+                (
+                    "check json",
+                    vec!["servers", "check", "--format", "json", flag, &url],
+                    vec![],
+                ),
+                ("run", run_flag, vec![]),
+                ("stream", stream_flag, vec![]),
+                ("check $var", vec!["servers", "check"], vec![(var, &url)]),
+                (
+                    "check json $var",
+                    vec!["servers", "check", "--format", "json"],
+                    vec![(var, &url)],
+                ),
+                ("run $var", run_cmd.clone(), vec![(var, &url)]),
+                ("stream $var", stream_cmd.clone(), vec![(var, &url)]),
+                ("check servers.env", vec!["servers", "check"], vec![]),
+            ];
+            for (what, args, env) in checks {
+                if what.starts_with("stream") && !streams {
+                    continue;
+                }
+                let env_file = what.ends_with("servers.env");
+                if env_file {
+                    std::fs::write(cache.join("servers.env"), format!("{var}={url}\n")).unwrap();
+                }
+                let (text, failed) = run(&args, &env, cache);
+                if env_file {
+                    std::fs::remove_file(cache.join("servers.env")).unwrap();
+                }
+                assert_hidden(&text, &format!("{what} {url}"));
+                // The URL is named, its password's place masked.
+                assert!(failed && text.contains(":***@"), "{what} {url}: {text}");
+                cases += 1;
+            }
+        }
+    }
+    for (path, bytes) in all_files(cache) {
+        for part in ["Pw7x", "Qsecret"] {
+            assert!(!contains(&bytes, part), "'{part}' is in {}", path.display());
+        }
+    }
+    assert!(cases >= 150, "{cases}");
 }
 
 #[test]

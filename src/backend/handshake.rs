@@ -42,3 +42,20 @@ pub fn within<T: Send + 'static>(
         ))),
     }
 }
+
+/// A server at `url` answered the connection in something other than its database's protocol
+/// (`seen`: what the driver saw, in words): most often the port of another kind of server.
+/// Every database says it in these words, naming the others and its own default port.
+pub fn foreign_protocol(url: &ServerUrl, seen: &str, default_port: u16) -> Error {
+    let name = url.kind().name();
+    let others: Vec<&str> = crate::registry::databases()
+        .iter()
+        .map(|d| d.name)
+        .filter(|n| *n != name)
+        .collect();
+    Error::Server(format!(
+        "the server at {url} does not speak {name}'s protocol ({seen}): is this the port of \
+         another kind of server, e.g. {}? Give the {name} port ({default_port} by default)",
+        others.join(" or ")
+    ))
+}

@@ -15,25 +15,65 @@ pub struct NamedServer {
     pub url: String,
 }
 
-/// `NAME=URL` as a name and a URL; a plain URL (or text with no `=` before its `://`) as
-/// `(None, text)`. A name is letters, digits, `.`, `_` and `-`: it becomes a label and a part
-/// of result file names.
-pub fn split_named(text: &str) -> Result<(Option<String>, String)> {
+/// The longest server name: it becomes a label and a part of result file names (at most 255
+/// bytes, with the parameters in them too).
+pub const MAX_NAME: usize = 64;
+
+/// `NAME=URL` (a value of `flag`, e.g. `--postgres`) as a name and a URL; a plain URL as
+/// `(None, text)`. It is `NAME=URL` when what follows the first `=` starts like a URL
+/// (`scheme://`) and what precedes it is no URL's start; else that `=` is inside a URL (a query
+/// string, a password) or key=value settings, and the whole text goes to the URL parser. A name
+/// is letters, digits, `.`, `_` and `-`, at most [`MAX_NAME`]: it becomes a label and a part of
+/// result file names.
+pub fn split_named(flag: &str, text: &str) -> Result<(Option<String>, String)> {
+    let plain = || Ok((None, text.to_string()));
     let Some((name, url)) = text.split_once('=') else {
-        return Ok((None, text.to_string()));
+        return plain();
     };
-    // A URL's query string has `=` too (`?socket=...`): only text before the scheme names.
-    if name.contains("://") || name.contains('/') || name.contains(':') {
-        return Ok((None, text.to_string()));
+    let scheme_first = url.split_once("://").is_some_and(|(scheme, _)| {
+        !scheme.is_empty()
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c))
+    });
+    if !scheme_first || name.contains("://") || name.contains('@') {
+        return plain();
     }
-    let valid = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-    if !valid {
+    let rule = format!(
+        "a server name is letters, digits, '.', '_' and '-', at most {MAX_NAME} of them (it \
+         becomes the label of the server's points and a part of their file names), e.g. \
+         {flag} pg18=URL"
+    );
+    // Text with a ':' before the '=' may be a mangled URL's `user:password` (`postgres//u:p=`):
+    // never shown.
+    let shown = if name.contains(':') {
+        "NAME".to_string()
+    } else {
+        crate::terminal::escape(&crate::terminal::bound(name, 40))
+    };
+    if name.is_empty() {
         return Err(Error::Config(format!(
-            "server name '{name}' in '{name}=...': use letters, digits, '.', '_' and '-', \
-             e.g. --postgres pg18=postgres://..."
+            "{flag} =URL: the server name is empty; give one ({rule}), or the URL alone"
+        )));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+    {
+        return Err(Error::Config(format!(
+            "{flag} {shown}=URL: the server name {} holds {}; {rule}",
+            if shown == "NAME" {
+                "(the text before the first '=')".to_string()
+            } else {
+                format!("'{shown}'")
+            },
+            crate::terminal::escape(&format!("{c:?}"))
+        )));
+    }
+    if name.len() > MAX_NAME {
+        return Err(Error::Config(format!(
+            "{flag} {shown}=URL: the server name is {} characters long; {rule}",
+            name.len()
         )));
     }
     Ok((Some(name.to_string()), url.to_string()))
@@ -93,7 +133,7 @@ impl BackendOptions {
         let flag = kind.decl().flag;
         let mut plain = Vec::new();
         for v in values {
-            match split_named(v)? {
+            match split_named(flag, v)? {
                 (None, url) => plain.push(url),
                 (Some(name), url) => {
                     if self.named(kind).iter().any(|s| s.name == name) {
@@ -127,11 +167,59 @@ mod tests {
 
     #[test]
     fn a_url_with_a_query_string_is_not_a_name() {
+        let split = |t: &str| split_named("--mariadb", t);
         let url = "mysql://u:p@localhost/db?socket=%2Ftmp%2Fm.sock";
-        assert_eq!(split_named(url).unwrap(), (None, url.to_string()));
-        let named = split_named(&format!("pg18={url}")).unwrap();
+        assert_eq!(split(url).unwrap(), (None, url.to_string()));
+        let named = split(&format!("pg18={url}")).unwrap();
         assert_eq!(named, (Some("pg18".into()), url.to_string()));
-        assert!(split_named("bad name=postgres://x").is_err());
+        assert!(split("bad name=postgres://x").is_err());
+        // An `=` in a password, in key=value settings, or before a mangled scheme: a URL for
+        // the parser to judge (and mask), never a name echoed whole.
+        for text in [
+            "mysql://u:a=b@h/db",
+            "host=h password=x",
+            "u:pw=x@h/db",
+            "u:pw@x=postgres://h/db",
+        ] {
+            assert_eq!(split(text).unwrap(), (None, text.to_string()), "{text}");
+        }
+    }
+
+    #[test]
+    fn bad_names_name_the_flag_the_name_and_the_rule() {
+        let e = split_named("--postgres", "a/b=postgres://h/db")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--postgres a/b=URL: the server name 'a/b' holds '/'")
+                && e.contains("letters, digits")
+                && e.contains("at most 64"),
+            "{e}"
+        );
+        let long = "x".repeat(300);
+        let e = split_named("--postgres", &format!("{long}=postgres://h/db"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("is 300 characters long")
+                && e.contains("at most 64")
+                && !e.contains("--label"),
+            "{e}"
+        );
+        assert!(e.len() < 400, "{e}");
+        let e = split_named("--postgres", "postgres//u:Zq9=postgres://@h/db")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("(the text before the first '=') holds '/'") && !e.contains("Zq9"),
+            "{e}"
+        );
+        let e = split_named("--redis", "=redis://h")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--redis =URL: the server name is empty"), "{e}");
+        let ok = "n".repeat(MAX_NAME);
+        assert!(split_named("--postgres", &format!("{ok}=postgres://h/db")).is_ok());
     }
 
     #[test]

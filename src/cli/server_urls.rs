@@ -63,8 +63,9 @@ fn help(kind: ServerKind) -> String {
     });
     format!(
         "{} URL, e.g. {}. Default: ${}{forks}, then the server scripts/databases.sh started. \
-         NAME=URL (repeatable) names a server: its points get NAME as label, and two or more \
-         run interleaved in one sweep, so that `annbench compare` pairs their passes.",
+         NAME=URL names a server (NAME: letters, digits, '.', '_', '-'): its results get NAME \
+         as label. `run` takes several (repeat the flag) and runs them interleaved in one \
+         sweep, so that `annbench compare` pairs their passes; `stream` takes one.",
         decl.name, decl.example_url, decl.url_var
     )
 }

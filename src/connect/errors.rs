@@ -104,9 +104,12 @@ pub fn redact_text(text: &str) -> String {
         .iter()
         .flat_map(|d| d.schemes.iter())
         .any(|s| s.eq_ignore_ascii_case(&text[..run]));
+    // One `:` and the slashes after it end the scheme; a second `:` starts the user part's
+    // password (`redis://:pw@h`, the default user's form), so it must stay in the rest.
     let scheme_end = if run > 0 && (known || text[run..].starts_with("://")) {
         let rest = &text[run..];
-        run + rest.len() - rest.trim_start_matches([':', '/']).len()
+        let rest = rest.strip_prefix(':').unwrap_or(rest);
+        text.len() - rest.trim_start_matches('/').len()
     } else {
         0
     };

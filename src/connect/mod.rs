@@ -246,9 +246,21 @@ mod tests {
             "mysql://bob:1234?Zq9pw@h/db",
             "postgres://u@h/db?pass%77ord=Zq9pw",
             "host=h user=bob passfile=/x/Zq9pw dbname=d",
+            // The default user's form (Redis's usual one): an empty user, then `:password`.
+            "redis://:Zq9pw#x@127.0.0.1:6390",
+            "redis://:Zq#9pw@127.0.0.1:6390",
+            "redis://:Zq9?pw@127.0.0.1:6390/0",
+            "redis://:Zq9/pw@127.0.0.1:6390",
+            "redis://:Zq@9pw@127.0.0.1:6390",
+            "redis:/:Zq9#pw@127.0.0.1:6390",
+            "postgres://:Zq9#pw@127.0.0.1:5432/db",
+            "mysql://:Zq9?pw@127.0.0.1/db",
+            "mysql://u:Zq9#pw@host/db",
+            "mysql://u:Zq9?pw@host/db",
+            "postgres://:Zq/9#pw@h/db?sslmode=off",
         ];
         for text in cases {
-            for kind in [ServerKind::MariaDb, ServerKind::Postgres] {
+            for kind in [ServerKind::MariaDb, ServerKind::Postgres, ServerKind::Redis] {
                 let shown = match ServerUrl::parse(kind, text) {
                     Ok(u) => format!("{u} {u:?}"),
                     Err(e) => e.to_string(),

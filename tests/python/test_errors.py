@@ -137,6 +137,9 @@ def test_malformed_server_urls_never_show_the_password(tmp_path):
         f"bob:{secret}@127.0.0.1/db",
         f"host=127.0.0.1 password={secret} dbname=db",
         f"mysql://bob:12#{secret}@127.0.0.1/db",
+        # An empty user (Redis's usual form) before a password holding URL syntax.
+        "mysql://:Pw7x#Qsecret@127.0.0.1/db",
+        "postgres://:Pw7x?Qsecret@127.0.0.1/db",
     ):
         with pytest.raises(annbench.ConfigError) as err:
             annbench.run(

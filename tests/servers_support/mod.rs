@@ -19,6 +19,13 @@ pub fn postgres() -> ServerUrl {
     })
 }
 
+/// The Redis 8 test server.
+pub fn redis() -> ServerUrl {
+    server_url(ServerKind::Redis, None).unwrap_or_else(|e| {
+        panic!("no Redis test server: run scripts/databases.sh up (CI does). Details: {e}")
+    })
+}
+
 /// The too-old MariaDB 10.11 started by `scripts/databases.sh up-legacy`.
 pub fn old_mariadb() -> ServerUrl {
     let text = lookup("ANNBENCH_TEST_OLD_MARIADB_URL")

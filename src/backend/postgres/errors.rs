@@ -7,6 +7,9 @@ use crate::Error;
 use crate::connect::ServerUrl;
 use crate::connect::errors::{START_HINT, find_io, io_message, scrub, server_text};
 
+/// The port a PostgreSQL server listens on unless told otherwise.
+const DEFAULT_PORT: u16 = 5432;
+
 /// What the driver says when the server's first bytes are not PostgreSQL's protocol.
 const PROTOCOL_ERRORS: &[&str] = &["unknown message tag", "unexpected message", "error parsing"];
 
@@ -22,11 +25,7 @@ pub fn postgres_error(url: &ServerUrl, context: &str, err: postgres::Error) -> E
         let io_text = find_io(&err).map(|io| scrub(&io.to_string(), url));
         let text = io_text.unwrap_or(text);
         if context == "connecting" && PROTOCOL_ERRORS.iter().any(|p| text.contains(p)) {
-            return Error::Server(format!(
-                "the server at {url} does not speak PostgreSQL's protocol ({text}): is this \
-                 the port of another kind of server, e.g. MariaDB? Give the PostgreSQL port \
-                 (5432 by default)"
-            ));
+            return crate::backend::handshake::foreign_protocol(url, &text, DEFAULT_PORT);
         }
         // No server answer: the socket failed, timed out or closed.
         if let Some(io) = find_io(&err) {

@@ -4,7 +4,7 @@
 //! becomes an annbench error that names the server by its redacted URL and the fix.
 
 use super::decl;
-use crate::backend::handshake::{HANDSHAKE_LIMIT, within};
+use crate::backend::handshake::{HANDSHAKE_LIMIT, foreign_protocol, within};
 use crate::connect::errors::{START_HINT, scrub, tidy};
 use crate::connect::{CONNECT_TIMEOUT, ServerUrl};
 use crate::{Error, Result};
@@ -15,7 +15,8 @@ use std::time::Duration;
 /// answer before the connection counts as lost (a server stopped with SIGSTOP, a partition).
 pub const READ_LIMIT: Duration = Duration::from_secs(120);
 
-/// The client's settings for `url`: its host, port, user, password and database number.
+/// The client's settings for `url`: its host, port, user and password. The database number
+/// is not among them: [`connect`] selects it itself (see [`select`]).
 pub fn connection_info(url: &ServerUrl) -> Result<ConnectionInfo> {
     let u = url.expose();
     if u.scheme() == "rediss" {
@@ -41,23 +42,14 @@ pub fn connection_info(url: &ServerUrl) -> Result<ConnectionInfo> {
             )));
         }
     };
-    let path = u.path().trim_matches('/');
-    let db: i64 = if path.is_empty() {
-        0
-    } else {
-        path.parse().map_err(|_| {
-            Error::Config(format!(
-                "bad Redis URL {url}: the path '/{path}' must be a database number (e.g. /0)"
-            ))
-        })?
-    };
+    database(url)?;
     if u.query().is_some() {
         return Err(Error::Config(format!(
             "bad Redis URL {url}: annbench takes no ?options in a Redis URL; expected {}",
             decl::EXAMPLE_URL
         )));
     }
-    let mut redis = RedisConnectionInfo::default().set_db(db);
+    let mut redis = RedisConnectionInfo::default();
     let user = url.user();
     if !user.is_empty() {
         redis = redis.set_username(user);
@@ -79,21 +71,69 @@ pub fn connection_info(url: &ServerUrl) -> Result<ConnectionInfo> {
     Ok(info)
 }
 
+/// The database number the URL's path names (`/3`; none is 0).
+fn database(url: &ServerUrl) -> Result<i64> {
+    let path = url.expose().path().trim_matches('/');
+    if path.is_empty() {
+        return Ok(0);
+    }
+    path.parse().map_err(|_| {
+        Error::Config(format!(
+            "bad Redis URL {url}: the path '/{path}' must be a database number (e.g. /0)"
+        ))
+    })
+}
+
 /// Open a connection (TCP connect within [`CONNECT_TIMEOUT`], the whole handshake within
-/// [`HANDSHAKE_LIMIT`]) whose commands wait at most `read_limit` for their answer.
+/// [`HANDSHAKE_LIMIT`]) to the URL's database, whose commands wait at most `read_limit` for
+/// their answer.
 pub fn connect(url: &ServerUrl, read_limit: Duration) -> Result<redis::Connection> {
     let info = connection_info(url)?;
+    let db = database(url)?;
     let at = url.clone();
     within(url, HANDSHAKE_LIMIT, move || {
         let client = redis::Client::open(info).map_err(|e| redis_error(&at, "connecting", e))?;
-        let conn = client
+        let mut conn = client
             .get_connection_with_timeout(CONNECT_TIMEOUT)
             .map_err(|e| redis_error(&at, "connecting", e))?;
         conn.set_read_timeout(Some(read_limit))
             .and_then(|_| conn.set_write_timeout(Some(read_limit)))
             .map_err(|e| redis_error(&at, "connecting", e))?;
+        if db != 0 {
+            select(&mut conn, &at, db)?;
+        }
         Ok(conn)
     })
+}
+
+/// `SELECT db`, sent here rather than in the client's handshake so that a refusal is known to
+/// be the URL path's: a number past the server's `databases` setting is named with the range
+/// the server has (`CONFIG GET databases`, where the user may read it).
+fn select(conn: &mut redis::Connection, url: &ServerUrl, db: i64) -> Result<()> {
+    let e = match redis::cmd("SELECT").arg(db).query::<()>(conn) {
+        Ok(()) => return Ok(()),
+        Err(e) => e,
+    };
+    let out_of_range = e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError)
+        && e.detail().is_some_and(|d| d.contains("out of range"));
+    if !out_of_range {
+        return Err(redis_error(url, "selecting the database of the URL's path", e));
+    }
+    let count = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("databases")
+        .query::<Vec<String>>(conn)
+        .ok()
+        .and_then(|pair| pair.get(1)?.parse::<i64>().ok())
+        .filter(|&n| n > 0);
+    let has = match count {
+        Some(n) => format!("the server has {n} (0 to {})", n - 1),
+        None => "the server has fewer (its `databases` setting)".to_string(),
+    };
+    Err(Error::Config(format!(
+        "Redis URL {url}: the path '/{db}' names database {db}, and {has}: give one of them in \
+         the URL's path (e.g. /0), or raise `databases` in the server's configuration"
+    )))
 }
 
 /// A client error while `context` (e.g. "connecting", "loading the rows") as an annbench
@@ -152,6 +192,19 @@ pub fn redis_error(url: &ServerUrl, context: &str, e: redis::RedisError) -> Erro
              (did the server stop, or is it busy with a long script?)"
         ));
     }
+    // Another kind of server at this port: its greeting is not Redis's protocol (MariaDB, an
+    // HTTP server), or it closes the connection on Redis's first command (PostgreSQL). A Redis
+    // server always answers, even to refuse (`-NOAUTH`, `-ERR max number of clients`).
+    if context == "connecting" && e.kind() == redis::ErrorKind::Parse {
+        return foreign_protocol(url, "its greeting is not a Redis reply", decl::DEFAULT_PORT);
+    }
+    if context == "connecting" && e.is_connection_dropped() && !e.is_connection_refusal() {
+        return foreign_protocol(
+            url,
+            &format!("it closed the connection without an answer: {text}"),
+            decl::DEFAULT_PORT,
+        );
+    }
     if context == "connecting" && (e.is_io_error() || e.is_connection_refusal()) {
         let what = if e.is_connection_refusal() {
             "connection refused".to_string()
@@ -201,10 +254,8 @@ mod tests {
         let i = connection_info(&parse("redis://bob:s%40cret@127.0.0.1:6390/3")).unwrap();
         assert_eq!(i.addr().to_string(), "127.0.0.1:6390");
         let r = i.redis_settings();
-        assert_eq!(
-            (r.username(), r.password(), r.db()),
-            (Some("bob"), Some("s@cret"), 3)
-        );
+        assert_eq!((r.username(), r.password()), (Some("bob"), Some("s@cret")));
+        assert_eq!(database(&parse("redis://bob:s%40cret@127.0.0.1:6390/3")).unwrap(), 3);
         let i = connection_info(&parse("redis://:pw@localhost")).unwrap();
         assert_eq!(i.addr().to_string(), "localhost:6379");
         assert_eq!(i.redis_settings().username(), None);

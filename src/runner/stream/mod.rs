@@ -146,6 +146,38 @@ impl StreamOptions {
         grid
     }
 
+    /// A stream runs on one server. Named as `run` names one (`--postgres NAME=URL`), it is
+    /// that server, and NAME the run's label; two or more are refused, as is `--label` beside
+    /// a name.
+    fn on_named_server(&self) -> Result<StreamOptions> {
+        let named = self.backend.named_for(&self.algorithm);
+        let Some(first) = named.first() else {
+            return Ok(self.clone());
+        };
+        let flag = first.kind.decl().flag;
+        if named.len() > 1 {
+            let names: Vec<&str> = named.iter().map(|s| s.name.as_str()).collect();
+            return Err(Error::Config(format!(
+                "stream runs on one server, and {flag} names {} ({}): give one {flag} NAME=URL \
+                 and run stream once per server (`run` interleaves several)",
+                named.len(),
+                names.join(", ")
+            )));
+        }
+        if self.label.is_some() {
+            return Err(Error::Config(format!(
+                "--label and a named server ({flag} {}=URL) together: the name is the label of \
+                 the run; leave --label out",
+                first.name
+            )));
+        }
+        Ok(StreamOptions {
+            label: Some(first.name.clone()),
+            backend: self.backend.for_server(first),
+            ..self.clone()
+        })
+    }
+
     fn check(&self) -> Result<()> {
         let bad = |m: String| Err(Error::Config(m));
         let most = crate::stream::runbook::MAX_BATCH;
@@ -189,6 +221,7 @@ pub struct StreamSummary {
 /// dataset), then each build point's run.
 pub fn run_stream(opts: &StreamOptions, progress: &dyn Progress) -> Result<StreamSummary> {
     opts.check()?;
+    let opts = &opts.on_named_server()?;
     let sweep = opts.as_sweep();
     let grids = super::plan(&sweep, None)?;
     refuse_unsupported(&opts.algorithm)?;
