@@ -232,7 +232,11 @@ fn stops_inside_every_kind_of_step(db: &Db) {
     // The stopped delete and insert had whole batches committed: undone, and the steps ran
     // again whole. A replace is written again as it is.
     for (&step, &rows) in &committed {
-        assert!(rows % 150 == 0 && rows < 1500, "{} step {step}: {rows}", db.algorithm);
+        assert!(
+            rows % 150 == 0 && rows < 1500,
+            "{} step {step}: {rows}",
+            db.algorithm
+        );
         let undone = run.steps[step - 1].undone_rows.unwrap_or(0);
         assert_eq!(undone, rows, "{} step {step}", db.algorithm);
     }
