@@ -114,6 +114,11 @@ fn check_complete(run: &StreamRun, what: &str) {
     let steps: Vec<u32> = run.steps.iter().map(|s| s.step).collect();
     assert_eq!(steps, (1..=9).collect::<Vec<_>>(), "{what}");
     for s in &run.steps {
+        if let Some(w) = &s.write {
+            // Every row the step names changed once (a partial replace written again once
+            // counted only the rest on MariaDB).
+            assert_eq!(w.rows_changed, w.rows, "{what} step {}: {w:?}", s.step);
+        }
         if let Some(sizes) = &s.sizes {
             assert_eq!(sizes.rows as usize, s.live_rows, "{what} step {}", s.step);
         }
@@ -245,7 +250,18 @@ fn stops_inside_every_kind_of_step(db: &Db) {
         "{}: no stop left rows to undo: {committed:?}",
         db.algorithm
     );
-    assert_eq!(run.steps[4].undone_rows, None, "{}", db.algorithm);
+    // The replace's tags all got their earlier vectors back: MariaDB counts those the stopped
+    // run had changed (whole batches), PostgreSQL every row it wrote back.
+    let undone = run.steps[4].undone_rows.unwrap_or(0);
+    if db.algorithm == "pgvector" {
+        assert_eq!(undone, 1000, "{}", db.algorithm);
+    } else {
+        assert!(
+            undone % 150 == 0 && undone < 1000,
+            "{}: {undone}",
+            db.algorithm
+        );
+    }
     let w = warnings.0.lock().unwrap().join("\n");
     assert!(!w.contains("starting again"), "{}: {w}", db.algorithm);
 }

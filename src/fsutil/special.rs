@@ -108,7 +108,11 @@ fn missing(path: &Path, what: &str) -> Error {
     Error::io(
         path,
         &format!("cannot read {what} from"),
-        std::io::Error::from(std::io::ErrorKind::NotFound),
+        // Not the bare kind, whose text is "entity not found".
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "there is no such file; check the path",
+        ),
     )
 }
 
@@ -211,5 +215,21 @@ mod tests {
         std::fs::write(&file, [0xff, 0xfe]).unwrap();
         let e = read_text(&file, "a runbook").unwrap_err().to_string();
         assert!(e.contains("not valid UTF-8"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod missing_tests {
+    #[test]
+    fn a_missing_file_is_said_in_words() {
+        // Once `cannot read a runbook from nope.yaml: entity not found`.
+        let dir = tempfile::tempdir().unwrap();
+        let e = super::open_existing(&dir.path().join("nope.yaml"), "a runbook")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("nope.yaml: there is no such file; check the path"),
+            "{e}"
+        );
     }
 }

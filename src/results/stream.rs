@@ -105,7 +105,8 @@ pub struct StepRecord {
     /// Table and index after a write or maintenance step.
     pub sizes: Option<SizeFigures>,
     /// Rows an earlier run wrote in this step before it was stopped, undone before the step
-    /// ran again whole (absent when the step ran once).
+    /// ran again whole (absent when the step ran once). A replace's tags are all given back
+    /// their earlier vectors: MariaDB counts those that had changed, PostgreSQL every row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undone_rows: Option<u64>,
 }
@@ -243,6 +244,22 @@ pub fn write_stream(path: &Path, run: &StreamRun) -> Result<()> {
     crate::fsutil::write_atomic(path, &text, "a stream result file")
 }
 
+/// What is wrong with the fields of a JSON file that parsed: a missing or unknown field by
+/// name, or a value of the wrong type (serde's own words are not for users).
+fn data_problem(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let name = || text.split('`').nth(1).unwrap_or("?").to_string();
+    if text.starts_with("missing field") {
+        format!("no field `{}`, which annbench writes", name())
+    } else if text.starts_with("unknown field") {
+        format!("a field `{}` annbench does not write", name())
+    } else if text.starts_with("invalid") {
+        "a value of another type or range than annbench writes".into()
+    } else {
+        "fields annbench does not write".into()
+    }
+}
+
 /// The run stored at `path`; `None` when there is none. A file that cannot be read is an
 /// error naming it (the store is written atomically, so something else changed it), and so
 /// is a file of another format: a rerun never writes over it (see [`VERSIONED`]).
@@ -252,8 +269,8 @@ pub fn read_stream(path: &Path) -> Result<Option<StreamRun>> {
     };
     let unreadable = |e: serde_json::Error| {
         let what = match e.classify() {
-            serde_json::error::Category::Data => "fields annbench does not write",
-            _ => "JSON that is damaged or cut short",
+            serde_json::error::Category::Data => data_problem(&e),
+            _ => "JSON that is damaged or cut short".into(),
         };
         Error::Results(format!(
             "cannot read stream result file {}: it holds {what} (line {}, column {}); move it \
@@ -309,4 +326,30 @@ pub fn load_streams(results_dir: &Path, dataset: &str, count: usize) -> Result<V
         out.extend(read_stream(&p)?);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::data_problem;
+
+    #[derive(serde::Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct T {
+        a: u32,
+    }
+
+    #[test]
+    fn field_problems_are_named_in_words() {
+        // A missing field or a wrong type was once reported as fields annbench does not write.
+        let e = serde_json::from_str::<T>("{}").unwrap_err();
+        assert_eq!(data_problem(&e), "no field `a`, which annbench writes");
+        let e = serde_json::from_str::<T>(r#"{"a": 1, "b": 2}"#).unwrap_err();
+        assert_eq!(data_problem(&e), "a field `b` annbench does not write");
+        let e = serde_json::from_str::<T>(r#"{"a": "1"}"#).unwrap_err();
+        assert_eq!(
+            data_problem(&e),
+            "a value of another type or range than annbench writes"
+        );
+    }
 }

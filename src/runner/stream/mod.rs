@@ -479,8 +479,9 @@ fn run_build(
         };
         if undone > 0 {
             env.progress.on_event(&Event::Warning(&format!(
-                "step {} was stopped part-way in an earlier run: its {undone} rows written then \
-                 were undone, and it runs again whole",
+                "step {} was stopped part-way in an earlier run: {undone} rows it had written \
+                 were undone (a replace's given back their earlier vectors), and it runs again \
+                 whole",
                 step.number
             )));
             undone = 0;
@@ -513,9 +514,21 @@ fn run_build(
                     verified = true;
                 }
                 for args in &build.query_args {
-                    record
-                        .searches
-                        .push(search::measure(env, &mut searchers, args, &live, truth)?);
+                    let f = search::measure(env, &mut searchers, args, &live, truth)?;
+                    if f.short > 0 {
+                        // As a sweep says it: a low recall's cause in words.
+                        env.progress.on_event(&Event::Warning(&format!(
+                            "step {} at {}: the backend returned fewer than min(k, live rows) \
+                             = {} ids for {} of {} queries (for pgvector: ef_search below k, or \
+                             iterative scans off); missing ids count as misses",
+                            step.number,
+                            crate::params::describe(args),
+                            env.opts.count.min(live.len()),
+                            f.short,
+                            env.data.test.nrows()
+                        )));
+                    }
+                    record.searches.push(f);
                 }
                 backend.check_index()?;
             }

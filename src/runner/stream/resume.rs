@@ -7,8 +7,8 @@
 //!
 //! - the marker must be this run's, of the last stored step or of the step after it;
 //! - what the step after it wrote is undone: an insert's committed rows are deleted, a
-//!   delete's removed rows are inserted again with the vectors they held; a replace is
-//!   written again whole (it writes the same vectors whatever it had written before);
+//!   delete's removed rows are inserted again with the vectors they held, a replace's tags
+//!   get back the vectors they held before it;
 //! - then the table's ids must match the live set exactly ([`IdDigest`]), so rows changed
 //!   behind the run's back are found.
 //!
@@ -169,9 +169,26 @@ fn undo(
             }
             Ok(missing.len() as u64)
         }
-        // A replace written again gives every tag the same vector: nothing to undo. Search
-        // and maintenance steps change no rows.
-        Operation::Replace { .. } | Operation::Search | Operation::Maintenance(_) => Ok(0),
+        // Which tags a stopped replace had written cannot be told from their ids: every tag
+        // of the step gets back the vector it held before, so that the step runs again on
+        // the same rows and counts the same changes. MariaDB reports the rows that changed
+        // (those the stopped run had written), PostgreSQL every row written back.
+        Operation::Replace { tags, .. } => {
+            let back: Vec<(i64, usize)> = tags
+                .clone()
+                .filter_map(|tag| live.row_of(tag).map(|row| (tag as i64, row)))
+                .collect();
+            let mut changed = 0;
+            for chunk in back.chunks(batch.max(1)) {
+                let ids: Vec<i64> = chunk.iter().map(|&(t, _)| t).collect();
+                let rows: Vec<usize> = chunk.iter().map(|&(_, r)| r).collect();
+                let vectors = data.train.select(ndarray::Axis(0), &rows);
+                changed += table.replace(&ids, vectors.view())?.rows;
+            }
+            Ok(changed)
+        }
+        // Search and maintenance steps change no rows.
+        Operation::Search | Operation::Maintenance(_) => Ok(0),
     }
 }
 
