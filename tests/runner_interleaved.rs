@@ -282,10 +282,13 @@ fn end_own_sessions(url: &annbench::connect::ServerUrl) -> usize {
     }
 }
 
+/// Which events count towards the moment a test acts at.
+type Picks = dyn Fn(&Event<'_>) -> bool + Sync;
+
 /// Ends the twin's sessions of this run at the `at`-th event that `when` picks.
 struct EndTwinAt<'a> {
     twin: annbench::connect::ServerUrl,
-    when: &'a (dyn Fn(&Event<'_>) -> bool + Sync),
+    when: &'a Picks,
     at: usize,
     seen: AtomicUsize,
     ended: AtomicUsize,
@@ -329,7 +332,7 @@ fn a_lost_second_server_is_named(
     let builds = |e: &Event<'_>| matches!(e, Event::BuildFinished { .. });
     let measures = |e: &Event<'_>| matches!(e, Event::MeasureStarted { .. });
     let passes = |e: &Event<'_>| matches!(e, Event::PassFinished { .. });
-    let moments: [(&str, &(dyn Fn(&Event<'_>) -> bool + Sync), usize); 3] = [
+    let moments: [(&str, &Picks, usize); 3] = [
         ("after its build", &builds, 2),
         ("before the recall passes", &measures, 1),
         ("amid the timed rounds", &passes, 7),
