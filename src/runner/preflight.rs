@@ -134,7 +134,7 @@ pub(super) fn check_connections(
         let need = needed(db);
         for (name, url) in opts.backend.urls_of(db.kind)? {
             let named = |e: Error| match name {
-                Some(n) => e.with_context(&format!("server '{n}'")),
+                Some(s) => s.error(e),
                 None => e,
             };
             let limit = limit_of(&url).map_err(named)?;
