@@ -428,3 +428,115 @@ fn server_cpu_ratios_and_their_summary() {
     assert_eq!(json["server_cpu_summary"][0]["n"], 2);
     assert_eq!(json["pairs"][0]["cpu_verdict"], "cheaper");
 }
+
+/// `point` with `version` and `settings` recorded for its server.
+fn on_server(mut p: PointResult, version: &str, settings: &[(&str, &str)]) -> PointResult {
+    p.environment.server_version = version.into();
+    p.environment.server_settings = settings
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    p
+}
+
+/// `v1` ran MariaDB and PostgreSQL, `v2` MariaDB only: `compare` (Markdown, JSON) and the HTML
+/// report list the MariaDB settings that differ, and no PostgreSQL setting, which `v2` has
+/// none of (each was listed as "(not recorded)").
+#[test]
+fn settings_are_compared_only_for_the_databases_both_labels_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let maria = |ef, q, label, pool| {
+        on_server(
+            labelled(
+                pt("mariadb", &[("M", 16)], &[("ef_search", ef)], 0.97, q),
+                label,
+            ),
+            "11.8.2-MariaDB",
+            &[
+                ("innodb_buffer_pool_size", pool),
+                ("mhnsw_max_cache_size", "1G"),
+            ],
+        )
+    };
+    let pg = on_server(
+        labelled(
+            pt(
+                "pgvector",
+                &[("M", 16), ("ef_construction", 64)],
+                &[("ef_search", 40)],
+                0.99,
+                400.0,
+            ),
+            "v1",
+        ),
+        "PostgreSQL 17.5",
+        &[
+            ("shared_buffers", "4GB"),
+            ("jit", "off"),
+            ("work_mem", "4MB"),
+        ],
+    );
+    for p in [
+        maria(20, 1000.0, "v1", "1G"),
+        maria(40, 800.0, "v1", "1G"),
+        maria(20, 1030.0, "v2", "2G"),
+        maria(40, 900.0, "v2", "2G"),
+        pg,
+    ] {
+        annbench::results::write_point(dir.path(), &p).unwrap();
+    }
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_annbench"))
+            .args(args)
+            .args(["--dataset", "glove-25-angular", "--results"])
+            .arg(dir.path())
+            .arg("--data-dir")
+            .arg(dir.path().join("data"))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    };
+    let md = run(&["compare", "--base", "v1", "--me", "v2"]);
+    let json = run(&["compare", "--base", "v1", "--me", "v2", "--format", "json"]);
+    let html_path = dir.path().join("report.html");
+    run(&["report", "--output", html_path.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    let diffs: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        diffs["settings_differ"],
+        serde_json::json!([{"setting": "innodb_buffer_pool_size", "values": {"v1": "1G", "v2": "2G"}}]),
+        "{json}"
+    );
+    assert!(
+        md.contains("Settings that differ") && md.contains("innodb_buffer_pool_size"),
+        "{md}"
+    );
+    assert!(html.contains("Settings that differ") && html.contains("innodb_buffer_pool_size"));
+    // The report's metadata view lists each label's own settings in full: there, only its
+    // comparisons' settings sections (up to the end of their tables) are held to this.
+    let sections: Vec<&str> = html
+        .match_indices("Settings that differ")
+        .map(|(i, _)| &html[i..html[i..].find("</table>").map_or(html.len(), |e| i + e)])
+        .collect();
+    assert!(!sections.is_empty());
+    let texts = [("compare", md.as_str()), ("compare json", json.as_str())];
+    for (what, text) in texts
+        .into_iter()
+        .chain(sections.into_iter().map(|s| ("report", s)))
+    {
+        for absent in [
+            "(not recorded)",
+            "shared_buffers",
+            "work_mem",
+            "PostgreSQL 17.5",
+        ] {
+            assert!(!text.contains(absent), "{what}: '{absent}' in:\n{text}");
+        }
+    }
+}

@@ -12,11 +12,19 @@ use annbench::backend::{BackendOptions, create};
 use annbench::connect::ServerKind;
 use annbench::dataset::Dataset;
 use annbench::results::PointResult;
-use annbench::runner::{NoProgress, SweepOptions, SweepSummary, run_sweep_servers_with};
+use annbench::runner::{
+    Event, NoProgress, Progress, SweepOptions, SweepSummary, run_sweep_servers_with,
+};
 use backend_util::{data, name};
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+
+/// One test of this file on the twins at a time: one ends this process's sessions on a twin,
+/// which must be its own.
+static TWINS: Mutex<()> = Mutex::new(());
 
 fn url(var: &str) -> String {
     annbench::connect::lookup(var).unwrap().unwrap_or_else(|| {
@@ -114,6 +122,7 @@ fn check_paired(summary: &SweepSummary, points: usize) {
 
 #[test]
 fn two_mariadb_servers_run_interleaved_and_each_is_read_for_its_own_cost() {
+    let _twins = TWINS.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let backend = servers(
         ServerKind::MariaDb,
@@ -153,6 +162,7 @@ fn two_mariadb_servers_run_interleaved_and_each_is_read_for_its_own_cost() {
 
 #[test]
 fn two_postgres_servers_run_interleaved() {
+    let _twins = TWINS.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let backend = servers(
         ServerKind::Postgres,
@@ -205,4 +215,196 @@ fn one_server_under_two_names_is_refused() {
     assert!(e.contains("are the same server"), "{e}");
     // Nothing was written.
     assert!(!dir.path().join("results").join("same-server").exists());
+}
+
+/// The loopback ports this process's open TCP connections to `port` come from (from
+/// `/proc/net/tcp` and this process's file descriptors): how a server lists them
+/// (MariaDB's PROCESSLIST host `127.0.0.1:PORT`, PostgreSQL's `client_port`).
+fn own_client_ports(port: u16) -> Vec<u16> {
+    let inodes: BTreeSet<String> = std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter_map(|l| {
+            let l = l.to_string_lossy().into_owned();
+            Some(l.strip_prefix("socket:[")?.strip_suffix(']')?.to_string())
+        })
+        .collect();
+    let mut out = Vec::new();
+    for table in ["/proc/self/net/tcp", "/proc/self/net/tcp6"] {
+        let text = std::fs::read_to_string(table).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let port_of = |addr: &str| u16::from_str_radix(addr.rsplit(':').next()?, 16).ok();
+            // 01: established.
+            if f.len() > 9 && f[3] == "01" && port_of(f[2]) == Some(port) && inodes.contains(f[9]) {
+                out.extend(port_of(f[1]));
+            }
+        }
+    }
+    out
+}
+
+/// Ends this process's sessions on the server at `url` (a twin) from an admin connection of
+/// its own: what a crash or a restart of that server looks like to the run. Returns how many.
+fn end_own_sessions(url: &annbench::connect::ServerUrl) -> usize {
+    let ports = own_client_ports(url.expose().port().unwrap());
+    if url.kind() == ServerKind::MariaDb {
+        use mysql::prelude::Queryable;
+        let mut admin = annbench::backend::mariadb::server::connect(url).unwrap();
+        let rows: Vec<(u64, String)> = admin
+            .query(
+                "SELECT ID, HOST FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID()",
+            )
+            .unwrap();
+        let mut ended = 0;
+        for (id, host) in rows {
+            let port = host.rsplit(':').next().and_then(|p| p.parse::<u16>().ok());
+            if port.is_some_and(|p| ports.contains(&p)) {
+                // A session may end between the listing and the kill.
+                ended += usize::from(admin.query_drop(format!("KILL CONNECTION {id}")).is_ok());
+            }
+        }
+        ended
+    } else {
+        let mut admin = annbench::backend::postgres::server::connect(url).unwrap();
+        let ports: Vec<i32> = ports.into_iter().map(i32::from).collect();
+        let n = admin
+            .query(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE client_port = ANY($1) AND pid <> pg_backend_pid()",
+                &[&ports],
+            )
+            .unwrap()
+            .len();
+        // pg_terminate_backend only signals the processes: give them time to go.
+        std::thread::sleep(Duration::from_millis(500));
+        n
+    }
+}
+
+/// Which events count towards the moment a test acts at.
+type Picks = dyn Fn(&Event<'_>) -> bool + Sync;
+
+/// Ends the twin's sessions of this run at the `at`-th event that `when` picks.
+struct EndTwinAt<'a> {
+    twin: annbench::connect::ServerUrl,
+    when: &'a Picks,
+    at: usize,
+    seen: AtomicUsize,
+    ended: AtomicUsize,
+}
+
+impl Progress for EndTwinAt<'_> {
+    fn on_event(&self, event: &Event<'_>) {
+        if (self.when)(event) && self.seen.fetch_add(1, Ordering::SeqCst) + 1 == self.at {
+            self.ended
+                .store(end_own_sessions(&self.twin), Ordering::SeqCst);
+        }
+    }
+}
+
+/// A two-server run whose second server (the twin) ends its sessions after its build, before
+/// the recall passes, and amid the timed rounds: the error names that server, by its name and
+/// masked URL (it said only "connection lost"), and never the first.
+fn a_lost_second_server_is_named(
+    kind: ServerKind,
+    main: &str,
+    twin: &str,
+    algorithm: &str,
+    build: &str,
+) {
+    let _twins = TWINS.lock().unwrap_or_else(|e| e.into_inner());
+    let backend = servers(kind, main, twin);
+    let twin_url = annbench::connect::ServerUrl::parse(kind, &url(twin)).unwrap();
+    let main_port = annbench::connect::ServerUrl::parse(kind, &url(main))
+        .unwrap()
+        .expose()
+        .port()
+        .unwrap();
+    let (train, test) = data(1500, 20);
+    let dataset = Dataset {
+        name: name(&format!("{algorithm}-lost-twin")),
+        metric: Metric::Euclidean,
+        train,
+        test,
+        ground_truth: None,
+    };
+    let builds = |e: &Event<'_>| matches!(e, Event::BuildFinished { .. });
+    let measures = |e: &Event<'_>| matches!(e, Event::MeasureStarted { .. });
+    let passes = |e: &Event<'_>| matches!(e, Event::PassFinished { .. });
+    let moments: [(&str, &Picks, usize); 3] = [
+        ("after its build", &builds, 2),
+        ("before the recall passes", &measures, 1),
+        ("amid the timed rounds", &passes, 7),
+    ];
+    for (moment, when, at) in moments {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = SweepOptions {
+            dataset: dataset.name.clone(),
+            algorithms: vec![algorithm.into()],
+            build_overrides: build.split(';').map(String::from).collect(),
+            query_overrides: vec!["ef_search=10,40".into()],
+            runs: 4,
+            min_time: Duration::from_millis(40),
+            results_dir: dir.path().join("results"),
+            backend: backend.clone(),
+            ..SweepOptions::default()
+        };
+        let progress = EndTwinAt {
+            twin: twin_url.clone(),
+            when,
+            at,
+            seen: AtomicUsize::new(0),
+            ended: AtomicUsize::new(0),
+        };
+        let r = run_sweep_servers_with(dataset.clone(), &opts, &progress, &|algo, s| {
+            create(algo, &backend.for_server(s.unwrap()))
+        });
+        let e = match r {
+            Err(e) => e.to_string(),
+            Ok(s) => panic!(
+                "{moment}: the run went on without the twin's sessions: {:?}",
+                s.warnings
+            ),
+        };
+        assert!(
+            progress.ended.load(Ordering::SeqCst) >= 1,
+            "{moment}: no session ended"
+        );
+        let named = format!("server 'b' ({twin_url})");
+        assert!(
+            e.contains(&named),
+            "{moment}: the error does not name {named}: {e}"
+        );
+        assert!(
+            !e.contains("server 'a'") && !e.contains(&format!(":{main_port}/")),
+            "{moment}: {e}"
+        );
+        assert!(
+            !e.contains(twin_url.expose().password().unwrap()),
+            "{moment}: {e}"
+        );
+    }
+}
+
+#[test]
+fn a_lost_second_mariadb_server_is_named_in_the_error() {
+    a_lost_second_server_is_named(
+        ServerKind::MariaDb,
+        "ANNBENCH_MARIADB_URL",
+        "ANNBENCH_MARIADB_TWIN_URL",
+        "mariadb",
+        "M=8",
+    );
+}
+
+#[test]
+fn a_lost_second_postgres_server_is_named_in_the_error() {
+    a_lost_second_server_is_named(
+        ServerKind::Postgres,
+        "ANNBENCH_POSTGRES_URL",
+        "ANNBENCH_POSTGRES_TWIN_URL",
+        "pgvector",
+        "M=8;ef_construction=32",
+    );
 }

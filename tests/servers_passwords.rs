@@ -135,6 +135,9 @@ fn malformed_urls_on_every_path_hide_the_password() {
     assert!(cases >= 100, "{cases}");
 }
 
+/// What a command is checked under: its name, its arguments, its environment.
+type Case<'a> = (&'a str, Vec<&'a str>, Vec<(&'a str, &'a str)>);
+
 /// The secret after an empty user (`redis://:PASSWORD@host`, Redis's usual form) or a user,
 /// holding a raw `#`, `?`, `/` or `@`: such a URL fails to parse (or parses with the password
 /// cut short) and was printed whole when the user part was empty.
@@ -207,7 +210,7 @@ fn a_password_with_url_syntax_after_an_empty_user_is_hidden_everywhere() {
                 [&["stream", "--runbook", &runbook_s][..], &common].concat();
             let run_flag = [&run_cmd[..], &[flag, url.as_str()]].concat();
             let stream_flag = [&stream_cmd[..], &[flag, url.as_str()]].concat();
-            let checks: [(&str, Vec<&str>, Vec<(&str, &str)>); 9] = [
+            let checks: [Case<'_>; 9] = [
                 ("check", vec!["servers", "check", flag, &url], vec![]),
                 (
                     "check json",

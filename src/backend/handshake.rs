@@ -35,8 +35,8 @@ pub fn within<T: Send + 'static>(
         Err(_) => Err(Error::Server(format!(
             "{} at {url} did not complete the connection handshake within {} s: the server \
              accepted the connection but sent nothing. Is it stopped (SIGSTOP, a hung \
-             machine), or is this the port of another kind of server (a PostgreSQL server \
-             waits silently for a MariaDB client)?",
+             machine), or is this the port of another kind of server (PostgreSQL and Redis \
+             wait silently for a client that does not speak their protocol)?",
             url.kind().name(),
             limit.as_secs()
         ))),

@@ -80,6 +80,20 @@ pub fn split_named(flag: &str, text: &str) -> Result<(Option<String>, String)> {
 }
 
 impl NamedServer {
+    /// `server 'b' (postgres://u:***@h:5433/db)`: its name and masked URL, as every error of a
+    /// run on several servers names the server it comes from.
+    pub fn describe(&self) -> String {
+        let url = ServerUrl::parse(self.kind, &self.url)
+            .map(|u| u.to_string())
+            .unwrap_or_else(|_| crate::connect::redact_text(&self.url));
+        format!("server '{}' ({url})", self.name)
+    }
+
+    /// `e` as an error of this server: [`Self::describe`] first.
+    pub fn error(&self, e: Error) -> Error {
+        e.with_context(&self.describe())
+    }
+
     /// The TCP port its URL names (`None` for a Unix socket, a default port or a bad URL).
     pub fn tcp_port(&self) -> Option<u16> {
         crate::connect::server_url(self.kind, Some(&self.url))
@@ -111,7 +125,7 @@ impl BackendOptions {
     }
 
     /// Every URL of `kind` a sweep connects to: each named server's, else the one server's.
-    pub fn urls_of(&self, kind: ServerKind) -> Result<Vec<(Option<&str>, ServerUrl)>> {
+    pub fn urls_of(&self, kind: ServerKind) -> Result<Vec<(Option<&NamedServer>, ServerUrl)>> {
         let named = self.named(kind);
         if named.is_empty() {
             return Ok(vec![(None, self.url(kind)?)]);
@@ -122,7 +136,7 @@ impl BackendOptions {
                 let url = crate::connect::server_url(kind, Some(&s.url)).map_err(|e| {
                     Error::Config(format!("server '{}' ({}): {e}", s.name, kind.decl().flag))
                 })?;
-                Ok((Some(s.name.as_str()), url))
+                Ok((Some(s), url))
             })
             .collect()
     }

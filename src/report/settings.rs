@@ -24,15 +24,30 @@ pub struct SettingDiff {
 }
 
 /// The settings (and the server version) whose values differ between `labels`, version
-/// first, then settings by name. Points of other labels are ignored.
+/// first, then settings by name. Points of other labels are ignored. Settings belong to a
+/// database: only those of the databases every label ran are compared (a label that ran
+/// only MariaDB has no PostgreSQL settings to differ in, and once listed all of them as
+/// "(not recorded)"); with two or more such databases, each setting names its database
+/// (`shared_buffers (PostgreSQL)`).
 pub fn settings_differ(points: &[PointResult], labels: &[&str]) -> Vec<SettingDiff> {
-    // label -> setting -> distinct values.
-    let mut seen: Vec<BTreeMap<&str, BTreeSet<&str>>> = vec![BTreeMap::new(); labels.len()];
-    let mut keys: BTreeSet<&str> = BTreeSet::new();
+    // database -> label -> setting -> distinct values. In-process algorithms (no database)
+    // and ones this annbench does not know form a group of their own, named "".
+    type Seen<'p> = Vec<BTreeMap<&'p str, BTreeSet<&'p str>>>;
+    let mut by_db: BTreeMap<&str, (Seen<'_>, Vec<bool>)> = BTreeMap::new();
     for p in points {
         let Some(i) = labels.iter().position(|l| p.label.as_deref() == Some(l)) else {
             continue;
         };
+        let db = crate::registry::algorithm(&p.algorithm)
+            .and_then(|a| a.database)
+            .map_or("", |k| k.name());
+        let (seen, ran) = by_db.entry(db).or_insert_with(|| {
+            (
+                vec![BTreeMap::new(); labels.len()],
+                vec![false; labels.len()],
+            )
+        });
+        ran[i] = true;
         let env = &p.environment;
         if !env.server_version.is_empty() {
             seen[i]
@@ -41,10 +56,27 @@ pub fn settings_differ(points: &[PointResult], labels: &[&str]) -> Vec<SettingDi
                 .insert(&env.server_version);
         }
         for (k, v) in &env.server_settings {
-            keys.insert(k);
             seen[i].entry(k).or_default().insert(v);
         }
     }
+    by_db.retain(|_, (_, ran)| ran.iter().all(|r| *r));
+    let qualify = by_db.len() > 1;
+    by_db
+        .iter()
+        .flat_map(|(db, (seen, _))| {
+            differing(seen).into_iter().map(move |mut d| {
+                if qualify && !db.is_empty() {
+                    d.setting = format!("{} ({db})", d.setting);
+                }
+                d
+            })
+        })
+        .collect()
+}
+
+/// The keys of `seen` (one map per label) whose values differ between the labels.
+fn differing(seen: &[BTreeMap<&str, BTreeSet<&str>>]) -> Vec<SettingDiff> {
+    let keys: BTreeSet<&str> = seen.iter().flat_map(|s| s.keys().copied()).collect();
     std::iter::once(SERVER_VERSION)
         .chain(keys.into_iter().filter(|k| *k != SERVER_VERSION))
         .filter_map(|key| {
@@ -155,6 +187,53 @@ mod tests {
             server("y", "17.5", &[("jit", "off")]),
         ];
         assert!(settings_differ(&same, &["x", "y"]).is_empty());
+    }
+
+    #[test]
+    fn only_the_databases_every_label_ran_are_compared() {
+        let on = |algorithm: &str, label: &str, version: &str, settings: &[(&str, &str)]| {
+            let mut p = server(label, version, settings);
+            p.algorithm = algorithm.into();
+            p
+        };
+        let pts = [
+            on("mariadb", "a", "11.8", &[("innodb_buffer_pool_size", "1G")]),
+            on(
+                "pgvector",
+                "a",
+                "17.5",
+                &[("shared_buffers", "1GB"), ("jit", "on")],
+            ),
+            on("mariadb", "b", "11.8", &[("innodb_buffer_pool_size", "2G")]),
+        ];
+        let d = settings_differ(&pts, &["a", "b"]);
+        assert_eq!(
+            d,
+            [SettingDiff {
+                setting: "innodb_buffer_pool_size".into(),
+                values: vec!["1G".into(), "2G".into()],
+            }]
+        );
+        // Both databases on both labels: each setting names its database.
+        let mut both = pts.to_vec();
+        both.push(on(
+            "pgvector",
+            "b",
+            "17.6",
+            &[("shared_buffers", "1GB"), ("jit", "off")],
+        ));
+        let names: Vec<String> = settings_differ(&both, &["a", "b"])
+            .into_iter()
+            .map(|d| d.setting)
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "innodb_buffer_pool_size (MariaDB)",
+                "server_version (PostgreSQL)",
+                "jit (PostgreSQL)"
+            ]
+        );
     }
 
     #[test]

@@ -57,6 +57,16 @@ impl Ctx<'_> {
         }
     }
 
+    /// `e` as an error of its server: named by [`crate::backend::NamedServer::describe`] when
+    /// the server is a named one (a run on several servers must say which one failed); else
+    /// as it is.
+    pub(super) fn on_server(&self, e: Error) -> Error {
+        match &self.named {
+            Some(s) => s.error(e),
+            None => e,
+        }
+    }
+
     /// The fingerprint stored with a point of `query_args`.
     pub(super) fn fingerprint_for(&self, query_args: &Params) -> String {
         filter_of(query_args)

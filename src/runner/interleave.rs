@@ -124,7 +124,7 @@ impl Together {
                     &mut costs[l],
                     summary,
                 )
-                .map_err(|e| e.with_context(&lane_name(ctx)))?;
+                .map_err(|e| ctx.on_server(e))?;
                 ready.push(r);
             }
             let (prepared, mut searchers): (Vec<Prepared>, Vec<Searchers>) =
@@ -137,11 +137,11 @@ impl Together {
             let last = b + 1 == opts.rebuilds;
             let mut done = |l: usize, run: &mut PointRun, failed: Option<Error>| -> Result<()> {
                 let ctx = &ctxs[l];
-                backends[l].check_index()?;
+                backends[l].check_index().map_err(|e| ctx.on_server(e))?;
                 if let Some(e) = failed {
                     let f =
                         ctx.failure(&build.build_args, Some(&run.query_args), Some(run.clients));
-                    return ctx.fail(summary, f, e.with_context(&lane_name(ctx)));
+                    return ctx.fail(summary, f, ctx.on_server(e));
                 }
                 if !last {
                     return Ok(());
@@ -183,16 +183,11 @@ impl Together {
                     &warm[l],
                     summary,
                 )
-                .map_err(|e| e.with_context(&lane_name(ctx)))?;
+                .map_err(|e| ctx.on_server(e))?;
             }
         }
         Ok(())
     }
-}
-
-/// `server 'pg18'`, for messages.
-fn lane_name(ctx: &Ctx<'_>) -> String {
-    format!("server '{}'", ctx.label.as_deref().unwrap_or("?"))
 }
 
 /// Every server measures the same points: a point stored on one server but missing on another,

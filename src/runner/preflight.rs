@@ -103,7 +103,7 @@ pub(super) fn check_privileges(opts: &SweepOptions, grids: &[Grid]) -> Result<()
     for db in databases(grids) {
         for (name, url) in opts.backend.urls_of(db.kind)? {
             (db.privileges)(&url, &schema).map_err(|e| match name {
-                Some(n) => e.with_context(&format!("server '{n}'")),
+                Some(s) => s.error(e),
                 None => e,
             })?;
         }
@@ -134,7 +134,7 @@ pub(super) fn check_connections(
         let need = needed(db);
         for (name, url) in opts.backend.urls_of(db.kind)? {
             let named = |e: Error| match name {
-                Some(n) => e.with_context(&format!("server '{n}'")),
+                Some(s) => s.error(e),
                 None => e,
             };
             let limit = limit_of(&url).map_err(named)?;
@@ -186,8 +186,8 @@ pub(super) fn check_servers(opts: &SweepOptions, grids: &[Grid]) -> Result<()> {
                 return Err(Error::Config(format!(
                     "servers '{}' and '{}' ({}) are the same server, {}: an interleaved run \
                      needs two servers (e.g. scripts/databases.sh up-instance NAME {})",
-                    b.unwrap_or("?"),
-                    a.unwrap_or("?"),
+                    b.map_or("?", |s| s.name.as_str()),
+                    a.map_or("?", |s| s.name.as_str()),
                     db.kind.decl().flag,
                     ua.redacted(),
                     db.kind.key()

@@ -216,7 +216,7 @@ pub fn run(
                 Err(e) => {
                     let f = Failure::of_algorithm(&grid.algorithm);
                     let e = match lane {
-                        Some(s) => e.with_context(&format!("server '{}'", s.name)),
+                        Some(s) => s.error(e),
                         None => e,
                     };
                     fail(opts, progress, &mut summary, f, e)?;
@@ -264,10 +264,10 @@ pub fn run(
                 return Err(e);
             }
         }
-        for b in &mut backends {
+        for (b, ctx) in backends.iter_mut().zip(&ctxs) {
             if let Err(e) = b.drop_index() {
                 let f = Failure::of_algorithm(&grid.algorithm);
-                fail(opts, progress, &mut summary, f, e)?;
+                fail(opts, progress, &mut summary, f, ctx.on_server(e))?;
             }
         }
     }
