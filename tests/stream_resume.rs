@@ -262,6 +262,26 @@ fn stops_inside_every_kind_of_step(db: &Db) {
             db.algorithm
         );
     }
+    // The export carries the undone rows and the runbook's fingerprint (runs of two runbooks
+    // in one store were once indistinguishable there).
+    let table = annbench::report::stream::stream_table(std::slice::from_ref(run));
+    let col = |name: &str| table.columns.iter().position(|c| c.name == name).unwrap();
+    let (undone_col, step_col, fp_col) =
+        (col("undone_rows"), col("step"), col("runbook_fingerprint"));
+    for row in &table.rows {
+        let annbench::report::render::Cell::Int(step) = row[step_col] else {
+            panic!("step {:?}", row[step_col]);
+        };
+        let want = run.steps[step as usize - 1].undone_rows;
+        match (&row[undone_col], want) {
+            (annbench::report::render::Cell::Int(n), Some(w)) => assert_eq!(*n as u64, w),
+            (annbench::report::render::Cell::Null, None) => {}
+            (got, want) => panic!("step {step}: exported {got:?}, stored {want:?}"),
+        }
+        assert!(
+            matches!(&row[fp_col], annbench::report::render::Cell::Text(t) if *t == run.identity.runbook_fingerprint)
+        );
+    }
     let w = warnings.0.lock().unwrap().join("\n");
     assert!(!w.contains("starting again"), "{}: {w}", db.algorithm);
 }

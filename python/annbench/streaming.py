@@ -24,10 +24,10 @@ __all__ = ["STREAM_COLUMNS", "stream", "stream_results"]
 #: The columns of a stream frame, in order (``annbench export --streams``; what each holds is
 #: listed in docs/streaming.md).
 STREAM_COLUMNS: tuple[str, ...] = (
-    "dataset", "count", "algorithm", "label", "clients", "entry", "build", "query", "step",
-    "operation", "rows", "live_rows", "recall", "not_live", "short_results", "qps",
-    "qps_ci_low", "qps_ci_high", "latency_p50_ms", "latency_p99_ms", "write_rows",
-    "target_rate", "achieved_rate", "batch_rows", "batch_p50_ms", "batch_p99_ms",
+    "dataset", "count", "algorithm", "label", "clients", "entry", "runbook_fingerprint",
+    "build", "query", "step", "operation", "rows", "live_rows", "recall", "not_live",
+    "short_results", "qps", "qps_ci_low", "qps_ci_high", "latency_p50_ms", "latency_p99_ms",
+    "write_rows", "rows_changed", "undone_rows", "target_rate", "achieved_rate", "batch_rows", "batch_p50_ms", "batch_p99_ms",
     "backlog_rows", "behind_seconds", "freshness_ms", "freshness_found", "freshness_markers",
     "during_clients", "during_qps", "during_p99_ms", "baseline_qps", "baseline_p99_ms",
     "maintenance", "maintenance_seconds", "recall_before", "recall_after", "table_mib",

@@ -25,11 +25,11 @@ pub struct RunArgs {
     #[arg(long = "config", value_name = "FILE")]
     pub configs: Vec<PathBuf>,
     /// Neighbours per query (k).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = parse_whole)]
     pub count: usize,
     /// Timed passes per point at least, after its recall pass; the figure is their median
     /// with a 95% interval (6 or more passes reach 95%), and every pass is stored.
-    #[arg(long, default_value_t = runner::DEFAULT_RUNS)]
+    #[arg(long, default_value_t = runner::DEFAULT_RUNS, value_parser = parse_whole)]
     pub runs: usize,
     /// Shortest timed pass (clients cycle through the queries until it has passed), e.g. 1s,
     /// 500ms, 0 (one pass over the queries).
@@ -43,7 +43,7 @@ pub struct RunArgs {
     pub max_time: MaxTime,
     /// Build every index this many times and fold the build-to-build spread into the QPS
     /// interval (HNSW builds are randomised).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = parse_whole)]
     pub rebuilds: usize,
     /// After each build point's warm passes, restart the server (one scripts/databases.sh
     /// manages) and measure each point once more, right after the restart: the first pass and
@@ -56,7 +56,7 @@ pub struct RunArgs {
     #[arg(long, default_value = "rounds", value_parser = parse_order)]
     pub order: PassOrder,
     /// Concurrent client connections, e.g. 1,2,4,8: every point is measured with each.
-    #[arg(long, value_delimiter = ',', default_value = "1")]
+    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = parse_whole)]
     pub clients: Vec<usize>,
     /// Result store directory.
     #[arg(
@@ -139,25 +139,47 @@ fn algorithm_help() -> String {
 /// `600`, `90s`, `500ms`, `10m`, `2h` -> seconds.
 fn parse_seconds(text: &str) -> std::result::Result<f64, String> {
     let t = text.trim();
-    let (num, unit) = t
-        .find(|c: char| c.is_ascii_alphabetic())
-        .map_or((t, "s"), |i| t.split_at(i));
-    let n: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{text}' is not a duration like 600, 90s, 500ms, 10m or 2h"))?;
+    // The unit is a suffix (`1e3s` is a thousand seconds, not `1` and a unit `e3s`).
+    let (num, unit) = ["ms", "s", "m", "h"]
+        .iter()
+        .find_map(|u| t.strip_suffix(u).map(|n| (n, *u)))
+        .unwrap_or((t, "s"));
+    let n: f64 = num.trim().parse().map_err(|_| {
+        format!("'{text}' is not a duration like 600, 90s, 500ms, 10m or 2h (units ms, s, m, h)")
+    })?;
     let secs = match unit {
         "ms" => n / 1000.0,
-        "s" => n,
         "m" => n * 60.0,
         "h" => n * 3600.0,
-        _ => return Err(format!("'{text}': unit must be ms, s, m or h")),
+        _ => n,
     };
     if secs.is_finite() && (0.0..=1e9).contains(&secs) {
         Ok(secs)
     } else {
-        Err(format!("'{text}': give a duration of zero or more"))
+        Err(format!(
+            "'{text}': give a duration from 0 to 1e9 s (about 31 years)"
+        ))
     }
+}
+
+/// A whole number of 0 or more (`--count`, `--runs`, `--batch`, ...): the message says what
+/// is wrong in words, not the parser's (`invalid digit found in string`).
+pub(crate) fn parse_whole(text: &str) -> std::result::Result<usize, String> {
+    let t = text.trim();
+    if let Ok(n) = t.parse::<usize>() {
+        return Ok(n);
+    }
+    Err(match t.parse::<f64>() {
+        Ok(x) if x < 0.0 => format!("'{text}' is negative: give a whole number of 0 or more"),
+        Ok(x) if x.fract() == 0.0 && x.is_finite() => {
+            format!("'{text}' is too large: give a whole number written in digits, e.g. 1000")
+        }
+        Ok(_) => format!("'{text}' is not a whole number: give digits only, e.g. 1000"),
+        Err(_) if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) => {
+            format!("'{text}' is too large: give a smaller whole number")
+        }
+        Err(_) => format!("'{text}' is not a whole number: give digits only, e.g. 1000"),
+    })
 }
 
 /// A positive duration (`--timeout`).
@@ -393,5 +415,38 @@ mod tests {
         assert_eq!(parse_share("0.05"), Ok(0.05));
         assert!(parse_share("0").is_err() && parse_share("150%").is_err());
         assert!(parse_share("x").is_err());
+    }
+}
+
+#[cfg(test)]
+mod number_tests {
+    use super::{parse_min_time, parse_whole};
+    use std::time::Duration;
+
+    #[test]
+    fn numbers_and_durations_are_refused_in_words() {
+        // Once clap's `invalid digit found in string`, and `unit must be ms, s, m or h` for a
+        // duration whose unit was s.
+        assert_eq!(parse_whole("1000"), Ok(1000));
+        for (text, want) in [
+            ("1e40", "too large"),
+            ("2.5", "not a whole number"),
+            ("-3", "negative"),
+            ("99999999999999999999999", "too large"),
+            ("x", "not a whole number"),
+        ] {
+            let e = parse_whole(text).unwrap_err();
+            assert!(
+                e.contains(want) && !e.contains("invalid digit"),
+                "{text}: {e}"
+            );
+        }
+        assert_eq!(parse_min_time("1e3s"), Ok(Duration::from_secs(1000)));
+        assert_eq!(parse_min_time("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_min_time("2m"), Ok(Duration::from_secs(120)));
+        let e = parse_min_time("1e300s").unwrap_err();
+        assert!(e.contains("from 0 to 1e9 s") && !e.contains("unit"), "{e}");
+        let e = parse_min_time("5x").unwrap_err();
+        assert!(e.contains("not a duration"), "{e}");
     }
 }

@@ -41,10 +41,10 @@ pub struct StreamArgs {
     #[arg(long = "query", value_name = "KEY=V1,V2")]
     pub query: Vec<String>,
     /// Neighbours per query (k).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = super::run::parse_whole)]
     pub count: usize,
     /// Timed passes per search step and query point at least, after its recall pass.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = super::run::parse_whole)]
     pub runs: usize,
     /// Shortest timed pass, e.g. 300ms, 1s.
     #[arg(long, default_value = "300ms", value_parser = super::run::parse_min_time, value_name = "DURATION")]
@@ -52,13 +52,13 @@ pub struct StreamArgs {
     #[command(flatten)]
     pub max_time: super::run::MaxTime,
     /// Search clients at the search steps.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = super::run::parse_whole)]
     pub clients: usize,
     /// Rows per write statement where a step gives no `batch`.
-    #[arg(long, default_value_t = stream::DEFAULT_BATCH)]
+    #[arg(long, default_value_t = stream::DEFAULT_BATCH, value_parser = super::run::parse_whole)]
     pub batch: usize,
     /// Marker rows per insert step whose time to be found by a search is measured (0: none).
-    #[arg(long, default_value_t = stream::DEFAULT_MARKERS)]
+    #[arg(long, default_value_t = stream::DEFAULT_MARKERS, value_parser = super::run::parse_whole)]
     pub markers: usize,
     /// Result store directory.
     #[arg(

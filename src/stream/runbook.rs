@@ -68,6 +68,16 @@ impl Runbook {
         let Some(body) = found else {
             let how = if entry.is_some() {
                 "give one of them with --entry KEY".to_string()
+            } else if let Some(derived) =
+                names.iter().find(|n| n.starts_with(&format!("{dataset}-")))
+            {
+                // A runbook written for a derived set (`runbook generate clustered` writes one
+                // for `<dataset>-clustered`) runs on that set: its steps mean other rows here.
+                format!(
+                    "the entry '{derived}' is for the dataset '{derived}' (its rows in another \
+                     order): give --dataset {derived}, or --entry KEY to run an entry's steps on \
+                     '{dataset}' itself"
+                )
             } else {
                 format!(
                     "the dataset is '{dataset}': give the entry to run with --entry KEY when the \

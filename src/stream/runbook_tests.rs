@@ -584,3 +584,15 @@ fn a_search_or_maintenance_step_over_no_live_rows_is_refused() {
     ]))
     .unwrap();
 }
+
+#[test]
+fn an_entry_for_a_derived_set_points_at_that_set() {
+    // A clustered runbook checked against the set it came from once advised --entry, which
+    // runs the clustered order on the unclustered rows.
+    let text = "random-xs-clustered:\n  max_pts: 5\n  1: {operation: insert, start: 0, end: 5}\n  2: {operation: search}\n";
+    let e = parse(text).unwrap_err().to_string();
+    assert!(
+        e.contains("give --dataset random-xs-clustered, or --entry KEY"),
+        "{e}"
+    );
+}

@@ -411,6 +411,7 @@ fn run_build(
         stored,
         &identity,
         &build.build_args,
+        &path,
     )?;
     let decl = crate::registry::algorithm(algorithm)
         .ok_or_else(|| Error::Config(format!("unknown algorithm '{algorithm}'")))?;

@@ -63,6 +63,7 @@ pub fn start(
     stored: Option<StreamRun>,
     identity: &StreamIdentity,
     build_args: &crate::params::Params,
+    path: &std::path::Path,
 ) -> Result<Start> {
     let Some(run) = stored else {
         return Ok(Start::Fresh(None));
@@ -73,9 +74,13 @@ pub fn start(
         )));
     }
     if run.identity != *identity || run.format != crate::results::stream::STREAM_FORMAT {
-        return Ok(Start::Fresh(Some(
-            "the stored run is of other data, runbook or parameters".into(),
-        )));
+        return Ok(Start::Fresh(Some(format!(
+            "the stored run in {} was measured on {}: running every step again, and it is \
+             replaced (as a sweep replaces a point of other data; copy it aside first to \
+             keep it)",
+            path.display(),
+            differences(&run.identity, identity)
+        ))));
     }
     let Some(last) = run.steps.last().map(|s| s.step) else {
         return Ok(Start::Fresh(None));
@@ -135,6 +140,33 @@ pub fn start(
         live,
         undone,
     })
+}
+
+/// What differs between a stored run's identity and this run's, in words.
+fn differences(stored: &StreamIdentity, now: &StreamIdentity) -> String {
+    let mut out = Vec::new();
+    if stored.dataset_fingerprint != now.dataset_fingerprint {
+        out.push(format!(
+            "other data (dataset fingerprint {}, now {})",
+            stored.dataset_fingerprint, now.dataset_fingerprint
+        ));
+    }
+    if stored.runbook_fingerprint != now.runbook_fingerprint || stored.entry != now.entry {
+        out.push("another runbook's steps".to_string());
+    }
+    if stored.build_args != now.build_args || stored.query_args != now.query_args {
+        out.push("other parameters".to_string());
+    }
+    if stored.count != now.count || stored.clients != now.clients {
+        out.push(format!(
+            "k={} with {} client(s) (now k={}, {})",
+            stored.count, stored.clients, now.count, now.clients
+        ));
+    }
+    if out.is_empty() {
+        out.push("another annbench's format".to_string());
+    }
+    out.join(", ")
 }
 
 /// Undo what `step` (stopped) wrote, so that the table holds `live` again; the rows undone.
@@ -207,4 +239,51 @@ pub fn check_count(step: &Step, table_rows: u64, live: &LiveSet) -> Result<()> {
         step.op.name(),
         live.len()
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn identity() -> StreamIdentity {
+        StreamIdentity {
+            dataset: "d".into(),
+            dataset_fingerprint: "aaaa".into(),
+            entry: "d".into(),
+            runbook_fingerprint: "r1".into(),
+            algorithm: "pgvector".into(),
+            build_args: Default::default(),
+            query_args: Vec::new(),
+            clients: 1,
+            count: 10,
+            label: None,
+        }
+    }
+
+    #[test]
+    fn a_stored_run_of_other_data_says_what_differs() {
+        // Once only "the stored run is of other data, runbook or parameters", for a complete
+        // run that was then replaced.
+        let stored = identity();
+        let mut now = identity();
+        now.dataset_fingerprint = "bbbb".into();
+        now.count = 5;
+        let d = differences(&stored, &now);
+        assert_eq!(
+            d,
+            "other data (dataset fingerprint aaaa, now bbbb), k=10 with 1 client(s) (now k=5, 1)"
+        );
+        now = identity();
+        now.runbook_fingerprint = "r2".into();
+        assert_eq!(differences(&stored, &now), "another runbook's steps");
+    }
+
+    #[test]
+    fn the_digest_counts_and_sums_the_ids() {
+        let d = IdDigest::of([3, 1, 2]);
+        assert_eq!((d.count, d.min, d.max, d.sum), (3, Some(1), Some(3), 6));
+        assert_ne!(d, IdDigest::of([0, 2, 4]), "same count and sum, other ids");
+        assert_eq!(IdDigest::of([]).describe(), "no rows");
+        assert_eq!(d.describe(), "3 rows (ids 1 to 3)");
+    }
 }
