@@ -186,7 +186,7 @@ def invocations(unit: Unit) -> list[list[str]]:
     text = re.sub(r"^\w+=\$\((.*)\)$", r"\1", text)  # jobid=$(sbatch ...)
     for var, value in unit.loop_vars.items():
         text = re.sub(rf"\${{?{var}\b}}?", value, text)
-    text = re.sub(r"\$\(\([^)]*\)\)|\$\([^)]*\)|\$\{?\w+\}?", "1", text)
+    text = re.sub(r"\$\(\([^)]*\)\)|\$\([^)]*\)|\$\{?\w+\}?", _placeholder, text)
     found: list[list[str]] = []
     for args in _scan(shlex.split(text, comments=True)):
         args = [a.strip("[]") for a in args if a.strip("[]")]
@@ -194,6 +194,18 @@ def invocations(unit: Unit) -> list[list[str]]:
         for k in range(width):
             found.append([a.split("|")[k % len(a.split("|"))] for a in args])
     return found
+
+
+def _placeholder(match: "re.Match[str]") -> str:
+    """A stand-in for a variable or `$(...)`: a URL of the right scheme for a server URL
+    variable (`--postgres NAME=URL` tells a named server by the `scheme://` after `=`), else 1."""
+    name = match.group(0).strip("${}")
+    if name.endswith("_URL"):
+        for key, url in (("POSTGRES", "postgres://u@h/db"), ("MARIADB", "mysql://u@h/db"),
+                         ("REDIS", "redis://h")):
+            if key in name:
+                return url
+    return "1"
 
 
 SHELL_OPERATORS = {">", ">>", "<", "|", "2>", "2>&1", "&"}
