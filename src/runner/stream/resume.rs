@@ -193,12 +193,7 @@ fn undo(
                 .filter_map(|tag| live.row_of(tag).map(|row| (tag as i64, row)))
                 .filter(|(tag, _)| present.binary_search(tag).is_err())
                 .collect();
-            for chunk in missing.chunks(batch.max(1)) {
-                let ids: Vec<i64> = chunk.iter().map(|&(t, _)| t).collect();
-                let rows: Vec<usize> = chunk.iter().map(|&(_, r)| r).collect();
-                let vectors = data.train.select(ndarray::Axis(0), &rows);
-                table.insert(&ids, vectors.view())?;
-            }
+            write_back(table, &missing, batch, data, Write::Insert)?;
             Ok(missing.len() as u64)
         }
         // Which tags a stopped replace had written cannot be told from their ids: every tag
@@ -210,18 +205,38 @@ fn undo(
                 .clone()
                 .filter_map(|tag| live.row_of(tag).map(|row| (tag as i64, row)))
                 .collect();
-            let mut changed = 0;
-            for chunk in back.chunks(batch.max(1)) {
-                let ids: Vec<i64> = chunk.iter().map(|&(t, _)| t).collect();
-                let rows: Vec<usize> = chunk.iter().map(|&(_, r)| r).collect();
-                let vectors = data.train.select(ndarray::Axis(0), &rows);
-                changed += table.replace(&ids, vectors.view())?.rows;
-            }
-            Ok(changed)
+            write_back(table, &back, batch, data, Write::Replace)
         }
         // Search and maintenance steps change no rows.
         Operation::Search | Operation::Maintenance(_) => Ok(0),
     }
+}
+
+enum Write {
+    Insert,
+    Replace,
+}
+
+/// Write `(tag, train row)` pairs in batches of `batch`; the rows the server reports changed.
+fn write_back(
+    table: &mut dyn StreamTable,
+    pairs: &[(i64, usize)],
+    batch: usize,
+    data: &crate::dataset::Dataset,
+    how: Write,
+) -> Result<u64> {
+    let mut changed = 0;
+    for chunk in pairs.chunks(batch.max(1)) {
+        let ids: Vec<i64> = chunk.iter().map(|&(t, _)| t).collect();
+        let rows: Vec<usize> = chunk.iter().map(|&(_, r)| r).collect();
+        let vectors = data.train.select(ndarray::Axis(0), &rows);
+        changed += match how {
+            Write::Insert => table.insert(&ids, vectors.view())?,
+            Write::Replace => table.replace(&ids, vectors.view())?,
+        }
+        .rows;
+    }
+    Ok(changed)
 }
 
 /// After a write or maintenance step: the table must hold as many rows as the live set, or
