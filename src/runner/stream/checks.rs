@@ -13,10 +13,8 @@ use crate::stream::{Operation, Runbook, Step};
 /// maintenance step its database has not (`vacuum` on MariaDB, `optimize` on PostgreSQL),
 /// naming the file, the entry, the step and what the database runs.
 pub fn check_runbook(runbook: &Runbook, algorithm: &str) -> Result<()> {
+    refuse_unsupported(algorithm)?;
     let decl = crate::registry::find_algorithm(algorithm)?;
-    if decl.stream_build.is_none() {
-        return Err(crate::backend::stream::not_streaming(algorithm));
-    }
     let runs = decl
         .database
         .map_or(&[][..], |kind| kind.decl().stream_maintenance);
@@ -33,6 +31,14 @@ pub fn check_runbook(runbook: &Runbook, algorithm: &str) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Refuse an algorithm whose database cannot run a runbook (before the runbook is read).
+pub(super) fn refuse_unsupported(algorithm: &str) -> Result<()> {
+    match crate::registry::find_algorithm(algorithm)?.stream_build {
+        Some(_) => Ok(()),
+        None => Err(crate::backend::stream::not_streaming(algorithm)),
+    }
 }
 
 /// The most connections a run of `opts` opens on its server at once: its search clients,

@@ -224,7 +224,7 @@ pub fn run_stream(opts: &StreamOptions, progress: &dyn Progress) -> Result<Strea
     let opts = &opts.on_named_server()?;
     let sweep = opts.as_sweep();
     let grids = super::plan(&sweep, None)?;
-    refuse_unsupported(&opts.algorithm)?;
+    checks::refuse_unsupported(&opts.algorithm)?;
     let path = crate::dataset::resolve(&opts.dataset, &opts.data_dir)?;
     let info = crate::dataset::info(&path)?;
     if opts.count > info.train {
@@ -307,18 +307,6 @@ fn live_truth(
             "the live-set ground truth computation panicked".into(),
         ))
     })
-}
-
-/// Refuse an algorithm whose database cannot run a runbook, before any server work.
-fn refuse_unsupported(algorithm: &str) -> Result<()> {
-    if crate::registry::find_algorithm(algorithm)?
-        .stream_build
-        .is_some()
-    {
-        Ok(())
-    } else {
-        Err(crate::backend::stream::not_streaming(algorithm))
-    }
 }
 
 /// The rows a step names, as its record shows them.
