@@ -35,6 +35,10 @@ pub enum Error {
     /// The user interrupted the run (Ctrl-C); what was measured is on disk.
     #[error("interrupted")]
     Interrupted,
+    /// `annbench history --fail-on regression`: the newest run lies after a regression (exit
+    /// status 1, the gate's answer rather than a failure to run).
+    #[error("{0}")]
+    Regression(String),
 }
 
 impl Error {
@@ -60,6 +64,7 @@ impl Error {
                 source,
             },
             Error::Interrupted => Error::Interrupted,
+            Error::Regression(m) => Error::Regression(m),
         }
     }
 }

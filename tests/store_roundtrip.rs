@@ -134,6 +134,7 @@ fn sample_point() -> PointResult {
             cpu_cores: 2,
             ram_bytes: 1 << 30,
             finished_at: "2026-11-29T22:00:00Z".into(),
+            started_at: Some("2026-11-29T21:00:00Z".into()),
             notices: vec!["a notice".into()],
             command: "annbench run --dataset x --mariadb mysql://u:***@h/db".into(),
             hostname: "node-1".into(),

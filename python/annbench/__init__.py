@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         subset,
     )
     from .frames import pareto
+    from .history import change_points, history
     from .reports import (
         build_table,
         clients_table,
@@ -57,6 +58,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "run": (".sweep", "run"),
     "stream": (".streaming", "stream"),
     "stream_results": (".streaming", "stream_results"),
+    "history": (".history", "history"),
+    "change_points": (".history", "change_points"),
     **{
         name: (".datasets", name)
         for name in (
@@ -94,12 +97,14 @@ __all__ = [
     "__version__",
     "algorithms",
     "build_table",
+    "change_points",
     "clients_table",
     "compare",
     "compare_matrix",
     "compute_groundtruth",
     "create_dataset",
     "get_dataset",
+    "history",
     "list_datasets",
     "load_dataset",
     "pareto",

@@ -30,6 +30,8 @@ __all__ = [
     "export_json",
     "table_json",
     "compare_json",
+    "history_json",
+    "change_points_json",
     "build_json",
     "clients_json",
     "report_html",
@@ -143,6 +145,27 @@ def compare_json(
     judge_disturbed: bool = False,
     paired_noise: float = ...,
     matrix: bool = False,
+) -> str: ...
+def history_json(
+    dataset: str,
+    count: int = 10,
+    series: list[str] = ...,
+    order: str | None = None,
+    base: str | None = None,
+    algorithms: list[str] = ...,
+    recall: list[float] = ...,
+    window: int = ...,
+    max_pvalue: float = ...,
+    min_magnitude: float = ...,
+    hosts_any: bool = False,
+    results: str = ...,
+    data_dir: str | None = None,
+) -> str: ...
+def change_points_json(
+    values: list[float],
+    window: int = ...,
+    max_pvalue: float = ...,
+    min_magnitude: float = 0.0,
 ) -> str: ...
 def build_json(
     dataset: str, count: int = 10, results: str = ..., data_dir: str | None = None

@@ -3,6 +3,7 @@
 
 mod algorithms;
 mod datasets;
+mod history;
 mod merge;
 mod out;
 mod report;
@@ -60,6 +61,11 @@ enum Command {
     /// Relative QPS of one labelled run against another.
     #[command(after_help = COMPARE_EXAMPLES)]
     Compare(report::CompareArgs),
+    /// A series of labelled runs (nightly, per version): each point's and recall threshold's
+    /// QPS, recall, server CPU and switches per query over the runs, with change points
+    /// (Apache Otava's method) and a regression gate.
+    #[command(after_help = HISTORY_EXAMPLES)]
+    History(history::HistoryArgs),
     /// Write a self-contained HTML report (interactive charts, tables, metadata) that opens
     /// offline.
     Report(report::ReportArgs),
@@ -75,6 +81,13 @@ enum Command {
     /// Print the man page (roff): annbench man > annbench.1 (--dir DIR: one page per command).
     Man(shell::ManArgs),
 }
+
+const HISTORY_EXAMPLES: &str = "\
+Examples:
+  annbench history --dataset sift-128-euclidean --series 'nightly-*'
+  annbench history --dataset sift-128-euclidean --order version --algorithm mariadb
+  annbench history --dataset sift-128-euclidean --fail-on regression --p-value 0.001 --magnitude 5%
+  annbench history --dataset sift-128-euclidean --format json -o history.json";
 
 const RUN_EXAMPLES: &str = "\
 Examples:
@@ -164,6 +177,7 @@ where
         Command::Table(args) => report::table(args),
         Command::Export(args) => report::export(args),
         Command::Compare(args) => report::compare(args),
+        Command::History(args) => history::run(args),
         Command::Report(args) => report::report(args),
         Command::Plot(args) => report::plot(args),
         Command::Runbook(cmd) => runbook::run(cmd),
@@ -184,6 +198,10 @@ where
         // 128 + SIGINT, as shells report a command stopped by Ctrl-C; the command has said
         // what was kept.
         Err(crate::Error::Interrupted) => ExitCode::from(130),
+        Err(crate::Error::Regression(text)) => {
+            errln!("{text}");
+            ExitCode::FAILURE
+        }
         Err(err) => {
             print_error(&err);
             ExitCode::FAILURE

@@ -271,7 +271,7 @@ fn parse_stat(s: &str) -> Result<Stat, String> {
 }
 
 /// `5%` or `0.05` -> 0.05 (zero allowed: call every significant difference).
-fn parse_noise(text: &str) -> Result<f64, String> {
+pub(super) fn parse_noise(text: &str) -> Result<f64, String> {
     let t = text.trim();
     let (num, scale) = match t.strip_suffix('%') {
         Some(n) => (n, 0.01),
@@ -533,7 +533,7 @@ fn report_command(args: &ReportArgs) -> String {
 }
 
 /// The stored points of the dataset and count; an error naming the directory when none.
-fn load(src: &Source) -> crate::Result<Vec<PointResult>> {
+pub(super) fn load(src: &Source) -> crate::Result<Vec<PointResult>> {
     // An output that cannot be written fails before any work.
     if let Some(path) = output_file(src) {
         crate::fsutil::check_output(path, "the output")?;
@@ -560,7 +560,7 @@ fn output_file(src: &Source) -> Option<&Path> {
 
 /// Write `text` to `--output` atomically (an old file stays whole when the write fails), or to
 /// standard output.
-fn emit(src: &Source, text: &str) -> crate::Result<()> {
+pub(super) fn emit(src: &Source, text: &str) -> crate::Result<()> {
     match output_file(src) {
         Some(path) => crate::fsutil::write_atomic(path, text.as_bytes(), "the output"),
         None => {

@@ -73,7 +73,8 @@ pub struct RunArgs {
     /// non-zero. Without it the first failure stops the sweep.
     #[arg(long)]
     pub keep_going: bool,
-    /// Label stored with every point, e.g. mariadb-11.8 (for `annbench compare`).
+    /// Label stored with every point, e.g. mariadb-11.8 (for `annbench compare` and
+    /// `annbench history`); `auto`: the server's version string, e.g. `MariaDB 11.8.3`.
     #[arg(long)]
     pub label: Option<String>,
     /// Longest one index build may take, e.g. 600, 90s, 10m, 2h.

@@ -8,6 +8,7 @@
 //! 1% of the k-th distance below ([`knn_threshold`]): an absolute `1e-3` on data of a small
 //! scale (distances of 1e-20) counts every answer, so the recall would say nothing.
 
+pub mod changepoint;
 pub mod interval;
 
 use ndarray::ArrayView2;

@@ -48,6 +48,8 @@ fn annbench_ext(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(stream::stream_results, m)?)?;
     m.add_function(wrap_pyfunction!(report::table_json, m)?)?;
     m.add_function(wrap_pyfunction!(report::compare_json, m)?)?;
+    m.add_function(wrap_pyfunction!(report::history_json, m)?)?;
+    m.add_function(wrap_pyfunction!(report::change_points_json, m)?)?;
     m.add_function(wrap_pyfunction!(report::build_json, m)?)?;
     m.add_function(wrap_pyfunction!(report::clients_json, m)?)?;
     m.add_function(wrap_pyfunction!(report::report_html, m)?)?;

@@ -231,3 +231,93 @@ pub fn metrics_json() -> PyResult<String> {
     serde_json::to_string(&report::metrics::to_json())
         .map_err(|e| super::errors::to_py(crate::Error::Results(format!("cannot write JSON: {e}"))))
 }
+
+/// The series of labelled runs and its change points: the JSON of `annbench history --format
+/// json` (`{"elements": [...], "lines": [...], "change_points": [...], ...}`).
+#[pyfunction]
+#[pyo3(signature = (dataset, count=10, series=Vec::new(), order=None, base=None, algorithms=Vec::new(), recall=report::history::DEFAULT_THRESHOLDS.to_vec(), window=report::history::DEFAULT_WINDOW, max_pvalue=crate::metrics::changepoint::DEFAULT_MAX_PVALUE, min_magnitude=report::history::DEFAULT_MIN_MAGNITUDE, hosts_any=false, results="results".into(), data_dir=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn history_json(
+    py: Python<'_>,
+    dataset: String,
+    count: usize,
+    series: Vec<String>,
+    order: Option<String>,
+    base: Option<String>,
+    algorithms: Vec<String>,
+    recall: Vec<f64>,
+    window: usize,
+    max_pvalue: f64,
+    min_magnitude: f64,
+    hosts_any: bool,
+    results: PathBuf,
+    data_dir: Option<PathBuf>,
+) -> PyResult<String> {
+    use report::history::{HistoryOptions, order::Order};
+    py.detach(move || {
+        let order = match order.as_deref() {
+            None if series.is_empty() => Order::Time,
+            None => Order::Given,
+            Some(o) => o.parse().map_err(crate::Error::Config)?,
+        };
+        let opts = HistoryOptions {
+            series,
+            order,
+            base,
+            algorithms,
+            thresholds: recall,
+            change: crate::metrics::changepoint::Options {
+                window,
+                max_pvalue,
+                min_magnitude,
+            },
+            hosts_any,
+        };
+        let points = load(&dataset, count, &results, data_dir)?;
+        render::json_pretty(&report::history::history(&points, &opts)?.json())
+    })
+    .py_err()
+}
+
+/// The change points of one series of numbers by Apache Otava's method, with Otava's options
+/// and defaults (window 50): `[{"index", "mean_before", "stddev_before", "mean_after",
+/// "stddev_after", "forward_change_percent", "magnitude", "pvalue"}]`.
+#[pyfunction]
+#[pyo3(signature = (values, window=crate::metrics::changepoint::DEFAULT_WINDOW, max_pvalue=crate::metrics::changepoint::DEFAULT_MAX_PVALUE, min_magnitude=0.0))]
+pub fn change_points_json(
+    values: Vec<f64>,
+    window: usize,
+    max_pvalue: f64,
+    min_magnitude: f64,
+) -> PyResult<String> {
+    use crate::metrics::changepoint::{Options, change_points};
+    let run = || -> crate::Result<String> {
+        if window < 2 || values.iter().any(|v| !v.is_finite()) {
+            return Err(crate::Error::Config(
+                "change_points: give a window of 2 or more and finite values".into(),
+            ));
+        }
+        let opts = Options {
+            window,
+            max_pvalue,
+            min_magnitude,
+        };
+        let out: Vec<serde_json::Value> = change_points(&values, opts)
+            .iter()
+            .map(|c| {
+                serde_json::json!({
+                    "index": c.index,
+                    "mean_before": c.stats.mean_before,
+                    "stddev_before": c.stats.stddev_before,
+                    "mean_after": c.stats.mean_after,
+                    "stddev_after": c.stats.stddev_after,
+                    "forward_change_percent": c.stats.forward_change() * 100.0,
+                    "magnitude": c.stats.magnitude(),
+                    "pvalue": c.stats.pvalue,
+                })
+            })
+            .collect();
+        render::json_pretty(&serde_json::Value::Array(out))
+    };
+    run().py_err()
+}

@@ -14,6 +14,7 @@ pub mod difficulty;
 pub mod export;
 pub mod figure_text;
 pub mod filtered;
+pub mod history;
 pub mod html;
 pub mod matrix;
 mod matrix_view;

@@ -17,6 +17,9 @@ pub struct Host {
     pub hostname: String,
     /// The shard this sweep runs, recorded with every point.
     pub shard: Option<crate::shard::ShardInfo>,
+    /// RFC 3339 UTC time the run started (when this was detected), recorded with every point:
+    /// what orders a series of runs (`annbench history`).
+    pub started_at: String,
 }
 
 impl Host {
@@ -38,6 +41,7 @@ impl Host {
             command: masked_command(std::env::args()),
             hostname: System::host_name().unwrap_or_default(),
             shard: None,
+            started_at: now_rfc3339(),
         }
     }
 
@@ -51,6 +55,7 @@ impl Host {
             cpu_cores: self.cpu_cores,
             ram_bytes: self.ram_bytes,
             finished_at: now_rfc3339(),
+            started_at: Some(self.started_at.clone()),
             notices,
             command: self.command.clone(),
             hostname: self.hostname.clone(),

@@ -340,6 +340,10 @@ pub struct Environment {
     pub ram_bytes: u64,
     /// RFC 3339 UTC time the point finished.
     pub finished_at: String,
+    /// RFC 3339 UTC time the run that measured the point started (`None` in files written
+    /// before annbench recorded it): the order of a series of runs (`annbench history`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
     /// Warnings raised while measuring (client bottleneck, build notices...).
     pub notices: Vec<String>,
     /// The command line of the process that measured the point, passwords masked (empty in

@@ -239,7 +239,9 @@ pub fn run(
                 progress,
                 host: &host,
                 algorithm: &grid.algorithm,
-                label: lane.map(|s| s.name.clone()).or_else(|| opts.label.clone()),
+                label: lane
+                    .map(|s| s.name.clone())
+                    .or_else(|| run_label(opts.label.as_deref()?, &server)),
                 named: lane.cloned(),
                 server,
                 load,
@@ -272,4 +274,18 @@ pub fn run(
         }
     }
     Ok(summary)
+}
+
+/// `--label auto`: each run's label is its server's version string (`MariaDB 11.8.3`,
+/// `PostgreSQL 17.6, pgvector 0.8.0`), so a series of runs over versions labels itself.
+pub const AUTO_LABEL: &str = "auto";
+
+/// The label of the points measured on `server`: `--label`, or the server's version for
+/// [`AUTO_LABEL`].
+fn run_label(label: &str, server: &crate::results::ServerInfo) -> Option<String> {
+    Some(if label == AUTO_LABEL {
+        server.version.clone()
+    } else {
+        label.to_string()
+    })
 }

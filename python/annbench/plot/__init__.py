@@ -17,6 +17,7 @@ from .clients import qps_clients
 from .compare import relative_qps, relative_qps_height
 from .figure import DPI, FIGSIZE, FORMATS, PlotFigure, save, subplots
 from .frontiers import build_time_recall, index_size_recall, metric, qps_recall, server_cpu_recall
+from .history import history
 from .metrics import METRICS, Metric
 from .selectivity import selectivity
 from .stream import stream_timeline
@@ -29,6 +30,7 @@ __all__ = [
     "Metric",
     "PlotFigure",
     "build_time_recall",
+    "history",
     "index_size_recall",
     "metric",
     "qps_clients",

@@ -1,0 +1,100 @@
+//! `annbench history`: a series of labelled runs, its change points, and the regression gate.
+
+use super::report::{Source, emit, load, parse_noise};
+use crate::metrics::changepoint;
+use crate::report::history::order::Order;
+use crate::report::history::{self, HistoryFormat, HistoryOptions};
+use crate::report::select::select;
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    #[command(flatten)]
+    pub source: Source,
+    /// The labels of the series, in order, or globs such as 'nightly-*' (expanded in natural
+    /// order: nightly-9 before nightly-10). Default: every label of the store.
+    #[arg(long, value_delimiter = ',', value_name = "LABELS")]
+    pub series: Vec<String>,
+    /// given (as --series lists them; the default with --series), time (when each label's
+    /// run started; the default without), or version (the server version, compared as
+    /// numbers).
+    #[arg(long, value_parser = clap::value_parser!(Order))]
+    pub order: Option<Order>,
+    /// Ratios against this label (default: the first run of the series).
+    #[arg(long)]
+    pub base: Option<String>,
+    /// Only points of this algorithm (repeatable, or comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub algorithm: Vec<String>,
+    /// Recall thresholds of the best-QPS-at-recall lines.
+    #[arg(long, value_delimiter = ',', default_value = "0.99,0.95,0.9")]
+    pub recall: Vec<f64>,
+    /// text (Otava's layout: one row per run, a marker line at each change), markdown, csv
+    /// (one row per line and run) or json (elements, lines, change points with Otava's
+    /// fields).
+    #[arg(long, default_value = "text", value_parser = clap::value_parser!(HistoryFormat))]
+    pub format: HistoryFormat,
+    /// Runs analysed at once (Otava's --window).
+    #[arg(long, default_value_t = history::DEFAULT_WINDOW)]
+    pub window: usize,
+    /// A change point is kept when its t-test p-value is below this (Otava's -P).
+    #[arg(long, default_value_t = changepoint::DEFAULT_MAX_PVALUE)]
+    pub p_value: f64,
+    /// ... and it moves the metric by more than this share, e.g. 2% or 0.02 (Otava's -M).
+    #[arg(long, default_value = "2%", value_parser = parse_noise)]
+    pub magnitude: f64,
+    /// same: refuse a series whose runs came from several client hosts (a host change would
+    /// look like a change point); any: analyse them together.
+    #[arg(long, default_value = "same", value_parser = ["same", "any"])]
+    pub hosts: String,
+    /// regression: exit with status 1 when the newest run lies after a regression change
+    /// point (QPS or recall down, server CPU or switches per query up) of any line.
+    #[arg(long, value_parser = ["regression"])]
+    pub fail_on: Option<String>,
+}
+
+impl HistoryArgs {
+    pub fn options(&self) -> HistoryOptions {
+        HistoryOptions {
+            series: self.series.clone(),
+            order: self.order.unwrap_or(if self.series.is_empty() {
+                Order::Time
+            } else {
+                Order::Given
+            }),
+            base: self.base.clone(),
+            algorithms: self.algorithm.clone(),
+            thresholds: self.recall.clone(),
+            change: changepoint::Options {
+                window: self.window,
+                max_pvalue: self.p_value,
+                min_magnitude: self.magnitude,
+            },
+            hosts_any: self.hosts == "any",
+        }
+    }
+}
+
+pub fn run(args: HistoryArgs) -> crate::Result<()> {
+    let src = &args.source;
+    let points = select(load(src)?, None, src.clients)?;
+    let h = history::history(&points, &args.options())?;
+    emit(src, &h.render(args.format)?)?;
+    if args.fail_on.is_some() {
+        let now = h.current_regressions();
+        if let Some((line, c)) = now.first() {
+            return Err(crate::Error::Regression(format!(
+                "regression: the newest run ('{}') lies after {} regression change point(s), \
+                 first {} {:+.1}% at '{}' (p = {:.2e}) [{}]",
+                h.elements[h.elements.len() - 1].label,
+                now.len(),
+                c.metric.name(),
+                c.forward_change_percent,
+                c.label,
+                c.pvalue,
+                line.name
+            )));
+        }
+    }
+    Ok(())
+}

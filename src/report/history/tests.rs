@@ -1,0 +1,308 @@
+use super::order::Order;
+use super::*;
+use crate::report::testutil::point;
+use crate::results::ServerCost;
+
+/// A run of two points labelled `label`, started at hour `hour`, on `host`: QPS `qps` and
+/// `qps / 2` (ef_search 10 and 40), server CPU per query `cpu`.
+fn run(label: &str, hour: u32, host: &str, qps: f64, cpu: f64) -> Vec<PointResult> {
+    [(10, qps, 0.9), (40, qps / 2.0, 0.99)]
+        .into_iter()
+        .map(|(ef, q, recall)| {
+            let mut p = point("mariadb", &[("M", 16)], &[("ef_search", ef)], recall, q);
+            p.label = Some(label.into());
+            p.environment.started_at = Some(format!("2026-12-01T{hour:02}:00:00Z"));
+            p.environment.hostname = host.into();
+            p.environment.server_version = format!("MariaDB 11.{hour}.0");
+            p.metrics.server = Some(ServerCost {
+                cpu_per_query: Some(cpu),
+                voluntary_switches_per_query: Some(2.0),
+                involuntary_switches_per_query: Some(0.0),
+                ..ServerCost::default()
+            });
+            p
+        })
+        .collect()
+}
+
+/// 12 runs whose QPS drops by 40% and CPU per query rises by 60% from run 7 on, with
+/// deterministic noise below 1%.
+fn stepped() -> Vec<PointResult> {
+    (0..12)
+        .flat_map(|i| {
+            let wobble = [
+                0.3, -0.5, 0.8, -0.2, 0.1, -0.7, 0.6, -0.4, 0.2, -0.1, 0.5, -0.6,
+            ][i];
+            let (qps, cpu) = if i < 6 {
+                (1000.0, 0.001)
+            } else {
+                (600.0, 0.0016)
+            };
+            run(
+                &format!("nightly-{}", i + 1),
+                i as u32,
+                "node-1",
+                qps * (1.0 + wobble / 100.0),
+                cpu * (1.0 - wobble / 100.0),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_step_is_found_at_its_run_on_every_point_and_metric_it_moved() {
+    let h = history(&stepped(), &HistoryOptions::default()).unwrap();
+    assert_eq!(h.elements.len(), 12);
+    assert_eq!(h.elements[0].label, "nightly-1");
+    let points: Vec<&Line> = h
+        .lines
+        .iter()
+        .filter(|l| matches!(l.key, LineKey::Point { .. }))
+        .collect();
+    assert_eq!(points.len(), 2);
+    for line in &points {
+        let found: Vec<(HistMetric, usize, bool)> = line
+            .changes
+            .iter()
+            .map(|c| (c.metric, c.index, c.regression))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                (HistMetric::Qps, 6, true),
+                (HistMetric::CpuPerQuery, 6, true)
+            ],
+            "{}",
+            line.name
+        );
+        let qps = line
+            .changes
+            .iter()
+            .find(|c| c.metric == HistMetric::Qps)
+            .unwrap();
+        assert!((qps.forward_change_percent + 40.0).abs() < 1.5, "{qps:?}");
+        assert_eq!(qps.label, "nightly-7");
+        assert!(qps.pvalue < 1e-6);
+    }
+    assert_eq!(h.current_regressions().len(), h.changes().count());
+    // The ratio of run 12 to run 1 reads the drop.
+    let table = h.long_table();
+    let text = crate::report::render::to_csv(&table).unwrap();
+    assert!(text.contains("qps_ratio"), "{text}");
+}
+
+#[test]
+fn no_change_and_a_recovery_pass_the_gate() {
+    let flat: Vec<PointResult> = (0..12)
+        .flat_map(|i| {
+            let w = [
+                0.3, -0.5, 0.8, -0.2, 0.1, -0.7, 0.6, -0.4, 0.2, -0.1, 0.5, -0.6,
+            ][i];
+            run(
+                &format!("r{i}"),
+                i as u32,
+                "h",
+                1000.0 * (1.0 + w / 100.0),
+                0.001,
+            )
+        })
+        .collect();
+    let h = history(&flat, &HistoryOptions::default()).unwrap();
+    assert_eq!(h.changes().count(), 0);
+    assert!(h.current_regressions().is_empty());
+
+    // Down at run 5, back up at run 9: two change points, and the newest run is fine. (At
+    // Otava's window of 50 neither is found: its first cut's t-test takes the whole rest.)
+    let back: Vec<PointResult> = (0..12)
+        .flat_map(|i| {
+            let w = [
+                0.3, -0.5, 0.8, -0.2, 0.1, -0.7, 0.6, -0.4, 0.2, -0.1, 0.5, -0.6,
+            ][i];
+            let level = if (4..8).contains(&i) { 500.0 } else { 1000.0 };
+            run(
+                &format!("r{i}"),
+                i as u32,
+                "h",
+                level * (1.0 + w / 100.0),
+                0.001,
+            )
+        })
+        .collect();
+    let h = history(&back, &HistoryOptions::default()).unwrap();
+    let line = &h.lines[0];
+    let qps: Vec<(usize, bool)> = line
+        .changes
+        .iter()
+        .filter(|c| c.metric == HistMetric::Qps)
+        .map(|c| (c.index, c.regression))
+        .collect();
+    assert_eq!(qps, vec![(4, true), (8, false)]);
+    assert!(h.current_regressions().is_empty());
+}
+
+#[test]
+fn an_improvement_is_not_a_regression() {
+    let mut pts = stepped();
+    // Reverse time: the same series read backwards improves at run 7.
+    for p in &mut pts {
+        let n: usize = p.label.as_ref().unwrap()[8..].parse().unwrap();
+        p.environment.started_at = Some(format!("2026-12-01T{:02}:00:00Z", 12 - n));
+    }
+    let h = history(&pts, &HistoryOptions::default()).unwrap();
+    assert!(h.changes().count() > 0);
+    assert!(h.changes().all(|(_, c)| !c.regression));
+    assert!(h.current_regressions().is_empty());
+}
+
+#[test]
+fn hosts_are_not_mixed_unless_asked() {
+    let mut pts = run("a", 1, "node-1", 100.0, 0.001);
+    pts.extend(run("b", 2, "node-2", 100.0, 0.001));
+    pts.extend(run("c", 3, "node-1", 100.0, 0.001));
+    let err = history(&pts, &HistoryOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("node-1 (a, c); node-2 (b)") && err.contains("--hosts any"),
+        "{err}"
+    );
+    let opts = HistoryOptions {
+        hosts_any: true,
+        ..HistoryOptions::default()
+    };
+    let h = history(&pts, &opts).unwrap();
+    assert!(
+        h.notes.iter().any(|n| n.contains("2 hosts")),
+        "{:?}",
+        h.notes
+    );
+}
+
+#[test]
+fn orders_given_by_time_and_by_version() {
+    let mut pts = run("v-11.10", 3, "h", 100.0, 0.001);
+    pts.extend(run("v-11.9", 1, "h", 100.0, 0.001));
+    pts.extend(run("v-11.2", 2, "h", 100.0, 0.001));
+    for p in &mut pts {
+        let v = p.label.clone().unwrap()[2..].to_string();
+        p.environment.server_version = format!("MariaDB {v}.0-MariaDB");
+    }
+    let labels = |o: HistoryOptions| -> Vec<String> {
+        history(&pts, &o)
+            .unwrap()
+            .elements
+            .into_iter()
+            .map(|e| e.label)
+            .collect()
+    };
+    assert_eq!(
+        labels(HistoryOptions::default()),
+        ["v-11.9", "v-11.2", "v-11.10"]
+    );
+    let by_version = HistoryOptions {
+        order: Order::Version,
+        ..HistoryOptions::default()
+    };
+    assert_eq!(labels(by_version), ["v-11.2", "v-11.9", "v-11.10"]);
+    let given = HistoryOptions {
+        order: Order::Given,
+        series: vec!["v-11.10".into(), "v-11.2*".into()],
+        ..HistoryOptions::default()
+    };
+    assert_eq!(labels(given), ["v-11.10", "v-11.2"]);
+    let wrong = HistoryOptions {
+        series: vec!["nightly-*".into()],
+        ..HistoryOptions::default()
+    };
+    let err = history(&pts, &wrong).unwrap_err().to_string();
+    assert!(
+        err.contains("no label matches 'nightly-*'") && err.contains("v-11.9"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_missing_point_is_shown_missing_and_filled_for_detection() {
+    let mut pts = stepped();
+    // Run 3 lost its ef_search=40 point.
+    pts.retain(|p| !(p.label.as_deref() == Some("nightly-3") && p.query_args["ef_search"] == 40));
+    let h = history(&pts, &HistoryOptions::default()).unwrap();
+    let line = h
+        .lines
+        .iter()
+        .find(|l| l.name.contains("ef_search=40"))
+        .unwrap();
+    assert!(line.values[2].is_none());
+    assert!(
+        h.notes.iter().any(|n| n.contains("missing")),
+        "{:?}",
+        h.notes
+    );
+    assert!(
+        line.changes
+            .iter()
+            .any(|c| c.metric == HistMetric::Qps && c.index == 6)
+    );
+    let text = h.render(HistoryFormat::Text).unwrap();
+    assert!(text.contains("·····"), "{text}");
+    assert!(text.contains("-40."), "{text}");
+}
+
+#[test]
+fn bad_options_and_no_labels_are_refused_in_words() {
+    let mut pts = stepped();
+    let opts = HistoryOptions {
+        change: changepoint::Options {
+            window: 1,
+            ..HistoryOptions::default().change
+        },
+        ..HistoryOptions::default()
+    };
+    assert!(
+        history(&pts, &opts)
+            .unwrap_err()
+            .to_string()
+            .contains("--window 1")
+    );
+    let base = HistoryOptions {
+        base: Some("nope".into()),
+        ..HistoryOptions::default()
+    };
+    assert!(
+        history(&pts, &base)
+            .unwrap_err()
+            .to_string()
+            .contains("--base nope")
+    );
+    for p in &mut pts {
+        p.label = None;
+    }
+    let err = history(&pts, &HistoryOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no point has a label"), "{err}");
+}
+
+#[test]
+fn json_carries_otavas_fields() {
+    let h = history(&stepped(), &HistoryOptions::default()).unwrap();
+    let v = h.json();
+    let cp = &v["change_points"][0];
+    for f in [
+        "metric",
+        "index",
+        "label",
+        "time",
+        "forward_change_percent",
+        "magnitude",
+        "mean_before",
+        "stddev_before",
+        "mean_after",
+        "stddev_after",
+        "pvalue",
+    ] {
+        assert!(!cp[f].is_null(), "{f}: {cp}");
+    }
+    assert_eq!(v["newest_after_regression"], true);
+    assert_eq!(v["elements"].as_array().unwrap().len(), 12);
+}
