@@ -9,11 +9,15 @@
 #   scripts/databases.sh urls        the connection URLs, password masked
 #   scripts/databases.sh env         `export ...` lines with the full URLs, for eval
 #   scripts/databases.sh up-legacy   also start the host's MariaDB 10.11 (a real too-old server)
-#   scripts/databases.sh up-instance NAME ENGINE[@VERSION] [SETTING=VALUE ...]
+#   scripts/databases.sh up-instance NAME ENGINE[@VERSION] [--memory SIZE [--via WAY]] [SETTING=VALUE ...]
 #                                    an extra server of ENGINE (mariadb, postgres, redis) with these
-#                                    settings, e.g. up-instance pg18 postgres@18 (from Debian sid)
+#                                    settings, e.g. up-instance pg18 postgres@18 (from Debian sid);
+#                                    --memory 64M: its caches at 64M, read past the OS cache (WAY
+#                                    settings, the default) or its processes limited (WAY cgroup);
+#                                    see docs/memory.md
 #   scripts/databases.sh down-instance ID [--delete]   stop it (--delete: and delete its data)
-#   scripts/databases.sh restart-instance ID           stop one server cleanly, start it again
+#   scripts/databases.sh restart-instance ID [--memory SIZE|off [--via WAY]]
+#                                    stop one server cleanly, start it again (with this memory)
 #       ID: ENGINE:NAME (e.g. postgres:pg18), a NAME only one engine has, or an engine for its main server
 #
 # Everything lives under ${ANNBENCH_CACHE_DIR:-$HOME/.cache/annbench}; the URLs are written to
@@ -27,7 +31,9 @@ source "$HERE/lib/databases-common.sh"
 source "$HERE/lib/databases-root.sh"
 # shellcheck source=scripts/lib/databases-instances.sh
 source "$HERE/lib/databases-instances.sh"
-# Every lib/databases-<db>.sh but these three is a database ("engine"; see databases-common.sh).
+# shellcheck source=scripts/lib/databases-memory.sh
+source "$HERE/lib/databases-memory.sh"
+# Every lib/databases-<db>.sh but these four is a database ("engine"; see databases-common.sh).
 engines_load
 
 usage() {

@@ -72,6 +72,12 @@ fn sample_point() -> PointResult {
                     exec_seconds: Some(0.002),
                     buffer_hits: Some(20),
                     buffer_reads: None,
+                    process_read_bytes: Some(16384),
+                    process_write_bytes: Some(0),
+                    device_reads: Some(2),
+                    device_read_bytes: Some(16384),
+                    device_writes: Some(1),
+                    device_write_bytes: Some(4096),
                 }),
                 ..Pass::default()
             },

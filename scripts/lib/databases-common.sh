@@ -55,7 +55,7 @@ engines_discover() {
         e="${f##*/databases-}"
         e="${e%.sh}"
         case "$e" in
-        common | root | instances) continue ;;
+        common | root | instances | memory) continue ;;
         mariadb | postgres) ;;
         *[!a-z0-9]* | [!a-z]*) die "engine file $f: the name after databases- must be lower-case letters and digits" ;;
         *) rest+=("$e") ;;

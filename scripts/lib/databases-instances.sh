@@ -92,6 +92,7 @@ instance_file() { echo "$INST_DIR/$1-$2.env"; }
 instance_load() {
     local f line
     INST_ENGINE=$1 INST_NAME=$2 INST_VERSION="" INST_PORT="" INST_SETTINGS=()
+    INST_MEMORY_KIB="" INST_MEMORY_VIA=""
     f="$(instance_file "$1" "$2")"
     [ -f "$f" ] || return 1
     while IFS= read -r line; do
@@ -99,6 +100,8 @@ instance_load() {
         VERSION=*) INST_VERSION=${line#VERSION=} ;;
         PORT=*) INST_PORT=${line#PORT=} ;;
         SETTING=*) INST_SETTINGS+=("${line#SETTING=}") ;;
+        MEMORY=*) INST_MEMORY_KIB=${line#MEMORY=} ;;
+        MEMORY_VIA=*) INST_MEMORY_VIA=${line#MEMORY_VIA=} ;;
         esac
     done <"$f"
 }
@@ -114,6 +117,11 @@ instance_save() {
         echo "VERSION=$INST_VERSION"
         echo "PORT=$INST_PORT"
         for kv in "${INST_SETTINGS[@]}"; do echo "SETTING=$kv"; done
+        if [ -n "$INST_MEMORY_KIB" ]; then
+            echo "# --memory (KiB) and how: see scripts/lib/databases-memory.sh"
+            echo "MEMORY=$INST_MEMORY_KIB"
+            echo "MEMORY_VIA=$INST_MEMORY_VIA"
+        fi
     } >"$f.tmp"
     mv "$f.tmp" "$f"
 }
@@ -140,7 +148,8 @@ instance_select() {
     else
         use_root trixie
     fi
-    INST_NOTE="; settings: ${INST_SETTINGS[*]:-as the main server}"
+    INST_NOTE="; settings: ${INST_SETTINGS[*]:-as the main server}; memory: $(memory_describe)"
+    memory_select
     "${INST_ENGINE}_srv_select" extra
 }
 
@@ -234,6 +243,7 @@ instance_start_in_root() {
         ensure_root
     fi
     instance_select
+    memory_enter
     "${INST_ENGINE}_srv_up"
     INST_PORT="$("${INST_ENGINE}_srv_port")"
     instance_save
@@ -264,16 +274,41 @@ instance_up() {
     exit "$rc"
 }
 
+# `--memory SIZE [--via WAY]` among ARGS -> MEM_SIZE, MEM_VIA; the rest -> MEM_REST.
+parse_memory_args() {
+    MEM_SIZE="" MEM_VIA="" MEM_REST=()
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --memory | --via)
+            [ $# -ge 2 ] || die "$1 needs a value (--memory 64M, --via settings|cgroup)"
+            if [ "$1" = --memory ]; then MEM_SIZE=$2; else MEM_VIA=$2; fi
+            shift 2
+            ;;
+        --memory=*) MEM_SIZE=${1#--memory=} && shift ;;
+        --via=*) MEM_VIA=${1#--via=} && shift ;;
+        *) MEM_REST+=("$1") && shift ;;
+        esac
+    done
+    [ -z "$MEM_VIA" ] || [ -n "$MEM_SIZE" ] || die "--via $MEM_VIA needs --memory SIZE"
+}
+
 cmd_up_instance() {
-    [ $# -ge 2 ] || die "usage: databases.sh up-instance NAME ENGINE[@VERSION] [SETTING=VALUE ...]"
-    local name=$1 spec=$2 engine version="" kv new=1 running
+    [ $# -ge 2 ] || die "usage: databases.sh up-instance NAME ENGINE[@VERSION] [--memory SIZE [--via settings|cgroup]] [SETTING=VALUE ...]"
+    local name=$1 spec=$2 engine version="" kv new=1 running mem_kib="" mem_via=""
     shift 2
     engine=${spec%%@*}
     if [[ "$spec" == *@* ]]; then version=${spec#*@}; fi
     instance_check_engine "$engine"
     instance_check_name "$name"
+    parse_memory_args "$@"
+    set -- ${MEM_REST[@]+"${MEM_REST[@]}"}
     if [ -n "$version" ]; then instance_version_line "$engine" "$version" >/dev/null; fi
     for kv in "$@"; do instance_check_setting "$engine" "$kv"; done
+    if [ -n "$MEM_SIZE" ]; then
+        INST_ENGINE=$engine INST_NAME=$name
+        memory_set "$engine" "$MEM_SIZE" "$MEM_VIA"
+        mem_kib=$INST_MEMORY_KIB mem_via=$INST_MEMORY_VIA
+    fi
     take_lock
     load_state
     detect_modes
@@ -285,9 +320,13 @@ cmd_up_instance() {
         if [ -n "$running" ] && [ "$(printf '%s\n' "${INST_SETTINGS[@]}")" != "$(printf '%s\n' "$@")" ]; then
             die "instance $engine:$name runs with other settings (${INST_SETTINGS[*]:-none}); to change them: scripts/databases.sh down-instance $engine:$name, then up-instance again"
         fi
+        if [ -n "$running" ] && [ "$INST_MEMORY_KIB:$INST_MEMORY_VIA" != "$mem_kib:$mem_via" ]; then
+            die "instance $engine:$name runs with other memory ($(memory_describe)); to change it: scripts/databases.sh restart-instance $engine:$name --memory SIZE (or off)"
+        fi
     fi
     INST_VERSION=$version
     INST_SETTINGS=("$@")
+    INST_MEMORY_KIB=$mem_kib INST_MEMORY_VIA=$mem_via
     [ -n "$INST_PORT" ] || INST_PORT="$(instance_new_port "$engine")"
     instance_up "$new"
     write_env_file
@@ -328,14 +367,24 @@ instance_delete_data() {
 
 # Stop one server cleanly and start it again on the same port with the same data and config;
 # the other servers are not touched.
+# With --memory SIZE (or off) an extra instance restarts with that memory, remembered.
 cmd_restart_instance() {
-    [ $# = 1 ] || die "usage: databases.sh restart-instance ID (an engine: its main server; ENGINE:NAME; NAME)"
+    [ $# -ge 1 ] || die "usage: databases.sh restart-instance ID [--memory SIZE|off [--via settings|cgroup]] (ID: an engine: its main server; ENGINE:NAME; NAME)"
+    local target=$1
+    shift
+    parse_memory_args "$@"
+    [ ${#MEM_REST[@]} = 0 ] || die "restart-instance: unknown argument '${MEM_REST[0]}' (usage: restart-instance ID [--memory SIZE|off [--via settings|cgroup]])"
     take_lock
     load_state
     detect_modes
-    instance_resolve "$1"
+    instance_resolve "$target"
+    if [ -n "$MEM_SIZE" ]; then
+        memory_set "$ID_ENGINE" "$MEM_SIZE" "$MEM_VIA"
+        [ "$ID_KIND" = extra ] || die "--memory: '$target' is a main server, which keeps its memory; make an instance for it (scripts/databases.sh up-instance NAME ${ID_ENGINE} --memory $MEM_SIZE)"
+        instance_save
+    fi
     (
-        local e=$ID_ENGINE port pid id=$1
+        local e=$ID_ENGINE port pid id=$target
         declare -F "${e}_srv_start" >/dev/null || die "engine $e cannot restart a server"
         if [ "$ID_KIND" = extra ]; then
             instance_select
@@ -353,6 +402,12 @@ cmd_restart_instance() {
         ! port_busy "$port" || die "port $port is taken by another program: $id stays stopped"
         # A stopped server's root may have lost its mounts (a reboot).
         if is_root && [ -d "$ROOT/proc" ]; then mount_root; fi
+        if [ "$ID_KIND" = extra ]; then
+            # The config carries the (new) memory settings; the server starts in its cgroup.
+            if declare -F "${e}_srv_rewrite_conf" >/dev/null; then "${e}_srv_rewrite_conf"; fi
+            memory_leave
+            memory_enter
+        fi
         "${e}_srv_start"
         port_busy "$port" || die "$id started but does not accept connections on 127.0.0.1:$port"
     )

@@ -47,6 +47,25 @@ mariadb_managed_ports() {
     [ -z "${MARIADB_PORT:-}" ] || echo "$MARIADB_PORT mariadb"
     [ -z "${LEGACY_PORT:-}" ] || echo "$LEGACY_PORT mariadb:legacy"
 }
+# --memory (lib/databases-memory.sh): the buffer pool and the MHNSW graph cache at the size,
+# InnoDB's data files read with O_DIRECT (past the OS cache); in a cgroup, both at a quarter
+# and the OS cache (inside the limit) for the rest.
+mariadb_memory_settings() {
+    local kib=$1 via=$2 pool
+    if [ "$via" = cgroup ]; then kib=$((kib / 4)); fi
+    pool=$(((kib + 1023) / 1024)) # MiB: the pool grows in 1 MiB blocks
+    [ "$pool" -ge 2 ] || pool=2
+    echo "innodb_buffer_pool_size=${pool}M"
+    echo "mhnsw_max_cache_size=$((kib > 1024 ? kib * 1024 : 1048576))"
+    [ "$via" = cgroup ] && echo "innodb_flush_method=fsync" || echo "innodb_flush_method=O_DIRECT"
+}
+# The smallest buffer pool (MariaDB 11.8: 2 MiB; mhnsw_max_cache_size: 1 MiB).
+mariadb_memory_min_kib() { echo 2048; }
+mariadb_srv_rewrite_conf() {
+    mariadb_write_cnf "$(mariadb_srv_port)"
+    if [ ${#M_SETTINGS[@]} -gt 0 ]; then mariadb_check_cnf; fi
+}
+
 # Settings of an instance that would take the server out of databases.sh's hands.
 mariadb_managed_settings() { echo datadir socket pid_file log_error port bind_address user basedir skip_networking; }
 
@@ -114,7 +133,7 @@ mariadb_instance() {
         [ -n "${MARIADB_MODE:-}" ] || detect_modes
         M_MODE=$MARIADB_MODE M_BIN=$MARIADBD M_DIR="$(data_base "$MARIADB_MODE")/instances/mariadb-$INST_NAME"
         M_PORT_VAR=INST_PORT M_DEFAULT_PORT=13320 M_PORT_ENV=INST_PORT_FORCED M_NAME="MariaDB instance $INST_NAME"
-        M_SETTINGS=("${INST_SETTINGS[@]}") M_TAG=$INST_NAME
+        M_SETTINGS=("${INST_SETTINGS[@]}" "${INST_MEM_SETTINGS[@]}") M_TAG=$INST_NAME
         ;;
     esac
     M_SOCK="$M_DIR/mariadbd.sock"

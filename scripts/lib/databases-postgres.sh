@@ -52,6 +52,23 @@ postgres_srv_datadir() { echo "$P_HDIR"; }
 postgres_instance_port_base() { echo 15440; }
 postgres_srv_port() { sed -n 's/^port = //p' "$P_HDIR/annbench.conf" 2>/dev/null; }
 postgres_managed_ports() { [ -z "${POSTGRES_PORT:-}" ] || echo "$POSTGRES_PORT postgres"; }
+# --memory (lib/databases-memory.sh): shared_buffers at the size, the data files read with
+# direct I/O so that the OS cache does not hold the index instead (debug_io_direct: 16+);
+# in a cgroup, shared_buffers at a quarter and the OS cache (inside the limit) for the rest.
+postgres_memory_settings() {
+    local kib=$1 via=$2
+    if [ "$via" = cgroup ]; then kib=$((kib / 4)); fi
+    kib=$(((kib + 7) / 8 * 8)) # whole 8 kB pages
+    [ "$kib" -ge 128 ] || kib=128
+    echo "shared_buffers=${kib}kB"
+    [ "$via" = cgroup ] || echo "debug_io_direct=data"
+}
+# shared_buffers' smallest value: 16 pages.
+postgres_memory_min_kib() { echo 128; }
+postgres_srv_rewrite_conf() {
+    postgres_write_conf "$(postgres_srv_port)"
+}
+
 # Settings of an instance that would take the server out of databases.sh's hands.
 postgres_managed_settings() {
     echo port listen_addresses unix_socket_directories data_directory config_file hba_file ident_file external_pid_file
@@ -106,7 +123,8 @@ postgres_instance() {
 # that version in the root of its suite (ROOT already points there).
 postgres_extra_instance() {
     [ -n "${POSTGRES_MODE:-}" ] || detect_modes
-    P_NAME="PostgreSQL instance $INST_NAME" P_TAG="postgres-$INST_NAME" P_SETTINGS=("${INST_SETTINGS[@]}")
+    P_NAME="PostgreSQL instance $INST_NAME" P_TAG="postgres-$INST_NAME"
+    P_SETTINGS=("${INST_SETTINGS[@]}" "${INST_MEM_SETTINGS[@]}")
     if [ -n "$INST_VERSION" ]; then
         P_MODE=root P_BIN="/usr/lib/postgresql/$INST_VERSION/bin"
     else
@@ -133,6 +151,9 @@ pg_conf_quote() {
 
 postgres_write_conf() {
     local port=$1 shared mwm kv
+    if [[ " ${P_SETTINGS[*]} " == *" debug_io_direct="* ]] && [ "$(postgres_major)" -lt 16 ]; then
+        die "$P_NAME: --memory reads past the OS cache with debug_io_direct, which PostgreSQL $(postgres_version) lacks (16+): use --via cgroup"
+    fi
     shared="${ANNBENCH_SHARED_BUFFERS:-$(ram_mb_over 4)MB}"
     mwm="${ANNBENCH_MAINTENANCE_WORK_MEM:-$(ram_mb_over 3)MB}"
     {

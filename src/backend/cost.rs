@@ -53,6 +53,19 @@ impl Statements {
     }
 }
 
+/// The server's data directory, for the block device whose reads and writes count as the
+/// server's storage I/O (`procfs::storage`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DataDirectory {
+    /// The path the server reports, in its own root directory.
+    Path(String),
+    /// The server refused to say: why, and how to allow it. The server process's working
+    /// directory stands for it (PostgreSQL and MariaDB run in their data directory).
+    Refused(String),
+    /// The backend does not ask: the server process's working directory stands for it.
+    NotSaid,
+}
+
 /// `(name, state)` lines `servers check` shows for the server-cost sources of one server,
 /// e.g. `("pg_stat_statements", "available")`.
 pub type CostSources = Vec<(String, String)>;

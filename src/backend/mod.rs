@@ -193,6 +193,12 @@ pub trait Searcher: Send {
     fn statements(&mut self) -> cost::Statements {
         cost::Statements::unavailable("not a database server")
     }
+
+    /// The server's data directory, as the server names it, for the block device of storage
+    /// I/O ([`cost::DataDirectory`]).
+    fn data_directory(&mut self) -> cost::DataDirectory {
+        cost::DataDirectory::NotSaid
+    }
 }
 
 pub mod cost;

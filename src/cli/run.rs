@@ -51,6 +51,12 @@ pub struct RunArgs {
     /// from the one before the restart is a warning.
     #[arg(long)]
     pub restart: bool,
+    /// Shares of each index's size to give its server, e.g. 100%,50%,25%,10%: after each
+    /// build, restart the server (an instance scripts/databases.sh manages) with its caches at
+    /// each share, read past the OS cache, and measure each point right after the restart
+    /// (series mem<P>-cold) and warm (mem<P>). Not for Redis (all in memory). docs/memory.md.
+    #[arg(long, value_parser = runner_memory_shares, value_name = "SHARES")]
+    pub memory: Option<MemoryShares>,
     /// Pass order within a build: rounds (pass 1 of every point, then pass 2 of every point...,
     /// so drift affects all points alike) or points (each point finished before the next).
     #[arg(long, default_value = "rounds", value_parser = parse_order)]
@@ -236,6 +242,7 @@ impl RunArgs {
             max_time: self.max_time.max_time,
             rebuilds: self.rebuilds,
             restart: self.restart,
+            memory: self.memory.map(|m| m.0).unwrap_or_default(),
             order: self.order,
             watch_interference: true,
             clients: self.clients,
@@ -450,4 +457,12 @@ mod number_tests {
         let e = parse_min_time("5x").unwrap_err();
         assert!(e.contains("not a duration"), "{e}");
     }
+}
+
+/// `--memory 100%,50%`: the shares of the index size, each in (0, 100%] and once.
+#[derive(Debug, Clone)]
+pub struct MemoryShares(pub Vec<f64>);
+
+fn runner_memory_shares(s: &str) -> std::result::Result<MemoryShares, String> {
+    crate::runner::memory_shares(s).map(MemoryShares)
 }

@@ -34,6 +34,16 @@ pub struct ServerUrl {
 
 impl ServerUrl {
     /// The TCP port the URL names explicitly (`None` for a default port or a Unix socket).
+    /// Whether the URL names this machine over TCP: 127.0.0.0/8, ::1 or localhost.
+    pub fn is_loopback(&self) -> bool {
+        match self.url.host() {
+            Some(url::Host::Ipv4(a)) => a.is_loopback(),
+            Some(url::Host::Ipv6(a)) => a.is_loopback(),
+            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+            None => false,
+        }
+    }
+
     pub fn tcp_port(&self) -> Option<u16> {
         let socket = self
             .url

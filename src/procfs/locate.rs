@@ -67,21 +67,24 @@ pub fn locate_at(
                     .find(|&r| procs::process_tree(r).contains(&pid))
                     .ok_or_else(|| {
                         format!(
-                            "server CPU and context switches unavailable: backend pid {pid} is \
+                            "server CPU, context switches and storage I/O unavailable: backend pid {pid} is \
                              not a process of a local server this client is connected to{hidden}"
                         )
                     })?;
                 if root_of_all.is_some_and(|r| r != root) {
-                    return Err("server CPU unavailable: the clients' backends belong to \
+                    return Err(
+                        "server CPU and storage I/O unavailable: the clients' backends belong to \
                                 different servers"
-                        .into());
+                            .into(),
+                    );
                 }
                 root_of_all = Some(root);
                 pids.push(pid);
             }
         }
     }
-    let root = root_of_all.ok_or("server CPU unavailable: no server process".to_string())?;
+    let root = root_of_all
+        .ok_or("server CPU and storage I/O unavailable: no server process".to_string())?;
     let list: Vec<String> = pids.iter().map(i32::to_string).collect();
     let source = format!(
         "/proc: backend pid(s) {} of server pid {root}, plus its children that exited \
@@ -104,13 +107,13 @@ pub fn only_root(
     match found.as_slice() {
         [one] => Ok(*one),
         [] => Err(format!(
-            "server CPU and context switches unavailable: no local {} process serves this \
+            "server CPU, context switches and storage I/O unavailable: no local {} process serves this \
              client's connections (a remote server, a container's own pid namespace, or \
              processes of another user)",
             commands.join("/")
         )),
         _ => Err(format!(
-            "server CPU unavailable: this client is connected to {} local {} servers and \
+            "server CPU and storage I/O unavailable: this client is connected to {} local {} servers and \
              cannot tell which one serves the queries",
             found.len(),
             commands.join("/")
@@ -123,7 +126,7 @@ pub fn only_root(
 pub fn describe_local(hint: ProcessHint, servers: &[&str]) -> String {
     match locate(&[hint], servers) {
         Ok((_, source)) => format!(
-            "available: server CPU and context switches per query from {}",
+            "available: server CPU, context switches and storage I/O per query from {}",
             source.trim_start_matches("/proc: ")
         ),
         Err(note) => format!("unavailable: {note}"),

@@ -1,6 +1,7 @@
-//! Linux `/proc` readers: CPU ticks of the machine and of processes, and the local database
-//! server processes annbench is connected to. Everything returns `None`/empty where `/proc`
-//! is missing or unreadable (another OS, a container without it): callers record "unknown".
+//! Linux `/proc` readers, through the `procfs` crate: CPU ticks of the machine and of
+//! processes, context switches, resident memory, and the local database server processes
+//! annbench is connected to. Everything returns `None`/empty where `/proc` is missing or
+//! unreadable (another OS, a container without it): callers record "unknown".
 //!
 //! A server is identified by its connections to this process, never by name alone (other
 //! servers of the same kind may run on the machine): the peer of each Unix-socket connection
@@ -9,7 +10,10 @@
 //! when its command is a known server; its server is the topmost ancestor with the same
 //! command (PostgreSQL's postmaster) and all that one's descendants.
 
+use procfs::CurrentSI;
+use procfs::process::{FDTarget, Process};
 use std::collections::{BTreeSet, HashMap};
+use std::net::SocketAddr;
 
 /// Whether `command` is a database server process: one of `servers`, the commands the
 /// databases declare ([`crate::registry::DatabaseDecl::server_commands`], passed in by the
@@ -20,41 +24,28 @@ fn is_server_command(command: &str, servers: &[&str]) -> bool {
 
 /// Clock ticks per second of `/proc` CPU times.
 pub fn ticks_per_second() -> f64 {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 { t as f64 } else { 100.0 }
+    procfs::ticks_per_second().max(1) as f64
 }
 
-/// (busy, steal) ticks of all cores from `/proc/stat`; busy = user, nice, system, irq, softirq
-/// (guest time is inside user).
-pub fn machine_ticks() -> Option<(u64, u64)> {
-    let text = std::fs::read_to_string("/proc/stat").ok()?;
-    let line = text.lines().find(|l| l.starts_with("cpu "))?;
-    let v: Vec<u64> = line
-        .split_whitespace()
-        .skip(1)
-        .map(|x| x.parse().unwrap_or(0))
-        .collect();
-    let at = |i: usize| v.get(i).copied().unwrap_or(0);
-    Some((at(0) + at(1) + at(2) + at(5) + at(6), at(7)))
+/// Busy and steal ticks of all cores from `/proc/stat`, and the number of cores; busy =
+/// user, nice, system, irq, softirq (guest time is inside user).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MachineTicks {
+    pub busy: u64,
+    pub steal: u64,
+    pub cores: usize,
 }
 
-/// The fields of `/proc/<pid>/stat` after the command (which may hold spaces and parens).
-fn stat_fields(pid: &str) -> Option<(String, Vec<String>)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let open = text.find('(')?;
-    let close = text.rfind(')')?;
-    let comm = text.get(open + 1..close)?.to_string();
-    let rest = text.get(close + 1..)?;
-    Some((comm, rest.split_whitespace().map(str::to_string).collect()))
-}
-
-/// utime + stime ticks of a process (all its threads).
-pub fn process_ticks(pid: &str) -> Option<u64> {
-    let (_, f) = stat_fields(pid)?;
-    // After the command: state(0) ppid(1) ... utime(11) stime(12).
-    let get = |i: usize| f.get(i).and_then(|x| x.parse::<u64>().ok());
-    Some(get(11)? + get(12)?)
+/// [`MachineTicks`] now.
+pub fn machine_ticks() -> Option<MachineTicks> {
+    let stats = procfs::KernelStats::current().ok()?;
+    let t = &stats.total;
+    let opt = |v: Option<u64>| v.unwrap_or(0);
+    Some(MachineTicks {
+        busy: t.user + t.nice + t.system + opt(t.irq) + opt(t.softirq),
+        steal: opt(t.steal),
+        cores: stats.cpu_time.len().max(1),
+    })
 }
 
 /// CPU ticks of one process from `/proc/<pid>/stat`: its own (all threads, live and exited)
@@ -69,39 +60,42 @@ pub struct Ticks {
     pub children_system: u64,
 }
 
+impl Ticks {
+    /// The process's own user + system ticks.
+    pub fn own(&self) -> u64 {
+        self.user + self.system
+    }
+}
+
 /// [`Ticks`] of `pid`.
 pub fn ticks(pid: i32) -> Option<Ticks> {
-    let (_, f) = stat_fields(&pid.to_string())?;
-    let get = |i: usize| f.get(i).and_then(|x| x.parse::<u64>().ok());
+    ticks_of(&Process::new(pid).ok()?)
+}
+
+/// [`Ticks`] of this process.
+pub fn own_ticks() -> Option<Ticks> {
+    ticks_of(&Process::myself().ok()?)
+}
+
+fn ticks_of(p: &Process) -> Option<Ticks> {
+    let s = p.stat().ok()?;
     Some(Ticks {
-        user: get(11)?,
-        system: get(12)?,
-        children_user: get(13)?,
-        children_system: get(14)?,
+        user: s.utime,
+        system: s.stime,
+        children_user: s.cutime.max(0) as u64,
+        children_system: s.cstime.max(0) as u64,
     })
 }
 
 /// (voluntary, involuntary) context switches of every live thread of `pid`, from
 /// `/proc/<pid>/task/*/status` (the process's own status counts its first thread only).
 pub fn context_switches(pid: i32) -> Option<(u64, u64)> {
-    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let tasks = Process::new(pid).ok()?.tasks().ok()?;
     let (mut vol, mut invol) = (0, 0);
-    for t in tasks.flatten() {
-        let Ok(text) = std::fs::read_to_string(t.path().join("status")) else {
-            continue;
-        };
-        for line in text.lines() {
-            let num = |l: &str| {
-                l.split_whitespace()
-                    .nth(1)
-                    .and_then(|x| x.parse::<u64>().ok())
-            };
-            if line.starts_with("voluntary_ctxt_switches:") {
-                vol += num(line).unwrap_or(0);
-            } else if line.starts_with("nonvoluntary_ctxt_switches:") {
-                invol += num(line).unwrap_or(0);
-            }
-        }
+    // A thread that ends while the tasks are listed is skipped.
+    for status in tasks.flatten().filter_map(|t| t.status().ok()) {
+        vol += status.voluntary_ctxt_switches.unwrap_or(0);
+        invol += status.nonvoluntary_ctxt_switches.unwrap_or(0);
     }
     Some((vol, invol))
 }
@@ -111,19 +105,23 @@ pub fn context_switches(pid: i32) -> Option<(u64, u64)> {
 /// over a server's processes counts each page once. Falls back to `VmRSS` where smaps_rollup
 /// is missing (kernels before 4.14).
 pub fn resident_bytes(pid: i32) -> Option<u64> {
-    let kb = |text: &str, key: &str| {
-        text.lines()
-            .find(|l| l.starts_with(key))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|x| x.parse::<u64>().ok())
-    };
-    if let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")) {
-        if let Some(v) = kb(&text, "Pss:") {
-            return Some(v * 1024);
-        }
-    }
-    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    kb(&text, "VmRSS:").map(|v| v * 1024)
+    let p = Process::new(pid).ok()?;
+    let pss = p.smaps_rollup().ok().and_then(|r| {
+        r.memory_map_rollup
+            .0
+            .first()
+            .and_then(|m| m.extension.map.get("Pss").copied())
+    });
+    pss.or_else(|| Some(p.status().ok()?.vmrss? * 1024))
+}
+
+/// Bytes the processes caused to be read from and written to storage, from
+/// `/proc/<pid>/io` (`read_bytes`, `write_bytes`: page-cache hits are not counted, direct
+/// I/O is). Counts every thread, live or ended, and the children the process has reaped
+/// (the kernel adds a reaped child's counters to its parent's). Needs the same user or root.
+pub fn storage_bytes(pid: i32) -> Option<(u64, u64)> {
+    let io = Process::new(pid).ok()?.io().ok()?;
+    Some((io.read_bytes, io.write_bytes))
 }
 
 /// The command of `pid` (`postgres`, `mariadbd`).
@@ -132,8 +130,8 @@ pub fn command(pid: i32) -> Option<String> {
 }
 
 fn comm_and_parent(pid: i32) -> Option<(String, i32)> {
-    let (comm, f) = stat_fields(&pid.to_string())?;
-    Some((comm, f.get(1)?.parse().ok()?))
+    let s = Process::new(pid).ok()?.stat().ok()?;
+    Some((s.comm, s.ppid))
 }
 
 /// Process ids of a server whose top process is `root`: it and all its descendants.
@@ -142,16 +140,28 @@ pub fn process_tree(root: i32) -> Vec<i32> {
     let mut i = 0;
     while i < out.len() && out.len() < 10_000 {
         let p = out[i];
-        let path = format!("/proc/{p}/task/{p}/children");
-        if let Ok(text) = std::fs::read_to_string(path) {
-            out.extend(
-                text.split_whitespace()
-                    .filter_map(|c| c.parse::<i32>().ok()),
-            );
+        let children = Process::new(p)
+            .and_then(|p| p.task_main_thread())
+            .and_then(|t| t.children());
+        if let Ok(children) = children {
+            out.extend(children.into_iter().map(|c| c as i32));
         }
         i += 1;
     }
     out
+}
+
+/// The socket inodes of `process`'s descriptors, with the descriptor numbers.
+fn socket_fds(process: &Process) -> Option<Vec<(i32, u64)>> {
+    let fds = process.fd().ok()?;
+    Some(
+        fds.flatten()
+            .filter_map(|fd| match fd.target {
+                FDTarget::Socket(inode) => Some((fd.fd, inode)),
+                _ => None,
+            })
+            .collect(),
+    )
 }
 
 /// The topmost server processes (one per server) this process is connected to, and whether
@@ -166,21 +176,13 @@ pub fn connected_servers(servers: &[&str]) -> (BTreeSet<i32>, bool) {
 pub fn connected_servers_at(servers: &[&str], port: Option<u16>) -> (BTreeSet<i32>, bool) {
     let mut peers = BTreeSet::new();
     let mut tcp_inodes = Vec::new();
-    if let Ok(dir) = std::fs::read_dir("/proc/self/fd") {
-        for entry in dir.flatten() {
-            let Ok(target) = std::fs::read_link(entry.path()) else {
-                continue;
-            };
-            let Some(inode) = socket_inode(&target.to_string_lossy()) else {
-                continue;
-            };
-            let fd: i32 = entry.file_name().to_string_lossy().parse().unwrap_or(-1);
-            match unix_peer(fd) {
-                Some(pid) => {
-                    peers.insert(pid);
-                }
-                None => tcp_inodes.push(inode),
+    let mine = Process::myself().ok().and_then(|p| socket_fds(&p));
+    for (fd, inode) in mine.unwrap_or_default() {
+        match unix_peer(fd) {
+            Some(pid) => {
+                peers.insert(pid);
             }
+            None => tcp_inodes.push(inode),
         }
     }
     let peer_inodes = tcp_peer_inodes(&tcp_inodes, port);
@@ -206,13 +208,6 @@ fn top_of(pid: i32, comm: &str) -> i32 {
         }
     }
     top
-}
-
-fn socket_inode(link: &str) -> Option<u64> {
-    link.strip_prefix("socket:[")?
-        .strip_suffix(']')?
-        .parse()
-        .ok()
 }
 
 /// The peer process of a connected Unix socket (`None` for other sockets, and on systems
@@ -256,22 +251,13 @@ fn unix_peer(fd: i32) -> Option<i32> {
 }
 
 /// (local, remote, inode) of every TCP socket of this network namespace.
-fn tcp_table() -> Vec<(String, String, u64)> {
-    let mut out = Vec::new();
-    for file in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        let Ok(text) = std::fs::read_to_string(file) else {
-            continue;
-        };
-        for line in text.lines().skip(1) {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            if let (Some(l), Some(r), Some(i)) = (f.get(1), f.get(2), f.get(9)) {
-                if let Ok(inode) = i.parse() {
-                    out.push((l.to_string(), r.to_string(), inode));
-                }
-            }
-        }
-    }
-    out
+fn tcp_table() -> Vec<(SocketAddr, SocketAddr, u64)> {
+    let v4 = procfs::net::tcp().unwrap_or_default();
+    let v6 = procfs::net::tcp6().unwrap_or_default();
+    v4.into_iter()
+        .chain(v6)
+        .map(|e| (e.local_address, e.remote_address, e.inode))
+        .collect()
 }
 
 /// Inodes of the other ends of our TCP sockets that live on this machine.
@@ -280,22 +266,15 @@ fn tcp_peer_inodes(ours: &[u64], port: Option<u16>) -> Vec<u64> {
         return Vec::new();
     }
     let table = tcp_table();
-    let by_ends: HashMap<(&str, &str), u64> = table
-        .iter()
-        .map(|(l, r, i)| ((l.as_str(), r.as_str()), *i))
-        .collect();
+    let by_ends: HashMap<(SocketAddr, SocketAddr), u64> =
+        table.iter().map(|&(l, r, i)| ((l, r), i)).collect();
     table
         .iter()
         .filter(|(_, _, i)| ours.contains(i))
-        .filter(|(_, r, _)| port.is_none_or(|p| hex_port(r) == Some(p)))
-        .filter_map(|(l, r, _)| by_ends.get(&(r.as_str(), l.as_str())).copied())
+        .filter(|(_, r, _)| port.is_none_or(|p| r.port() == p))
+        .filter_map(|&(l, r, _)| by_ends.get(&(r, l)).copied())
         .filter(|&i| i != 0)
         .collect()
-}
-
-/// The port of a `/proc/net/tcp` address (`0100007F:3A5A`).
-fn hex_port(addr: &str) -> Option<u16> {
-    u16::from_str_radix(addr.rsplit_once(':')?.1, 16).ok()
 }
 
 /// Processes (of the `servers` commands) holding the given socket inodes, and whether an
@@ -307,27 +286,21 @@ fn socket_owners(inodes: &[u64], servers: &[&str]) -> (Vec<i32>, bool) {
     let mut found: Vec<i32> = Vec::new();
     let mut missing: BTreeSet<u64> = inodes.iter().copied().collect();
     let mut unreadable = false;
-    let Ok(procs) = std::fs::read_dir("/proc") else {
+    let Ok(procs) = procfs::process::all_processes() else {
         return (found, true);
     };
     for p in procs.flatten() {
-        let Ok(pid) = p.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let is_server = comm_and_parent(pid).is_some_and(|(c, _)| is_server_command(&c, servers));
+        let is_server = p.stat().is_ok_and(|s| is_server_command(&s.comm, servers));
         if !is_server {
             continue;
         }
-        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        let Some(sockets) = socket_fds(&p) else {
             unreadable = true;
             continue;
         };
-        for fd in fds.flatten() {
-            let inode = std::fs::read_link(fd.path())
-                .ok()
-                .and_then(|t| socket_inode(&t.to_string_lossy()));
-            if inode.is_some_and(|i| missing.remove(&i)) {
-                found.push(pid);
+        for (_, inode) in sockets {
+            if missing.remove(&inode) {
+                found.push(p.pid);
             }
         }
         if missing.is_empty() {
@@ -345,15 +318,14 @@ mod tests {
 
     #[test]
     fn machine_and_own_ticks_are_read() {
-        assert!(machine_ticks().is_some_and(|(busy, _)| busy > 0));
-        let mine = std::process::id().to_string();
+        assert!(machine_ticks().is_some_and(|m| m.busy > 0 && m.cores > 0));
         // Burn a little CPU so the process has a tick to show.
         let t = std::time::Instant::now();
         let mut x = 0u64;
         while t.elapsed().as_millis() < 30 {
             x = x.wrapping_add(std::hint::black_box(1));
         }
-        assert!(x > 0 && process_ticks(&mine).is_some());
+        assert!(x > 0 && own_ticks().is_some());
         assert!(ticks_per_second() >= 1.0);
     }
 
@@ -380,6 +352,10 @@ mod tests {
         assert!(command(me).is_some());
         assert_eq!(ticks(i32::MAX), None);
         assert_eq!(context_switches(i32::MAX), None);
+        // Storage I/O of our own process is readable; a process that does not exist has none
+        // (absent, not zero).
+        assert!(storage_bytes(me).is_some());
+        assert_eq!(storage_bytes(i32::MAX), None);
     }
 
     #[test]

@@ -185,6 +185,7 @@ pub fn run_sweep(
         rebuilds,
         // Restarts are a CLI feature: a notebook's kernel does not own the servers.
         restart: false,
+        memory: Vec::new(),
         order,
         watch_interference: true,
         clients,

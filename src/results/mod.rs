@@ -24,7 +24,7 @@ pub use record::{
     BuildRun, Environment, Flag, Interference, Interleave, Pass, PointMetrics, PointResult,
 };
 pub use reported::{BuildPhase, ServerInfo};
-pub use server_cost::{PassServerCost, ServerCost};
+pub use server_cost::{IO_BOUND_KIB_PER_QUERY, PassServerCost, ServerCost, Storage};
 pub use store::{read_point, refuse_newer, write_point};
 
 use crate::dataset::GroundTruth;

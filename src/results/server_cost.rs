@@ -25,12 +25,65 @@ pub struct PassServerCost {
     pub buffer_hits: Option<u64>,
     /// Buffer (page) reads that went to storage.
     pub buffer_reads: Option<u64>,
+    /// Bytes the same processes caused to be read from storage (`/proc/<pid>/io`
+    /// `read_bytes`: page-cache hits are not counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_read_bytes: Option<u64>,
+    /// Bytes they caused to be written to storage (`write_bytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_write_bytes: Option<u64>,
+    /// Completed reads of the block device holding the server's data directory
+    /// (`/proc/diskstats`: the whole device, every process's reads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_reads: Option<u64>,
+    /// Bytes those reads read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_read_bytes: Option<u64>,
+    /// Completed writes of the same device, and their bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_writes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_write_bytes: Option<u64>,
 }
 
 impl PassServerCost {
     /// User + system CPU seconds.
     pub fn cpu_seconds(&self) -> Option<f64> {
         Some(self.cpu_user_seconds? + self.cpu_system_seconds?)
+    }
+}
+
+/// A point is IO-bound when its server processes read more than this many KiB from storage
+/// per query (the median of its passes, `/proc/<pid>/io` `read_bytes`), cached otherwise:
+/// one 8 KiB PostgreSQL page every 8 queries, one 16 KiB InnoDB page every 16. The
+/// processes' own figure decides, not the device's: the device counts every process on the
+/// machine, and a build or a compiler next to the benchmark would make a cached point look
+/// IO-bound. A cached server reads nothing (docs/server-cost.md).
+pub const IO_BOUND_KIB_PER_QUERY: f64 = 1.0;
+
+/// Whether a point's queries were answered from memory or from storage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Storage {
+    Cached,
+    IoBound,
+}
+
+impl Storage {
+    /// `cached` or `io-bound`: the `storage` column and `--expect`'s values.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Storage::Cached => "cached",
+            Storage::IoBound => "io-bound",
+        }
+    }
+
+    /// The judgement of a server read figure (KiB per query).
+    pub fn of_read_kib(kib_per_query: f64) -> Storage {
+        if kib_per_query > IO_BOUND_KIB_PER_QUERY {
+            Storage::IoBound
+        } else {
+            Storage::Cached
+        }
     }
 }
 
@@ -53,6 +106,27 @@ pub struct ServerCost {
     pub client_network_per_query: Option<f64>,
     pub buffer_hits_per_query: Option<f64>,
     pub buffer_reads_per_query: Option<f64>,
+    /// Reads of the block device holding the data directory per query (the whole device:
+    /// iostat's r/s divided by QPS), and KiB read per query (rkB/s / QPS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_reads_per_query: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_read_kib_per_query: Option<f64>,
+    /// Writes of that device per query, and KiB written per query (w/s, wkB/s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_writes_per_query: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_write_kib_per_query: Option<f64>,
+    /// KiB the server processes (those of `cpu_source`) read from and wrote to storage per
+    /// query (`/proc/<pid>/io`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_read_kib_per_query: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_write_kib_per_query: Option<f64>,
+    /// `server_read_kib_per_query` above [`IO_BOUND_KIB_PER_QUERY`]: the point is IO-bound;
+    /// below: cached. Absent without the figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_bound: Option<bool>,
     /// Server CPU seconds of the first index build (local servers), next to its wall time.
     pub build_cpu_seconds: Option<f64>,
     /// Resident memory (PSS) of the server's processes after the build and after the passes.
@@ -62,12 +136,22 @@ pub struct ServerCost {
     pub cpu_source: Option<String>,
     /// Where execution time and reads came from (e.g. `pg_stat_statements`).
     pub statements_source: Option<String>,
+    /// The block device of the device figures, e.g. `/proc/diskstats: vda (254:0), holding
+    /// /var/lib/postgresql (the whole device)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_source: Option<String>,
     /// Sources that were unavailable, and how to enable them.
     #[serde(default)]
     pub notes: Vec<String>,
 }
 
 impl ServerCost {
+    /// Cached or IO-bound, when the server's storage reads were measured.
+    pub fn storage(&self) -> Option<Storage> {
+        self.io_bound
+            .map(|b| if b { Storage::IoBound } else { Storage::Cached })
+    }
+
     /// The per-query figures of the passes in use (all passes when none is marked used);
     /// sources, build and memory are the runner's to fill.
     pub fn from_passes(passes: &[Pass], latency_mean: f64) -> ServerCost {
@@ -93,6 +177,13 @@ impl ServerCost {
         };
         let cpu = per(&|s| s.cpu_seconds(), false);
         let exec_per_query = median(&per(&|s| s.exec_seconds, true));
+        let count = |f: fn(&PassServerCost) -> Option<u64>| {
+            median(&per(&|s| f(s).map(|x| x as f64), false))
+        };
+        let kib = |f: fn(&PassServerCost) -> Option<u64>| {
+            median(&per(&|s| f(s).map(|x| x as f64 / 1024.0), false))
+        };
+        let server_read_kib_per_query = kib(|s| s.process_read_bytes);
         ServerCost {
             cpu_per_query: median(&cpu),
             cpu_user_per_query: median(&per(&|s| s.cpu_user_seconds, false)),
@@ -112,6 +203,14 @@ impl ServerCost {
                 .map(|e| latency_mean - e),
             buffer_hits_per_query: median(&per(&|s| s.buffer_hits.map(|x| x as f64), true)),
             buffer_reads_per_query: median(&per(&|s| s.buffer_reads.map(|x| x as f64), true)),
+            io_reads_per_query: count(|s| s.device_reads),
+            io_read_kib_per_query: kib(|s| s.device_read_bytes),
+            io_writes_per_query: count(|s| s.device_writes),
+            io_write_kib_per_query: kib(|s| s.device_write_bytes),
+            server_read_kib_per_query,
+            server_write_kib_per_query: kib(|s| s.process_write_bytes),
+            io_bound: server_read_kib_per_query
+                .map(|k| Storage::of_read_kib(k) == Storage::IoBound),
             ..ServerCost::default()
         }
     }
@@ -135,6 +234,7 @@ mod tests {
                 exec_seconds: Some(exec),
                 buffer_hits: Some(queries as u64 * 10),
                 buffer_reads: None,
+                ..PassServerCost::default()
             }),
             ..Pass::default()
         }
@@ -158,6 +258,73 @@ mod tests {
         assert_eq!(c.buffer_hits_per_query, Some(10.0));
         assert_eq!(c.buffer_reads_per_query, None);
         assert!(c.cpu_cv.unwrap() > 0.0);
+    }
+
+    /// A pass of `queries` whose server read `read_kib` KiB per query from storage, and whose
+    /// device saw 2 reads (of 8 KiB each) per KiB.
+    fn io_pass(queries: usize, read_kib: f64) -> Pass {
+        let bytes = (read_kib * 1024.0 * queries as f64) as u64;
+        Pass {
+            queries,
+            wall_seconds: 1.0,
+            used: true,
+            server: Some(PassServerCost {
+                process_read_bytes: Some(bytes),
+                process_write_bytes: Some(0),
+                device_reads: Some(bytes / 8192),
+                device_read_bytes: Some(bytes),
+                device_writes: Some(queries as u64),
+                device_write_bytes: Some(queries as u64 * 4096),
+                ..PassServerCost::default()
+            }),
+            ..Pass::default()
+        }
+    }
+
+    #[test]
+    fn storage_figures_are_medians_per_query_and_decide_cached_or_io_bound() {
+        let c = ServerCost::from_passes(
+            &[io_pass(100, 16.0), io_pass(200, 8.0), io_pass(100, 32.0)],
+            0.001,
+        );
+        assert_eq!(c.server_read_kib_per_query, Some(16.0));
+        assert_eq!(c.io_read_kib_per_query, Some(16.0));
+        assert_eq!(c.io_reads_per_query, Some(2.0));
+        assert_eq!(c.io_writes_per_query, Some(1.0));
+        assert_eq!(c.io_write_kib_per_query, Some(4.0));
+        assert_eq!(c.server_write_kib_per_query, Some(0.0));
+        assert_eq!(c.storage(), Some(Storage::IoBound));
+        // Nothing read: cached, with the figures present (zero as measured).
+        let c = ServerCost::from_passes(&[io_pass(100, 0.0)], 0.001);
+        assert_eq!(
+            (c.io_reads_per_query, c.storage()),
+            (Some(0.0), Some(Storage::Cached))
+        );
+        // At the threshold: still cached; just above: IO-bound.
+        assert_eq!(
+            Storage::of_read_kib(IO_BOUND_KIB_PER_QUERY),
+            Storage::Cached
+        );
+        assert_eq!(Storage::of_read_kib(1.01), Storage::IoBound);
+    }
+
+    #[test]
+    fn old_records_without_storage_figures_load_with_them_absent() {
+        let pass: PassServerCost = serde_json::from_str(
+            r#"{"cpu_user_seconds":0.1,"cpu_system_seconds":0.0,"voluntary_switches":3,
+               "involuntary_switches":0,"statements":null,"exec_seconds":null,
+               "buffer_hits":null,"buffer_reads":null}"#,
+        )
+        .unwrap();
+        assert_eq!(pass.process_read_bytes, None);
+        let cost: ServerCost = serde_json::from_str(r#"{"cpu_per_query":0.001}"#).unwrap();
+        assert_eq!((cost.io_reads_per_query, cost.storage()), (None, None));
+        // Absent figures are not written: a point without them reads as before.
+        let text = serde_json::to_string(&ServerCost::default()).unwrap();
+        assert!(
+            !text.contains("io_") && !text.contains("read_kib"),
+            "{text}"
+        );
     }
 
     #[test]

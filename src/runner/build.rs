@@ -3,6 +3,7 @@
 //! count) on every build, and store each point after its last build. With `--keep-going` a
 //! failing build or point is recorded and the sweep goes on.
 
+pub(super) mod memory;
 pub(super) mod restart;
 
 use super::ctx::{Ctx, warn};
@@ -43,7 +44,7 @@ pub(super) fn run_build(
     summary: &mut SweepSummary,
 ) -> Result<()> {
     let todo = todo_of(ctx, build, summary)?;
-    if todo.iter().all(|t| t.stored.is_some()) {
+    if todo.iter().all(|t| t.stored.is_some()) && memory_stored(ctx, build)? {
         ctx.progress.on_event(&Event::BuildSkipped {
             algorithm: ctx.algorithm,
             build_args: &build.build_args,
@@ -109,6 +110,22 @@ pub(super) fn todo_of<'b>(
     Ok(todo)
 }
 
+/// Whether every `--memory` series of this build is stored (true without `--memory`).
+fn memory_stored(ctx: &Ctx<'_>, build: &BuildPoint) -> Result<bool> {
+    for label in memory::series_labels(ctx) {
+        let series = Ctx {
+            label: Some(label),
+            ..ctx.clone()
+        };
+        // A lookup's notes and failures are the sweep's to report, when it measures them.
+        let quiet = &mut SweepSummary::default();
+        if todo_of(&series, build, quiet)?.iter().any(|t| t.stored.is_none()) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// Report the stored points of `todo` as skipped, in the summary too.
 pub(super) fn report_stored(ctx: &Ctx<'_>, todo: Vec<Todo<'_>>, summary: &mut SweepSummary) {
     for t in todo {
@@ -140,6 +157,11 @@ fn plan_memory(
         return Ok(None);
     };
     ctx.progress.on_event(&Event::MemoryPlanned { plan: &plan });
+    if !ctx.opts.memory.is_empty() {
+        if let Some(d) = crate::backend::algorithm(ctx.algorithm).and_then(|a| a.database) {
+            memory::plan_shares(ctx, d.kind, plan.need_bytes, summary);
+        }
+    }
     if plan.fits() {
         return Ok(None);
     }
@@ -223,6 +245,9 @@ fn measure_builds(
             &warm,
             summary,
         )?;
+    }
+    if !opts.memory.is_empty() {
+        memory::sweep(ctx, backend, build, &cost.first_report, summary)?;
     }
     Ok(())
 }

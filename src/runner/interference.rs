@@ -80,26 +80,21 @@ impl Watcher {
 
     /// The counters now; `None` without a readable `/proc`.
     pub fn sample(&self) -> Option<Sample> {
-        let text = std::fs::read_to_string("/proc/stat").ok()?;
-        let cores = text
-            .lines()
-            .filter(|l| l.starts_with("cpu") && !l.starts_with("cpu "))
-            .count();
-        let (busy, steal) = procs::machine_ticks()?;
-        let own = procs::process_ticks("self")?;
+        let machine = procs::machine_ticks()?;
+        let own = procs::own_ticks()?.own();
         let mut servers = HashMap::new();
         for &root in &self.servers {
             for pid in procs::process_tree(root) {
-                if let Some(t) = procs::process_ticks(&pid.to_string()) {
-                    servers.insert(pid, t);
+                if let Some(t) = procs::ticks(pid) {
+                    servers.insert(pid, t.own());
                 }
             }
         }
         Some(Sample {
             at: Instant::now(),
-            busy,
-            steal,
-            cores: cores.max(1),
+            busy: machine.busy,
+            steal: machine.steal,
+            cores: machine.cores,
             own,
             servers,
         })

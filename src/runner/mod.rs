@@ -72,6 +72,10 @@ pub struct SweepOptions {
     /// After each build point's warm passes, restart its server (one `scripts/databases.sh`
     /// manages), and measure each point once more as the `cold` series (`--restart`).
     pub restart: bool,
+    /// `--memory 100%,50%`: after each build, restart its server (an instance
+    /// `scripts/databases.sh` manages) with its caches at each share of the index size and
+    /// measure each point cold, then warm, as the series `mem<P>-cold` and `mem<P>`.
+    pub memory: Vec<f64>,
     /// Rounds (default) or point after point.
     pub order: PassOrder,
     /// Sample what else used the machine around every pass (default true). Off: nothing is
@@ -112,6 +116,7 @@ impl Default for SweepOptions {
             max_time: None,
             rebuilds: 1,
             restart: false,
+            memory: Vec::new(),
             order: PassOrder::Rounds,
             watch_interference: true,
             clients: vec![1],
@@ -342,6 +347,16 @@ fn any_knows(algorithms: &[String], key: &str, query: bool) -> bool {
     algorithms.iter().any(|a| knows(a, key, query))
 }
 
+/// `--memory 100%,50%` -> [1.0, 0.5] (see `run --memory`).
+pub fn memory_shares(text: &str) -> std::result::Result<Vec<f64>, String> {
+    build::memory::parse_shares(text)
+}
+
+/// The series label of a `--memory` share: `mem50`, `mem50-cold`, after `<label>-`.
+pub fn memory_series_label(label: Option<&str>, share: f64, cold: bool) -> String {
+    build::memory::series_label(label, share, cold)
+}
+
 /// Run a sweep: check every option and where results go, resolve and open the dataset,
 /// compute exact ground truth if needed, then sweep every algorithm with its database backend.
 /// Everything that can be checked without a server fails before any server work.
@@ -354,8 +369,15 @@ pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSu
     if opts.restart {
         build::restart::check(opts, &preflight::kinds(&grids))?;
     }
+    if !opts.memory.is_empty() {
+        build::memory::check(opts, &preflight::kinds(&grids))?;
+    }
     let path = crate::dataset::resolve(&opts.dataset, &opts.data_dir)?;
     let grids = check_plan(opts, &path)?;
+    if !opts.memory.is_empty() {
+        // A sweep stopped at a share left its server there: builds run at full memory.
+        build::memory::reset(opts, &preflight::kinds(&grids))?;
+    }
     let servers = preflight::check_privileges(opts, &grids).and_then(|()| {
         // At least the most clients of a point and the admin connection are open at once.
         let most = opts.clients.iter().copied().max().unwrap_or(1);

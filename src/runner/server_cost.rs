@@ -10,11 +10,19 @@
 //! query); context switches are those of the live processes and threads. The statement
 //! statistics are read on the first client's connection, outside the `/proc` window, so
 //! reading them costs the pass nothing.
+//!
+//! Storage I/O: the same processes' `read_bytes` and `write_bytes` (`/proc/<pid>/io`; for
+//! PostgreSQL the postmaster's figure adds the children it reaped during the pass, like its
+//! CPU), and the counters of the block device holding the server's data directory
+//! (`/proc/diskstats`, the whole device), found once per point ([`storage::device_of`]).
 
 use crate::backend::Searcher;
-use crate::backend::cost::{ProcessHint, StatementCounters, Statements, all_server_commands};
+use crate::backend::cost::{
+    DataDirectory, ProcessHint, StatementCounters, Statements, all_server_commands,
+};
 use crate::connect::ServerKind;
 use crate::procfs::procs::{self, Ticks};
+use crate::procfs::storage::{self, Device, DeviceCounters};
 use crate::procfs::{Procs, locate_at, only_root};
 use crate::results::{PassServerCost, ServerCost};
 
@@ -22,8 +30,11 @@ use crate::results::{PassServerCost, ServerCost};
 #[derive(Debug, Clone, Default)]
 pub struct Probe {
     procs: Option<Procs>,
+    /// The block device of the server's data directory (local servers that have one).
+    device: Option<Device>,
     statements: bool,
     cpu_source: Option<String>,
+    io_source: Option<String>,
     statements_source: Option<String>,
     notes: Vec<String>,
     tick: f64,
@@ -34,6 +45,9 @@ pub struct Probe {
 pub struct Sample {
     cpu: Option<(u64, u64)>,
     switches: Option<(u64, u64)>,
+    /// The processes' (read_bytes, write_bytes).
+    io: Option<(u64, u64)>,
+    device: Option<DeviceCounters>,
     statements: Option<StatementCounters>,
 }
 
@@ -55,6 +69,15 @@ impl Probe {
         }
         match locate_at(&hints, &all_server_commands(), port) {
             Ok((procs, source)) => {
+                if let Some(first) = searchers.first_mut() {
+                    match find_device(&procs, first.data_directory()) {
+                        Ok((device, source)) => {
+                            p.device = Some(device);
+                            p.io_source = Some(source);
+                        }
+                        Err(note) => p.notes.push(note),
+                    }
+                }
                 p.procs = Some(procs);
                 p.cpu_source = Some(source);
             }
@@ -99,22 +122,27 @@ impl Probe {
             Procs::Backends { pids, root } => (pids.as_slice(), Some(*root)),
             Procs::Whole { pid } => (std::slice::from_ref(pid), None),
         };
+        let add = |a: Option<(u64, u64)>, b: Option<(u64, u64)>| {
+            a.zip(b).map(|(a, b)| (a.0 + b.0, a.1 + b.1))
+        };
         let mut cpu = Some((0u64, 0u64));
         let mut switches = Some((0u64, 0u64));
+        let mut io = Some((0u64, 0u64));
         for &pid in pids {
-            cpu = cpu
-                .zip(procs::ticks(pid))
-                .map(|(c, t)| (c.0 + t.user, c.1 + t.system));
-            switches = switches
-                .zip(procs::context_switches(pid))
-                .map(|(s, t)| (s.0 + t.0, s.1 + t.1));
+            cpu = add(cpu, procs::ticks(pid).map(|t| (t.user, t.system)));
+            switches = add(switches, procs::context_switches(pid));
+            io = add(io, procs::storage_bytes(pid));
         }
         if let Some(root) = root {
             let children = procs::ticks(root).map(|t: Ticks| (t.children_user, t.children_system));
-            cpu = cpu.zip(children).map(|(c, t)| (c.0 + t.0, c.1 + t.1));
+            cpu = add(cpu, children);
+            // The root's own I/O holds that of the children it reaped (parallel workers).
+            io = add(io, procs::storage_bytes(root));
         }
         into.cpu = cpu;
         into.switches = switches;
+        into.io = io;
+        into.device = self.device.as_ref().and_then(storage::counters);
     }
 
     /// The server's cost between two samples (`a` before `b`).
@@ -122,6 +150,9 @@ impl Probe {
         let secs = |t: u64| t as f64 / self.tick;
         let cpu = a.cpu.zip(b.cpu);
         let sw = a.switches.zip(b.switches);
+        let io = a.io.zip(b.io);
+        let dev = a.device.zip(b.device);
+        let grown = |x: u64, y: u64| y.saturating_sub(x);
         // A counter that went backwards (statistics reset, entry evicted) gives no figure.
         let st = a
             .statements
@@ -139,6 +170,12 @@ impl Probe {
             exec_seconds: st.map(|(x, y)| y.exec_seconds - x.exec_seconds),
             buffer_hits: delta(|c| c.buffer_hits),
             buffer_reads: delta(|c| c.buffer_reads),
+            process_read_bytes: io.map(|(x, y)| grown(x.0, y.0)),
+            process_write_bytes: io.map(|(x, y)| grown(x.1, y.1)),
+            device_reads: dev.map(|(x, y)| grown(x.reads, y.reads)),
+            device_read_bytes: dev.map(|(x, y)| grown(x.read_bytes, y.read_bytes)),
+            device_writes: dev.map(|(x, y)| grown(x.writes, y.writes)),
+            device_write_bytes: dev.map(|(x, y)| grown(x.write_bytes, y.write_bytes)),
         }
     }
 
@@ -146,9 +183,34 @@ impl Probe {
     pub fn annotate(&self, mut cost: ServerCost) -> ServerCost {
         cost.cpu_source = self.cpu_source.clone();
         cost.statements_source = self.statements_source.clone();
+        cost.io_source = self.io_source.clone();
         cost.notes = self.notes.clone();
         cost
     }
+}
+
+/// The block device holding the data directory of the server of `procs`, with the source
+/// recorded in results; `Err`: why there is none, for the notes. The server's own word for
+/// its data directory comes first; where it has none or refuses, the top server process's
+/// working directory stands for it (PostgreSQL and MariaDB run in their data directory).
+fn find_device(procs: &Procs, dir: DataDirectory) -> Result<(Device, String), String> {
+    let root = match procs {
+        Procs::Backends { root, .. } => *root,
+        Procs::Whole { pid } => *pid,
+    };
+    let (path, how) = match &dir {
+        DataDirectory::Path(p) => (Some(std::path::Path::new(p.as_str())), p.clone()),
+        DataDirectory::Refused(why) => (None, format!("the server's working directory: {why}")),
+        DataDirectory::NotSaid => (None, "the server's working directory".to_string()),
+    };
+    let device = storage::device_of(root, path)
+        .map_err(|why| format!("storage reads and writes of the device unavailable: {why}"))?;
+    let source = format!(
+        "/proc/diskstats: {} ({}:{}), the device holding the data directory ({how}); the \
+         whole device, every process's I/O",
+        device.name, device.major, device.minor
+    );
+    Ok((device, source))
 }
 
 /// Process commands of a server kind's top process.

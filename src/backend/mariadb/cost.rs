@@ -2,12 +2,23 @@
 //! `/proc` by the runner), `performance_schema` statement statistics (execution time of the
 //! search statement, for any server) and the InnoDB buffer pool's read counters.
 
-use crate::backend::cost::{CostSources, ProcessHint, StatementCounters, Statements};
+use crate::backend::cost::{
+    CostSources, DataDirectory, ProcessHint, StatementCounters, Statements,
+};
 use mysql::Conn;
 use mysql::prelude::Queryable;
 
 /// The server's process commands (`mysqld` in older packages).
 pub const PROCESS: ProcessHint = ProcessHint::WholeServer(super::decl::DECL.server_commands);
+
+/// The server's `@@datadir`.
+pub fn data_directory(conn: &mut Conn) -> DataDirectory {
+    match conn.query_first::<String, _>("SELECT @@datadir") {
+        Ok(Some(dir)) => DataDirectory::Path(dir),
+        Ok(None) => DataDirectory::Refused("MariaDB gave no @@datadir".into()),
+        Err(e) => DataDirectory::Refused(format!("MariaDB did not tell @@datadir ({e})")),
+    }
+}
 
 /// Name of the source, recorded with results.
 pub const SOURCE: &str = "performance_schema statement statistics";

@@ -5,7 +5,7 @@
 use super::ALGORITHM;
 use super::errors::sql_err;
 use crate::backend::Searcher;
-use crate::backend::cost::{ProcessHint, Statements};
+use crate::backend::cost::{DataDirectory, ProcessHint, Statements};
 use crate::backend::args::Args;
 use crate::backend::prepared::PreparedFor;
 use crate::params::Params;
@@ -101,6 +101,10 @@ impl Searcher for MariaSearcher {
 
     fn statements(&mut self) -> Statements {
         super::cost::statements(&mut self.conn, &self.table)
+    }
+
+    fn data_directory(&mut self) -> DataDirectory {
+        super::cost::data_directory(&mut self.conn)
     }
 }
 

@@ -23,6 +23,8 @@ pub use super::decl::MIN_MARIADB;
 pub const SETTINGS: &[&str] = &[
     "mhnsw_max_cache_size",
     "innodb_buffer_pool_size",
+    // O_DIRECT: InnoDB reads its data files past the OS cache (scripts/databases.sh --memory).
+    "innodb_flush_method",
     "mhnsw_default_m",
     "key_buffer_size",
     "local_infile",

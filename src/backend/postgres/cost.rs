@@ -2,7 +2,9 @@
 //! (`pg_backend_pid()`, read from `/proc` by the runner) and `pg_stat_statements` (execution
 //! time and shared-buffer hits and reads of the search statement, for any server).
 
-use crate::backend::cost::{CostSources, ProcessHint, StatementCounters, Statements};
+use crate::backend::cost::{
+    CostSources, DataDirectory, ProcessHint, StatementCounters, Statements,
+};
 use postgres::Client;
 
 /// The server process serving this connection.
@@ -11,6 +13,20 @@ pub fn backend_pid(client: &mut Client) -> Option<i32> {
         .query_one("SELECT pg_backend_pid()", &[])
         .ok()
         .map(|r| r.get::<_, i32>(0))
+}
+
+/// The server's `data_directory`, which only superusers and members of
+/// `pg_read_all_settings` may read.
+pub fn data_directory(client: &mut Client) -> DataDirectory {
+    match client.query_one("SELECT current_setting('data_directory')", &[]) {
+        Ok(row) => DataDirectory::Path(row.get::<_, String>(0)),
+        Err(e) => DataDirectory::Refused(format!(
+            "PostgreSQL did not tell the data directory ({}; GRANT pg_read_all_settings TO \
+             the benchmark user allows it)",
+            e.as_db_error()
+                .map_or(e.to_string(), |d| d.message().to_string())
+        )),
+    }
 }
 
 /// Name of the source, recorded with results.

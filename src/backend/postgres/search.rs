@@ -6,7 +6,7 @@ use super::watchdog;
 use crate::Result;
 use crate::backend::Searcher;
 use crate::backend::args::Args;
-use crate::backend::cost::{ProcessHint, Statements};
+use crate::backend::cost::{DataDirectory, ProcessHint, Statements};
 use crate::backend::prepared::PreparedFor;
 use crate::params::Params;
 use bytes::BufMut;
@@ -107,6 +107,10 @@ impl Searcher for PgSearcher {
 
     fn statements(&mut self) -> Statements {
         super::cost::statements(&mut self.client, &self.target.table)
+    }
+
+    fn data_directory(&mut self) -> DataDirectory {
+        super::cost::data_directory(&mut self.client)
     }
 }
 

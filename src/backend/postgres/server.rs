@@ -24,6 +24,8 @@ pub const SETTINGS: &[&str] = &[
     "jit",
     "max_connections",
     "hnsw.iterative_scan",
+    // `data`: the data files are read past the OS cache (scripts/databases.sh --memory).
+    "debug_io_direct",
 ];
 
 /// [`SETTINGS`], then the ones the algorithms' parameters set.

@@ -22,15 +22,21 @@ use crate::runner::point::PointRun;
 use crate::{Error, Result};
 use std::time::Duration;
 
-/// The `scripts/databases.sh` that manages the server at `url`, and its instance id there.
-fn managed(url: &ServerUrl) -> Result<(String, String)> {
+/// The `scripts/databases.sh` that manages the server at `url`, and its instance id there;
+/// `option` (`--restart`, `--memory`) names what needs it in the refusal. Its servers listen
+/// on loopback only, so a URL of another host is never one of them, whatever its port.
+pub(super) fn managed(url: &ServerUrl, option: &str) -> Result<(String, String)> {
     let not = |why: &str| {
         Error::Config(format!(
-            "--restart: the server at {} is not one scripts/databases.sh manages ({why}); \
-             restart works with the servers it starts (scripts/databases.sh up, up-instance)",
+            "{option}: the server at {} is not one scripts/databases.sh manages ({why}); \
+             {option} works with the servers it starts on this machine (scripts/databases.sh \
+             up, up-instance)",
             url.redacted()
         ))
     };
+    if !url.is_loopback() {
+        return Err(not("it is on another host"));
+    }
     let port = url
         .tcp_port()
         .ok_or_else(|| not("no TCP port in its URL"))?;
@@ -54,7 +60,7 @@ pub(in crate::runner) fn check(
             )));
         }
         for (_, url) in opts.backend.urls_of(kind)? {
-            managed(&url)?;
+            managed(&url, "--restart")?;
         }
     }
     Ok(())
@@ -62,7 +68,7 @@ pub(in crate::runner) fn check(
 
 /// Restart the server at `url` and wait until it answers (the script waits).
 fn restart(url: &ServerUrl) -> Result<()> {
-    let (script, id) = managed(url)?;
+    let (script, id) = managed(url, "--restart")?;
     let out = std::process::Command::new(&script)
         .args(["restart-instance", &id])
         .output()

@@ -1,0 +1,370 @@
+//! `run --memory 100%,50%,25%,10%`: after a build's own points, restart its server (an instance
+//! `scripts/databases.sh` manages) with its caches at each share of the index size, and measure
+//! each point right after the restart (the `cold` series: one timed pass and the recall) and
+//! then warm (the usual passes), each share its own series: label `mem<P>-cold` and `mem<P>`
+//! (after `<label>-` when the run has one). The server's caches, read past the OS cache, are
+//! what the share bounds (docs/memory.md); the share and the way it was set are recorded as
+//! server settings (`annbench.memory_share`, `annbench.memory_bytes`).
+//!
+//! Resume: each series is looked up like any point, so a rerun measures only what is missing
+//! (rebuilding the index when a share is). The server is put back to its full memory before a
+//! build and after the sweep; a stop in between leaves it running at a share, and the rerun's
+//! first restart puts it back.
+
+use super::{BuildCost, Todo};
+use crate::backend::Backend;
+use crate::config::BuildPoint;
+use crate::connect::{ServerKind, ServerUrl};
+use crate::runner::SweepSummary;
+use crate::runner::assess::Policy;
+use crate::runner::build;
+use crate::runner::ctx::{Ctx, warn};
+use crate::runner::measure::PassBuffers;
+use crate::runner::point::PointRun;
+use crate::{Error, Result};
+use std::time::Duration;
+
+/// The smallest cache each server accepts, in bytes: PostgreSQL's shared_buffers is at least 16
+/// pages of 8 kB; MariaDB's buffer pool at least 2 MiB (11.8; its mhnsw_max_cache_size at least
+/// 1 MiB). scripts/lib/databases-<db>.sh holds the same figures (`<db>_memory_min_kib`).
+pub fn server_minimum(kind: ServerKind) -> Option<u64> {
+    match kind {
+        ServerKind::Postgres => Some(128 << 10),
+        ServerKind::MariaDb => Some(2 << 20),
+        _ => None,
+    }
+}
+
+/// `100%,50%` -> [1.0, 0.5]: shares in (0, 100%], each once.
+pub fn parse_shares(text: &str) -> std::result::Result<Vec<f64>, String> {
+    let mut out: Vec<f64> = Vec::new();
+    for part in text.split(',').map(str::trim) {
+        let share = part
+            .strip_suffix('%')
+            .and_then(|n| n.trim().parse::<f64>().ok())
+            .filter(|p| p.is_finite() && *p > 0.0 && *p <= 100.0)
+            .ok_or_else(|| {
+                format!(
+                    "--memory '{part}': a share of the index size in percent, above 0% and at \
+                     most 100% (e.g. --memory 100%,50%,25%,10%)"
+                )
+            })?
+            / 100.0;
+        if out.iter().any(|s| (s - share).abs() < 1e-12) {
+            return Err(format!("--memory names {part} twice"));
+        }
+        out.push(share);
+    }
+    Ok(out)
+}
+
+/// The series label of `share` (cold or warm) under the run's label.
+pub fn series_label(label: Option<&str>, share: f64, cold: bool) -> String {
+    let pct = share * 100.0;
+    let pct = if (pct - pct.round()).abs() < 1e-9 {
+        format!("{}", pct.round() as u64)
+    } else {
+        format!("{pct}").replace('.', "_")
+    };
+    let series = format!("mem{pct}{}", if cold { "-cold" } else { "" });
+    match label {
+        Some(l) => format!("{l}-{series}"),
+        None => series,
+    }
+}
+
+/// Every series label of the sweep's shares, for resume.
+pub(in crate::runner) fn series_labels(ctx: &Ctx<'_>) -> Vec<String> {
+    ctx.opts
+        .memory
+        .iter()
+        .flat_map(|&s| [true, false].map(|cold| series_label(ctx.label.as_deref(), s, cold)))
+        .collect()
+}
+
+/// Refuse what `--memory` cannot do, before any server work: Redis (everything in memory), a
+/// server scripts/databases.sh does not manage or only as a main server, a remote one, and
+/// `--restart` beside it.
+pub(in crate::runner) fn check(
+    opts: &crate::runner::SweepOptions,
+    kinds: &[ServerKind],
+) -> Result<()> {
+    if opts.restart {
+        return Err(Error::Config(
+            "--memory measures each share cold (right after a restart) and warm itself: leave \
+             out --restart"
+                .into(),
+        ));
+    }
+    for &kind in kinds {
+        if server_minimum(kind).is_none() {
+            return Err(Error::Config(format!(
+                "--memory cannot run {} with less memory than its index: it keeps everything \
+                 in memory (no cache to shrink, nothing read from storage)",
+                kind.name()
+            )));
+        }
+        for (_, url) in opts.backend.urls_of(kind)? {
+            instance_id(&url)?;
+        }
+    }
+    Ok(())
+}
+
+/// The scripts/databases.sh and instance id (ENGINE:NAME) of the server at `url`.
+fn instance_id(url: &ServerUrl) -> Result<(String, String)> {
+    let (script, id) = super::restart::managed(url, "--memory")?;
+    if !id.contains(':') {
+        return Err(Error::Config(format!(
+            "--memory: the server at {} is scripts/databases.sh's main {id} server, which keeps \
+             its memory; run on an instance of its own: scripts/databases.sh up-instance NAME \
+             {id}, then --{id} with its URL (ANNBENCH_{}_NAME_URL)",
+            url.redacted(),
+            id.to_uppercase()
+        )));
+    }
+    Ok((script, id))
+}
+
+/// Restart the server at `url` with its caches at `bytes` (`None`: its full memory again).
+/// The script runs in a process group of its own: a Ctrl-C meant for the sweep does not stop
+/// it half-way, and the sweep stops once the server is up again.
+pub(in crate::runner) fn restart_with(url: &ServerUrl, bytes: Option<u64>) -> Result<()> {
+    use std::os::unix::process::CommandExt;
+    let (script, id) = instance_id(url)?;
+    let memory = bytes.map_or_else(|| "off".to_string(), |b| format!("{}K", b.div_ceil(1024)));
+    let out = std::process::Command::new(&script)
+        .args(["restart-instance", &id, "--memory", &memory])
+        .stdin(std::process::Stdio::null())
+        .process_group(0)
+        .output()
+        .map_err(|e| Error::Server(format!("--memory: cannot run {script}: {e}")))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(&out.stderr);
+    let tail: Vec<&str> = text.lines().rev().take(5).collect();
+    Err(Error::Server(format!(
+        "--memory: `{script} restart-instance {id} --memory {memory}` failed ({}): {}",
+        out.status,
+        tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
+    )))
+}
+
+/// Put every server of the sweep back to its full memory (before the first build: a stopped
+/// sweep may have left one at a share).
+pub(in crate::runner) fn reset(opts: &crate::runner::SweepOptions, kinds: &[ServerKind]) -> Result<()> {
+    for &kind in kinds {
+        for (_, url) in opts.backend.urls_of(kind)? {
+            restart_with(&url, None)?;
+        }
+    }
+    Ok(())
+}
+
+/// The bytes a share of `index_bytes` gives the server, and why it differs when it does.
+pub fn share_bytes(
+    kind: ServerKind,
+    index_bytes: u64,
+    share: f64,
+    ram_bytes: u64,
+) -> std::result::Result<(u64, Option<String>), String> {
+    let want = (index_bytes as f64 * share).ceil() as u64;
+    let min = server_minimum(kind).unwrap_or(0);
+    let pct = share * 100.0;
+    if want >= ram_bytes && ram_bytes > 0 {
+        return Err(format!(
+            "{pct}% of the index ({}) is not less than this machine's RAM ({}): not reachable",
+            human(want),
+            human(ram_bytes)
+        ));
+    }
+    if want < min {
+        return Ok((
+            min,
+            Some(format!(
+                "{pct}% of the index ({}) is below {}'s smallest cache ({}): measured at {} ({:.1}%)",
+                human(want),
+                kind.name(),
+                human(min),
+                human(min),
+                min as f64 * 100.0 / index_bytes.max(1) as f64
+            )),
+        ));
+    }
+    Ok((want, None))
+}
+
+fn human(b: u64) -> String {
+    crate::backend::plan::human_bytes(b)
+}
+
+/// The sweep's shares for an index of about `index_bytes` (before the build: the plan's
+/// estimate), a warning for each share that cannot be given as asked.
+pub(in crate::runner) fn plan_shares(
+    ctx: &Ctx<'_>,
+    kind: ServerKind,
+    index_bytes: u64,
+    summary: &mut SweepSummary,
+) {
+    for &share in &ctx.opts.memory {
+        let why = match share_bytes(kind, index_bytes, share, ctx.host.ram_bytes) {
+            Ok((_, why)) => why,
+            Err(why) => Some(why),
+        };
+        if let Some(why) = why {
+            warn(
+                ctx.progress,
+                summary,
+                format!("{} memory plan: {why}", ctx.algorithm),
+            );
+        }
+    }
+}
+
+/// Measure every share's missing points of this build: restart at the share, measure cold,
+/// then warm; finally put the server back to its full memory.
+pub(in crate::runner) fn sweep(
+    ctx: &Ctx<'_>,
+    backend: &mut dyn Backend,
+    build: &BuildPoint,
+    report: &crate::backend::BuildReport,
+    summary: &mut SweepSummary,
+) -> Result<()> {
+    let kind = crate::backend::algorithm(ctx.algorithm)
+        .and_then(|a| a.database)
+        .map(|d| d.kind)
+        .ok_or_else(|| Error::Config(format!("--memory: {} runs on no server", ctx.algorithm)))?;
+    let url = ctx.url(kind)?;
+    let index = report.index_size_bytes;
+    let result = (|| {
+        for &share in &ctx.opts.memory {
+            if ctx.progress.cancelled() {
+                return Err(Error::Interrupted);
+            }
+            let (bytes, why) = match share_bytes(kind, index, share, ctx.host.ram_bytes) {
+                Ok(b) => b,
+                Err(why) => {
+                    warn(ctx.progress, summary, format!("{}: {why}: skipped", ctx.algorithm));
+                    continue;
+                }
+            };
+            let cold = series_ctx(ctx, share, true);
+            let warm = series_ctx(ctx, share, false);
+            let todo_cold = build::todo_of(&cold, build, summary)?;
+            let todo_warm = build::todo_of(&warm, build, summary)?;
+            if todo_cold.iter().chain(&todo_warm).all(|t| t.stored.is_some()) {
+                build::report_stored(&cold, todo_cold, summary);
+                build::report_stored(&warm, todo_warm, summary);
+                continue;
+            }
+            restart_with(&url, Some(bytes))?;
+            backend.reconnect()?;
+            backend.check_index()?;
+            let mut note = format!(
+                "memory share {}%: the server's caches hold {} of the {} index, read past the \
+                 OS cache (scripts/databases.sh --memory)",
+                share * 100.0,
+                human(bytes),
+                human(index)
+            );
+            if let Some(why) = why {
+                note = format!("{note}; {why}");
+            }
+            let server = memory_server(backend, share, bytes)?;
+            let cold = Ctx { server: server.clone(), ..cold };
+            let warm = Ctx { server, ..warm };
+            measure(&cold, backend, build, report, &todo_cold, &note, true, summary)?;
+            measure(&warm, backend, build, report, &todo_warm, &note, false, summary)?;
+        }
+        Ok(())
+    })();
+    // Back to its full memory, also after a failed share (not after a Ctrl-C: the script
+    // would run after the user asked to stop; the rerun resets it first).
+    if !matches!(result, Err(Error::Interrupted)) {
+        restart_with(&url, None)?;
+        backend.reconnect()?;
+    }
+    result
+}
+
+/// This context for the series of `share`.
+fn series_ctx<'a>(ctx: &Ctx<'a>, share: f64, cold: bool) -> Ctx<'a> {
+    Ctx {
+        label: Some(series_label(ctx.label.as_deref(), share, cold)),
+        ..ctx.clone()
+    }
+}
+
+/// The server's version and settings as it now runs, with the share recorded beside them.
+fn memory_server(
+    backend: &mut dyn Backend,
+    share: f64,
+    bytes: u64,
+) -> Result<crate::backend::ServerInfo> {
+    let mut server = backend.server_info()?;
+    let set = &mut server.settings;
+    set.insert("annbench.memory_share".into(), format!("{share}"));
+    set.insert("annbench.memory_bytes".into(), bytes.to_string());
+    set.insert("annbench.memory_via".into(), "settings".into());
+    Ok(server)
+}
+
+/// Measure the missing points of `todo` in this series: cold, one timed pass each right after
+/// the restart (the first point meets the emptiest cache); warm, the usual passes.
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    ctx: &Ctx<'_>,
+    backend: &mut dyn Backend,
+    build: &BuildPoint,
+    report: &crate::backend::BuildReport,
+    todo: &[Todo<'_>],
+    note: &str,
+    cold: bool,
+    summary: &mut SweepSummary,
+) -> Result<()> {
+    let missing: Vec<&Todo<'_>> = todo.iter().filter(|t| t.stored.is_none()).collect();
+    let mut runs: Vec<PointRun> = missing
+        .iter()
+        .map(|t| PointRun::new(t.query_args.clone(), t.clients))
+        .collect();
+    let cost = BuildCost::find(ctx);
+    let mut with_note = report.clone();
+    with_note.notices.push(note.to_string());
+    let (ready, mut searchers) = build::connect(ctx, backend, with_note, &mut runs, summary)?;
+    let step = ready.step(ctx, build, 0);
+    let mut bufs = PassBuffers::new(
+        ctx.queries.nrows(),
+        ctx.opts.count,
+        build::max_clients(ctx.opts),
+    );
+    if !cold {
+        let mut done = |run: &mut PointRun, failed: Option<crate::Error>| -> Result<()> {
+            backend_ok(failed)?;
+            let point = build::finish(ctx, build, run, &ready.probe, &cost, None)?;
+            build::store_point(ctx, &ready.report, point, build::find_todo(&missing, run)?, summary)
+        };
+        return crate::runner::schedule::measure(&step, &mut runs, &mut searchers, &mut bufs, &mut done);
+    }
+    let one = Policy {
+        runs: 1,
+        target_ci: None,
+        max_time: Duration::ZERO,
+    };
+    for run in runs.iter_mut() {
+        if ctx.progress.cancelled() {
+            return Err(Error::Interrupted);
+        }
+        run.apply_args(&mut searchers)?;
+        run.timed_pass(&step.env, &mut searchers, &mut bufs, &one)?;
+        run.recall_pass(&step.env, &mut searchers, &mut bufs, 0, &ready.report)?;
+        let point = build::finish(ctx, build, run, &ready.probe, &cost, None)?;
+        build::store_point(ctx, &ready.report, point, build::find_todo(&missing, run)?, summary)?;
+    }
+    Ok(())
+}
+
+/// A point that failed fails the share (the sweep's error handling records it).
+fn backend_ok(failed: Option<crate::Error>) -> Result<()> {
+    failed.map_or(Ok(()), Err)
+}
