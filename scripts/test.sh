@@ -41,6 +41,16 @@ log "Rust tests (real servers)"
 # servers (a database/schema each), merged and checked against the unsharded plan.
 cargo test --release
 
+# Apache Otava (PyPI apache-otava), whose change points `annbench history` must match
+# (tests/python/test_history_otava.py): in a venv of its own, as it pins numpy and scipy.
+otava_venv="${ANNBENCH_VENV}-otava"
+if [ ! -x "$otava_venv/bin/otava" ]; then
+  log "installing apache-otava into $otava_venv (the change point cross-check)"
+  python3 -m venv "$otava_venv"
+  "$otava_venv/bin/python" -m pip install --quiet --disable-pip-version-check 'apache-otava==0.8.0'
+fi
+export ANNBENCH_OTAVA="$otava_venv/bin/otava"
+
 log "Python package (pip install .) and tests"
 "$ANNBENCH_VENV/bin/python" -m pip install --quiet --disable-pip-version-check '.[test]'
 "$ANNBENCH_VENV/bin/python" -m mypy.stubtest annbench._annbench

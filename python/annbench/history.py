@@ -50,7 +50,9 @@ def history(
     ``df.attrs["change_points"]`` is a DataFrame of the change points with Apache Otava's
     fields (metric, index, label, time, forward_change_percent, magnitude, mean and standard
     deviation before and after, pvalue) plus ``line``, ``kind`` (regression or improvement)
-    and ``higher_is_better``; ``df.attrs["newest_after_regression"]`` is the gate of
+    and ``higher_is_better``; ``df.attrs["newest_after_regression"]``: the newest run lies
+    after a regression; ``df.attrs["gate_fails"]``: one of those has a p-value below
+    ``df.attrs["gate_pvalue"]`` (max_pvalue over the series searched), the rule of
     ``--fail-on regression``; ``df.attrs["elements"]`` and ``["notes"]`` as in the JSON."""
     text = _annbench.history_json(
         os.fspath(dataset),
@@ -95,6 +97,8 @@ def history(
     frame.attrs["elements"] = elements
     frame.attrs["notes"] = list(parsed["notes"])
     frame.attrs["newest_after_regression"] = bool(parsed["newest_after_regression"])
+    frame.attrs["gate_fails"] = bool(parsed["gate_fails"])
+    frame.attrs["gate_pvalue"] = float(parsed["gate_pvalue"])
     frame.attrs["options"] = parsed["options"]
     frame.attrs.update(dataset=os.fspath(dataset), count=count)
     return frame

@@ -48,7 +48,8 @@ pub struct HistoryArgs {
     #[arg(long, default_value = "same", value_parser = ["same", "any"])]
     pub hosts: String,
     /// regression: exit with status 1 when the newest run lies after a regression change
-    /// point (QPS or recall down, server CPU or switches per query up) of any line.
+    /// point (QPS or recall down, server CPU or switches per query up) of any line whose
+    /// p-value is below --p-value divided by the number of series searched.
     #[arg(long, value_parser = ["regression"])]
     pub fail_on: Option<String>,
 }
@@ -57,11 +58,7 @@ impl HistoryArgs {
     pub fn options(&self) -> HistoryOptions {
         HistoryOptions {
             series: self.series.clone(),
-            order: self.order.unwrap_or(if self.series.is_empty() {
-                Order::Time
-            } else {
-                Order::Given
-            }),
+            order: self.order.unwrap_or(Order::default_for(&self.series)),
             base: self.base.clone(),
             algorithms: self.algorithm.clone(),
             thresholds: self.recall.clone(),
@@ -81,13 +78,14 @@ pub fn run(args: HistoryArgs) -> crate::Result<()> {
     let h = history::history(&points, &args.options())?;
     emit(src, &h.render(args.format)?)?;
     if args.fail_on.is_some() {
-        let now = h.current_regressions();
-        if let Some((line, c)) = now.first() {
+        let failing = h.gate();
+        if let Some((line, c)) = failing.first() {
             return Err(crate::Error::Regression(format!(
-                "regression: the newest run ('{}') lies after {} regression change point(s), \
-                 first {} {:+.1}% at '{}' (p = {:.2e}) [{}]",
+                "regression: the newest run ('{}') lies after {} regression change point(s) \
+                 with p below {:.1e}, first {} {:+.1}% at '{}' (p = {:.2e}) [{}]",
                 h.elements[h.elements.len() - 1].label,
-                now.len(),
+                failing.len(),
+                h.gate_pvalue(),
                 c.metric.name(),
                 c.forward_change_percent,
                 c.label,

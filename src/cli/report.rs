@@ -231,6 +231,23 @@ pub struct PlotArgs {
     /// relative-qps: label of the run compared with the base.
     #[arg(long)]
     pub me: Option<String>,
+    /// history: the labels of the series or globs, in order (as `annbench history
+    /// --series`); default: every label, by start time.
+    #[arg(long, value_delimiter = ',', value_name = "LABELS")]
+    pub series: Vec<String>,
+    /// history: given, time or version (as `annbench history --order`).
+    #[arg(long, value_parser = clap::value_parser!(crate::report::history::order::Order))]
+    pub order: Option<crate::report::history::order::Order>,
+    /// history: qps, recall, server_cpu_per_query or server_switches_per_query.
+    #[arg(long, default_value = "qps", value_parser = clap::value_parser!(crate::report::history::HistMetric))]
+    pub metric: crate::report::history::HistMetric,
+    /// history: thresholds (best QPS at each recall threshold), points (fixed parameters) or
+    /// all.
+    #[arg(long, default_value = "thresholds", value_parser = clap::value_parser!(crate::report::html::history::Lines))]
+    pub lines: crate::report::html::history::Lines,
+    /// history: analyse runs from several client hosts together.
+    #[arg(long, default_value = "same", value_parser = ["same", "any"])]
+    pub hosts: String,
     /// Plot title.
     #[arg(long)]
     pub title: Option<String>,
@@ -503,6 +520,20 @@ pub fn plot(args: PlotArgs) -> crate::Result<()> {
         me: args.me,
         title: args.title,
         size,
+        history: crate::report::plot::HistoryPlot {
+            options: crate::report::history::HistoryOptions {
+                order: args
+                    .order
+                    .unwrap_or(crate::report::history::order::Order::default_for(
+                        &args.series,
+                    )),
+                series: args.series,
+                hosts_any: args.hosts == "any",
+                ..Default::default()
+            },
+            metric: args.metric,
+            lines: args.lines,
+        },
     };
     crate::report::plot::plot(points, &options, &args.output)?;
     println!("wrote {}", args.output.display());

@@ -83,7 +83,7 @@ pub fn to_py(err: Error) -> PyErr {
         Error::Config(_) => ConfigError::new_err(message),
         Error::Server(_) => ServerError::new_err(message),
         Error::Backend(_) => BackendError::new_err(message),
-        Error::Results(_) => ResultsError::new_err(message),
+        Error::Results(_) | Error::Regression(_) => ResultsError::new_err(message),
         Error::Interrupted => PyKeyboardInterrupt::new_err(message),
         Error::Io { source, .. } => {
             Python::attach(|py| io_error(py, &message, source.raw_os_error()))

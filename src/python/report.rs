@@ -256,8 +256,7 @@ pub fn history_json(
     use report::history::{HistoryOptions, order::Order};
     py.detach(move || {
         let order = match order.as_deref() {
-            None if series.is_empty() => Order::Time,
-            None => Order::Given,
+            None => Order::default_for(&series),
             Some(o) => o.parse().map_err(crate::Error::Config)?,
         };
         let opts = HistoryOptions {

@@ -73,8 +73,9 @@ impl Default for HistoryOptions {
 }
 
 /// What a line measures at each element.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum HistMetric {
+    #[default]
     Qps,
     Recall,
     /// Server CPU seconds per query (local servers).
@@ -231,6 +232,38 @@ impl History {
             }
         }
         out
+    }
+
+    /// How many (line, metric) series were searched for change points: the family the gate
+    /// corrects for.
+    pub fn tested_series(&self) -> usize {
+        self.lines
+            .iter()
+            .map(|l| {
+                HistMetric::ALL
+                    .iter()
+                    .filter(|m| l.metric(**m).iter().any(Option::is_some))
+                    .count()
+            })
+            .sum()
+    }
+
+    /// The p-value a current regression must be below to fail `--fail-on regression`: the
+    /// change point threshold divided by the series searched (Bonferroni). Each series alone
+    /// shows a change point on noise now and then (1 to 5% of noise-only series of 12 to 30
+    /// runs at the defaults), so with 40 series an uncorrected gate would fail a run without
+    /// any change one time in three to seven (docs/methodology.md).
+    pub fn gate_pvalue(&self) -> f64 {
+        self.options.change.max_pvalue / self.tested_series().max(1) as f64
+    }
+
+    /// The current regressions that fail the gate.
+    pub fn gate(&self) -> Vec<(&Line, &Change)> {
+        let limit = self.gate_pvalue();
+        self.current_regressions()
+            .into_iter()
+            .filter(|(_, c)| c.pvalue < limit)
+            .collect()
     }
 }
 
@@ -548,6 +581,43 @@ fn line_changes(line: &Line, elements: &[Element], opts: changepoint::Options) -
     }
     out.sort_by_key(|c| (c.index, c.metric));
     out
+}
+
+impl HistMetric {
+    /// The axis title.
+    pub fn title(self) -> &'static str {
+        match self {
+            HistMetric::Qps => "Queries per second",
+            HistMetric::Recall => "Recall",
+            HistMetric::CpuPerQuery => "Server CPU ms per query",
+            HistMetric::SwitchesPerQuery => "Server context switches per query",
+        }
+    }
+
+    /// Shown values: CPU seconds as milliseconds.
+    pub fn shown(self, v: f64) -> f64 {
+        if self == HistMetric::CpuPerQuery {
+            v * 1000.0
+        } else {
+            v
+        }
+    }
+}
+
+impl std::str::FromStr for HistMetric {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        HistMetric::ALL
+            .into_iter()
+            .find(|m| m.name() == s || (s == "cpu" && *m == HistMetric::CpuPerQuery))
+            .ok_or_else(|| {
+                format!(
+                    "unknown metric '{s}': expected qps, recall, server_cpu_per_query or \
+                     server_switches_per_query"
+                )
+            })
+    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,17 @@ pub enum Order {
     Version,
 }
 
+impl Order {
+    /// The order when none is asked for: as `--series` lists the labels, else by time.
+    pub fn default_for(series: &[String]) -> Order {
+        if series.is_empty() {
+            Order::Time
+        } else {
+            Order::Given
+        }
+    }
+}
+
 impl std::str::FromStr for Order {
     type Err = String;
 

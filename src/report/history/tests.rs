@@ -85,6 +85,9 @@ fn a_step_is_found_at_its_run_on_every_point_and_metric_it_moved() {
         assert!(qps.pvalue < 1e-6);
     }
     assert_eq!(h.current_regressions().len(), h.changes().count());
+    // Every metric of every line has values (constant ones too): all are searched.
+    assert_eq!(h.tested_series(), h.lines.len() * 4);
+    assert_eq!(h.gate().len(), h.changes().count());
     // The ratio of run 12 to run 1 reads the drop.
     let table = h.long_table();
     let text = crate::report::render::to_csv(&table).unwrap();

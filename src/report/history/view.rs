@@ -178,6 +178,7 @@ impl History {
             ));
         }
         let now = self.current_regressions();
+        let gate = self.gate();
         let newest = &self.elements[self.elements.len() - 1].label;
         if now.is_empty() {
             out.push_str(&format!(
@@ -185,8 +186,13 @@ impl History {
             ));
         } else {
             out.push_str(&format!(
-                "the newest run ('{newest}') lies after {} regression(s)\n",
-                now.len()
+                "the newest run ('{newest}') lies after {} regression(s); {} with p below {} \
+                 ({} / {} series searched), which --fail-on regression fails on\n",
+                now.len(),
+                gate.len(),
+                pvalue_text(self.gate_pvalue()),
+                self.options.change.max_pvalue,
+                self.tested_series()
             ));
         }
         out
@@ -368,6 +374,8 @@ impl History {
                 v
             }).collect::<Vec<_>>(),
             "newest_after_regression": !self.current_regressions().is_empty(),
+            "gate_pvalue": self.gate_pvalue(),
+            "gate_fails": !self.gate().is_empty(),
             "notes": self.notes,
         })
     }

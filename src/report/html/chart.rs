@@ -64,6 +64,9 @@ pub struct Dataset {
     pub legend: bool,
     /// Drawn light: the points behind a frontier.
     pub faded: bool,
+    /// The points' bars drawn as a band around the line (an interval over a series) rather
+    /// than as error bars.
+    pub band: bool,
     /// Chart.js point style (`circle`, `triangle`...); `none` draws the line alone.
     pub shape: &'static str,
     pub points: Vec<Point>,
@@ -117,6 +120,7 @@ impl Dataset {
             stepped: false,
             legend: true,
             faded: false,
+            band: false,
             shape: "circle",
             points,
         }

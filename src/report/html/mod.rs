@@ -14,6 +14,7 @@ mod clients;
 mod compare;
 mod escape;
 mod frontier;
+pub mod history;
 mod meta;
 mod page;
 mod qps;
@@ -95,6 +96,7 @@ pub const VIEWS: &[View] = &[
     builds::view,
     clients::view,
     compare::view,
+    history::view,
     timeline::view,
     meta::view,
 ];

@@ -181,8 +181,25 @@ where
         let c = hex(&d.colour);
         let colour = if d.faded { c.mix(0.35) } else { c.mix(1.0) };
         let pts: Vec<(f64, f64)> = d.points.iter().map(|p| (p.x, p.y)).collect();
+        // A band (an interval along a series): the area between the lows and the highs.
+        if d.band {
+            let lows = d.points.iter().filter_map(|p| p.bar.map(|b| (p.x, b.0)));
+            let highs: Vec<(f64, f64)> = d
+                .points
+                .iter()
+                .filter_map(|p| p.bar.map(|b| (p.x, b.1)))
+                .collect();
+            let outline: Vec<(f64, f64)> = lows.chain(highs.into_iter().rev()).collect();
+            if outline.len() > 2 {
+                cc.draw_series([Polygon::new(outline, c.mix(0.18).filled())])?;
+            }
+        }
         // Bars (the figure's spread): a vertical line with short caps.
-        let bars = d.points.iter().filter_map(|p| p.bar.map(|b| (p.x, b)));
+        let bars = d
+            .points
+            .iter()
+            .filter(|_| !d.band)
+            .filter_map(|p| p.bar.map(|b| (p.x, b)));
         for (x, (lo, hi)) in bars {
             let style = colour.stroke_width(1);
             cc.draw_series([

@@ -24,6 +24,10 @@ pub enum PlotKind {
     QpsClients,
     /// QPS of --me relative to --base against recall, per matched point.
     RelativeQps,
+    /// A metric (--metric) over a series of labelled runs (`annbench history`), one line per
+    /// recall threshold (--lines points: per point), change points marked, QPS interval as a
+    /// band.
+    History,
 }
 
 /// What to draw and how big.
@@ -40,6 +44,16 @@ pub struct PlotOptions {
     pub title: Option<String>,
     /// Pixels.
     pub size: (u32, u32),
+    /// history: the series, its metric and which lines.
+    pub history: HistoryPlot,
+}
+
+/// What `plot history` draws.
+#[derive(Debug, Clone, Default)]
+pub struct HistoryPlot {
+    pub options: crate::report::history::HistoryOptions,
+    pub metric: crate::report::history::HistMetric,
+    pub lines: crate::report::html::history::Lines,
 }
 
 /// Draw `options.kind` of `points` (one dataset and count) into `path` (`.png` or `.svg`).
@@ -113,6 +127,23 @@ fn chart(ctx: &Context<'_>, o: &PlotOptions) -> crate::Result<(Chart, String, Le
             };
             (c, what, LegendAt::UpperLeft)
         }
+        PlotKind::History => {
+            let h = crate::report::history::history(ctx.points, &o.history.options)?;
+            let metric = o.history.metric;
+            let (c, lines) =
+                crate::report::html::history::history_chart(&h, metric, o.history.lines, "history");
+            if lines == 0 {
+                return Err(none(
+                    "history",
+                    "no line of that kind; pass --lines points or --lines all",
+                ));
+            }
+            (
+                c,
+                format!("{} over {} runs", metric.title(), h.elements.len()),
+                LegendAt::UpperRight,
+            )
+        }
         PlotKind::RelativeQps => {
             let (Some(base), Some(me)) = (&o.base, &o.me) else {
                 return Err(crate::Error::Config(
@@ -151,6 +182,7 @@ mod tests {
             me: None,
             title: None,
             size: (640, 420),
+            history: HistoryPlot::default(),
         }
     }
 

@@ -153,7 +153,10 @@ pub(in crate::runner) fn restart_with(url: &ServerUrl, bytes: Option<u64>) -> Re
 
 /// Put every server of the sweep back to its full memory (before the first build: a stopped
 /// sweep may have left one at a share).
-pub(in crate::runner) fn reset(opts: &crate::runner::SweepOptions, kinds: &[ServerKind]) -> Result<()> {
+pub(in crate::runner) fn reset(
+    opts: &crate::runner::SweepOptions,
+    kinds: &[ServerKind],
+) -> Result<()> {
     for &kind in kinds {
         for (_, url) in opts.backend.urls_of(kind)? {
             restart_with(&url, None)?;
@@ -245,7 +248,11 @@ pub(in crate::runner) fn sweep(
             let (bytes, why) = match share_bytes(kind, index, share, ctx.host.ram_bytes) {
                 Ok(b) => b,
                 Err(why) => {
-                    warn(ctx.progress, summary, format!("{}: {why}: skipped", ctx.algorithm));
+                    warn(
+                        ctx.progress,
+                        summary,
+                        format!("{}: {why}: skipped", ctx.algorithm),
+                    );
                     continue;
                 }
             };
@@ -253,7 +260,11 @@ pub(in crate::runner) fn sweep(
             let warm = series_ctx(ctx, share, false);
             let todo_cold = build::todo_of(&cold, build, summary)?;
             let todo_warm = build::todo_of(&warm, build, summary)?;
-            if todo_cold.iter().chain(&todo_warm).all(|t| t.stored.is_some()) {
+            if todo_cold
+                .iter()
+                .chain(&todo_warm)
+                .all(|t| t.stored.is_some())
+            {
                 build::report_stored(&cold, todo_cold, summary);
                 build::report_stored(&warm, todo_warm, summary);
                 continue;
@@ -272,10 +283,17 @@ pub(in crate::runner) fn sweep(
                 note = format!("{note}; {why}");
             }
             let server = memory_server(backend, share, bytes)?;
-            let cold = Ctx { server: server.clone(), ..cold };
+            let cold = Ctx {
+                server: server.clone(),
+                ..cold
+            };
             let warm = Ctx { server, ..warm };
-            measure(&cold, backend, build, report, &todo_cold, &note, true, summary)?;
-            measure(&warm, backend, build, report, &todo_warm, &note, false, summary)?;
+            measure(
+                &cold, backend, build, report, &todo_cold, &note, true, summary,
+            )?;
+            measure(
+                &warm, backend, build, report, &todo_warm, &note, false, summary,
+            )?;
         }
         Ok(())
     })();
@@ -342,9 +360,21 @@ fn measure(
         let mut done = |run: &mut PointRun, failed: Option<crate::Error>| -> Result<()> {
             backend_ok(failed)?;
             let point = build::finish(ctx, build, run, &ready.probe, &cost, None)?;
-            build::store_point(ctx, &ready.report, point, build::find_todo(&missing, run)?, summary)
+            build::store_point(
+                ctx,
+                &ready.report,
+                point,
+                build::find_todo(&missing, run)?,
+                summary,
+            )
         };
-        return crate::runner::schedule::measure(&step, &mut runs, &mut searchers, &mut bufs, &mut done);
+        return crate::runner::schedule::measure(
+            &step,
+            &mut runs,
+            &mut searchers,
+            &mut bufs,
+            &mut done,
+        );
     }
     let one = Policy {
         runs: 1,
@@ -359,7 +389,13 @@ fn measure(
         run.timed_pass(&step.env, &mut searchers, &mut bufs, &one)?;
         run.recall_pass(&step.env, &mut searchers, &mut bufs, 0, &ready.report)?;
         let point = build::finish(ctx, build, run, &ready.probe, &cost, None)?;
-        build::store_point(ctx, &ready.report, point, build::find_todo(&missing, run)?, summary)?;
+        build::store_point(
+            ctx,
+            &ready.report,
+            point,
+            build::find_todo(&missing, run)?,
+            summary,
+        )?;
     }
     Ok(())
 }
