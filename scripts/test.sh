@@ -30,7 +30,8 @@ scripts/databases.sh up-instance twin mariadb
 scripts/databases.sh up-instance twin postgres
 eval "$(scripts/databases.sh env)"
 
-# One release build serves the Rust tests and the wheel (same target dir, shared dependencies).
+# One target dir: the Rust tests' build in target/release, the wheel's (zig, manylinux) in
+# target/<host triple>/release.
 export CARGO_TARGET_DIR="$repo/target"
 log "cargo fmt --check, clippy"
 cargo fmt --all -- --check
@@ -41,8 +42,17 @@ log "Rust tests (real servers)"
 # servers (a database/schema each), merged and checked against the unsharded plan.
 cargo test --release
 
-log "Python package (pip install .) and tests"
-"$ANNBENCH_VENV/bin/python" -m pip install --quiet --disable-pip-version-check '.[test]'
+log "the release wheel and sdist (scripts/wheel.sh)"
+scripts/wheel.sh
+wheel="$(ls dist/annbench-*.whl)"
+log "the wheel installed as a user does (scripts/wheel-check.sh)"
+scripts/wheel-check.sh "$wheel"
+
+log "Python tests against the wheel"
+# The same file a user gets, with the test extras; --force-reinstall: pip would keep an
+# annbench of the same version already in the venv (an earlier build).
+"$ANNBENCH_VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$wheel[test]"
+"$ANNBENCH_VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
 "$ANNBENCH_VENV/bin/python" -m mypy.stubtest annbench._annbench
 "$ANNBENCH_VENV/bin/python" -m mypy python/annbench
 # Screenshots of the report's views (the browser test) land in artifacts/screenshots/; the
