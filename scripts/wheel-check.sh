@@ -18,26 +18,29 @@ for var in ANNBENCH_MARIADB_URL ANNBENCH_POSTGRES_URL; do
   [ -n "${!var:-}" ] || {
     echo "error: $var is not set; start the servers and export their URLs: eval \"\$(scripts/databases.sh env)\"" >&2; exit 1; }
 done
-# The user's PATH: every directory that has cargo, rustc or cmake left out (~/.cargo/bin, the
-# project's venv with PyPI's cmake, ...), and any other virtualenv too.
-clean=""
-IFS=: read -ra dirs <<<"$PATH"
-for dir in "${dirs[@]}"; do
-  [ -n "$dir" ] || continue
-  [ -e "$dir/cargo" ] || [ -e "$dir/rustc" ] || [ -e "$dir/cmake" ] || [ -e "$dir/activate" ] && continue
-  clean="${clean:+$clean:}$dir"
-done
-for tool in cargo rustc cmake; do
-  if PATH="$clean" command -v "$tool" >/dev/null; then
-    echo "error: $tool is still on the user's PATH ($clean)" >&2; exit 1
-  fi
-done
-
-python="$(PATH="$clean" command -v python3)" || {
-  echo "error: no python3 on PATH outside virtualenvs ($clean)" >&2; exit 1; }
-
+# The user's PATH: no directory with cargo, rustc or cmake in it (~/.cargo/bin, the project's
+# venv with PyPI's cmake) and no other virtualenv; where a system directory that holds python3
+# also has one of them, a stub in front of it fails the install if it is ever called.
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
+mkdir "$scratch/no-toolchain"
+for tool in cargo rustc cmake; do
+  printf '#!/bin/sh\necho "error: %s was called while installing the wheel" >&2\nexit 1\n' "$tool" \
+    >"$scratch/no-toolchain/$tool"
+  chmod +x "$scratch/no-toolchain/$tool"
+done
+clean="$scratch/no-toolchain"
+IFS=: read -ra dirs <<<"$PATH"
+for dir in "${dirs[@]}"; do
+  [ -n "$dir" ] && [ ! -e "$dir/activate" ] || continue
+  if [ -e "$dir/cargo" ] || [ -e "$dir/rustc" ] || [ -e "$dir/cmake" ]; then
+    [ -e "$dir/python3" ] || continue
+  fi
+  clean="$clean:$dir"
+done
+python="$(PATH="$clean" command -v python3)" || {
+  echo "error: no python3 on PATH outside virtualenvs and ~/.cargo/bin ($clean)" >&2; exit 1; }
+
 venv="$scratch/venv"
 "$python" -m venv "$venv"
 cd "$scratch"
