@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test command: sets everything up on a fresh machine (tools, both database servers, the
-# Python package) and runs the Rust and Python test suites against the real servers.
+# The test command: sets everything up on a fresh machine (tools, both database servers), runs
+# the Rust tests, builds the release wheel (scripts/wheel.sh), installs it as a user does
+# (scripts/wheel-check.sh) and runs the Python tests against it, all against the real servers.
 set -euo pipefail
 # Bold headings on a terminal; plain text in logs (no escape codes in a redirected file).
 log() { if [ -t 2 ]; then printf '\033[1m==> %s\033[0m\n' "$*" >&2; else printf '==> %s\n' "$*" >&2; fi; }
