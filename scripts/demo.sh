@@ -11,15 +11,21 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 # shellcheck source=setup.sh
 source scripts/setup.sh
+log "the demo: about 3 minutes once built; the first run builds first (about 7 minutes on 2 cores)"
 
 log "starting MariaDB and PostgreSQL + pgvector (scripts/databases.sh up)"
 scripts/databases.sh up
 eval "$(scripts/databases.sh env)"
 
 export CARGO_TARGET_DIR="$repo/target"
-log "building annbench (release)"
-cargo build --release --quiet
 annbench="$CARGO_TARGET_DIR/release/annbench"
+if [ -x "$annbench" ]; then
+  log "building annbench (release): up to date in seconds unless the sources changed"
+else
+  log "building annbench (release): the first build compiles HDF5 and the Rust core, about 7 minutes on 2 cores"
+fi
+# cargo's own progress (a bar on a terminal, a line per crate in a log).
+cargo build --release
 
 dataset=glove-twitter-25-angular
 passes=()

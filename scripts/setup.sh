@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepares a fresh machine for annbench's build, demo and tests; idempotent and quick when done.
 #   - a current CMake (hdf5-metno builds HDF5 statically and needs CMake >= 3.26; Debian 12 has 3.25),
-#   - a Python virtualenv (default .venv) with the build and test tools.
+#   - a Python virtualenv (default .venv) with the build, wheel and test tools.
 # Sourced by scripts/demo.sh and scripts/test.sh; it exports PATH and ANNBENCH_VENV.
 set -euo pipefail
 
@@ -23,10 +23,11 @@ if [ ! -x "$ANNBENCH_VENV/bin/python" ]; then
   python3 -m venv "$ANNBENCH_VENV" || {
     echo "error: python3 -m venv failed; on Debian/Ubuntu: apt-get install python3-venv" >&2; exit 1; }
 fi
-# Tools for building HDF5 and the wheel, and for the Python tests.
-if ! "$ANNBENCH_VENV/bin/python" -c 'import cmake, maturin, pytest, mypy' >/dev/null 2>&1; then
-  log "installing build and test tools into $ANNBENCH_VENV (cmake, maturin, pytest, mypy)"
+# Tools for building HDF5 and the wheel (scripts/wheel.sh: maturin links with PyPI's zig for
+# manylinux_2_28; auditwheel checks the tag), and for the Python tests.
+if ! "$ANNBENCH_VENV/bin/python" -c 'import cmake, maturin, ziglang, auditwheel, pytest, mypy' >/dev/null 2>&1; then
+  log "installing build and test tools into $ANNBENCH_VENV (cmake, maturin, ziglang, auditwheel, pytest, mypy)"
   "$ANNBENCH_VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-    'cmake>=3.26' 'maturin>=1.7,<2' pytest mypy
+    'cmake>=3.26' 'maturin>=1.16,<2' 'ziglang>=0.17,<0.18' 'auditwheel>=6' pytest mypy
 fi
 export PATH="$ANNBENCH_VENV/bin:$PATH"

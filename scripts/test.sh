@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test command: sets everything up on a fresh machine (tools, both database servers, the
-# Python package) and runs the Rust and Python test suites against the real servers.
+# The test command: sets everything up on a fresh machine (tools, both database servers), runs
+# the Rust tests, builds the release wheel (scripts/wheel.sh), installs it as a user does
+# (scripts/wheel-check.sh) and runs the Python tests against it, all against the real servers.
 set -euo pipefail
 # Bold headings on a terminal; plain text in logs (no escape codes in a redirected file).
 log() { if [ -t 2 ]; then printf '\033[1m==> %s\033[0m\n' "$*" >&2; else printf '==> %s\n' "$*" >&2; fi; }
@@ -30,7 +31,8 @@ scripts/databases.sh up-instance twin mariadb
 scripts/databases.sh up-instance twin postgres
 eval "$(scripts/databases.sh env)"
 
-# One release build serves the Rust tests and the wheel (same target dir, shared dependencies).
+# One target dir: the Rust tests' build in target/release, the wheel's (zig, manylinux) in
+# target/<host triple>/release.
 export CARGO_TARGET_DIR="$repo/target"
 log "cargo fmt --check, clippy"
 cargo fmt --all -- --check
@@ -51,8 +53,17 @@ if [ ! -x "$otava_venv/bin/otava" ]; then
 fi
 export ANNBENCH_OTAVA="$otava_venv/bin/otava"
 
-log "Python package (pip install .) and tests"
-"$ANNBENCH_VENV/bin/python" -m pip install --quiet --disable-pip-version-check '.[test]'
+log "the release wheel and sdist (scripts/wheel.sh)"
+scripts/wheel.sh
+wheel="$(ls dist/annbench-*.whl)"
+log "the wheel installed as a user does (scripts/wheel-check.sh)"
+scripts/wheel-check.sh "$wheel"
+
+log "Python tests against the wheel"
+# The same file a user gets, with the test extras; --force-reinstall: pip would keep an
+# annbench of the same version already in the venv (an earlier build).
+"$ANNBENCH_VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$wheel[test]"
+"$ANNBENCH_VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
 "$ANNBENCH_VENV/bin/python" -m mypy.stubtest annbench._annbench
 "$ANNBENCH_VENV/bin/python" -m mypy python/annbench
 # Screenshots of the report's views (the browser test) land in artifacts/screenshots/; the
