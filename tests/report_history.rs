@@ -17,9 +17,9 @@ const WOBBLE: [f64; 12] = [
 /// A store of 12 runs `nightly-1..12` of two points, started an hour apart on `node-1`, whose
 /// QPS is `level(i)` (and server CPU per query its inverse).
 fn store(dir: &Path, level: impl Fn(usize) -> f64) {
-    for i in 0..12 {
+    for (i, wobble) in WOBBLE.iter().enumerate() {
         for (ef, share, recall) in [(10, 1.0, 0.9), (40, 0.5, 0.99)] {
-            let qps = level(i) * share * (1.0 + WOBBLE[i] / 100.0);
+            let qps = level(i) * share * (1.0 + wobble / 100.0);
             let mut p = labelled(
                 pt("mariadb", &[("M", 16)], &[("ef_search", ef)], recall, qps),
                 &format!("nightly-{}", i + 1),
@@ -57,7 +57,8 @@ fn text(o: &Output) -> String {
 
 #[test]
 fn the_gate_fails_after_a_regression_and_passes_otherwise() {
-    let cases: [(&str, fn(usize) -> f64, i32); 4] = [
+    type Level = fn(usize) -> f64;
+    let cases: [(&str, Level, i32); 4] = [
         (
             "regression at run 7",
             |i| if i < 6 { 1000.0 } else { 600.0 },

@@ -225,7 +225,7 @@ impl History {
         let mut out = Vec::new();
         for line in &self.lines {
             for m in HistMetric::ALL {
-                let last = line.changes.iter().filter(|c| c.metric == m).last();
+                let last = line.changes.iter().rfind(|c| c.metric == m);
                 if let Some(c) = last.filter(|c| c.regression) {
                     out.push((line, c));
                 }

@@ -124,12 +124,12 @@ pub fn history_chart(h: &History, metric: HistMetric, lines: Lines, id: &str) ->
     let mut datasets = Vec::new();
     let mut group = 0;
     for line in &h.lines {
-        let keep = match (&line.key, lines) {
-            (_, Lines::All) => true,
-            (LineKey::Threshold { .. }, Lines::Thresholds) => true,
-            (LineKey::Point { .. }, Lines::Points) => true,
-            _ => false,
-        };
+        let keep = matches!(
+            (&line.key, lines),
+            (_, Lines::All)
+                | (LineKey::Threshold { .. }, Lines::Thresholds)
+                | (LineKey::Point { .. }, Lines::Points)
+        );
         if !keep {
             continue;
         }
