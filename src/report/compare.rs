@@ -27,7 +27,7 @@
 use super::paired::{
     BuildSpread, DEFAULT_PAIRED_NOISE, PairedRatio, RoundMeasure, paired_build_spread, paired_ratio,
 };
-use super::ratio::{Judge, cpu_side, rate, side};
+use super::ratio::{Judge, cost_side, rate, side};
 use super::series::{check_one_dataset, cmp_params, params_identity};
 use super::settings::{SettingDiff, settings_differ};
 use super::stats::{PairGroups, RatioStats, Stat, ratio_stats};
@@ -136,9 +136,12 @@ pub struct Matched {
     pub paired: Option<PairedRatio>,
     /// Server context switches per query, me / base (paired pairs whose passes have them).
     pub switches: Option<PairedRatio>,
+    /// KiB the server read from storage per query, me / base, when both sides read some.
+    pub reads: Option<CpuPair>,
 }
 
-/// Server CPU per query of a matched pair: me / base (below 1: `me` costs the server less).
+/// A server cost per query of a matched pair (CPU, storage reads): me / base (below 1: `me`
+/// costs the server less).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CpuPair {
     pub base: Side,
@@ -312,6 +315,7 @@ impl From<Measure> for RoundMeasure {
         match m {
             Measure::Qps => RoundMeasure::Qps,
             Measure::ServerCpu => RoundMeasure::CpuPerQuery,
+            Measure::ServerReads => RoundMeasure::ReadKibPerQuery,
         }
     }
 }
@@ -351,6 +355,7 @@ fn spreads(
             RoundMeasure::Qps,
             RoundMeasure::CpuPerQuery,
             RoundMeasure::SwitchesPerQuery,
+            RoundMeasure::ReadKibPerQuery,
         ] {
             let s = paired_build_spread(pairs.iter().copied(), m);
             let spread = RunSpread {
@@ -565,6 +570,7 @@ fn cpu_as_matched(r: &Matched, c: &CpuPair) -> Matched {
         ratio_interval: c.ratio_interval,
         verdict: Some(c.verdict),
         cpu: None,
+        reads: None,
         paired: c.paired.clone(),
         rule: if c.paired.is_some() {
             Rule::Paired
@@ -611,11 +617,10 @@ fn pair(
         (Some(b), Some(m), None) if b.value > 0.0 => Some(rate(b, m, judge)),
         _ => None,
     };
-    let cpu = b
-        .and_then(cpu_side)
-        .zip(m.and_then(cpu_side))
-        .map(|(base, me)| {
-            let paired = paired_of(RoundMeasure::CpuPerQuery);
+    let cost = |measure: Measure| {
+        let side = |p: &PointResult| cost_side(p, measure);
+        b.and_then(side).zip(m.and_then(side)).map(|(base, me)| {
+            let paired = paired_of(measure.into());
             let (ratio, ratio_interval, verdict) = match &paired {
                 Some(p) => (p.ratio, Some(p.interval), p.verdict),
                 None => rate(&base, &me, judge),
@@ -628,7 +633,9 @@ fn pair(
                 verdict,
                 paired,
             }
-        });
+        })
+    };
+    let cpu = cost(Measure::ServerCpu);
     Matched {
         kind,
         algorithm: algorithm.to_string(),
@@ -646,6 +653,7 @@ fn pair(
             Rule::Unpaired
         },
         switches: paired_of(RoundMeasure::SwitchesPerQuery),
+        reads: cost(Measure::ServerReads),
         paired,
     }
 }
