@@ -484,6 +484,10 @@ fn storage_read_ratios_verdicts_and_marks() {
         md.contains("io-bound") && md.contains("read verdict"),
         "{md}"
     );
+    assert!(md.contains("Storage reads per query: summary"), "{md}");
+    let s = c.read_params_summary.as_ref().unwrap();
+    assert_eq!((s.n, s.above, s.below), (1, 0, 1), "{s:?}");
+    assert_eq!(json["server_read_summary"][0]["n"], 1);
 }
 
 /// `point` with `version` and `settings` recorded for its server.

@@ -177,6 +177,9 @@ pub struct Comparison {
     /// The same summaries of the server CPU ratios (pairs whose sides both have it).
     pub cpu_params_summary: Option<RatioSummary>,
     pub cpu_recall_summary: Option<RatioSummary>,
+    /// The same summaries of the storage read ratios (pairs whose sides both read some).
+    pub read_params_summary: Option<RatioSummary>,
+    pub read_recall_summary: Option<RatioSummary>,
     /// What the reader must know (build variance, flagged points).
     pub notes: Vec<String>,
     /// How many pairs were paired, their precision and the build spread.
@@ -262,14 +265,16 @@ pub fn compare_with(
     let mut rows = param_matches(&base_pts, &me_pts, &ctx);
     rows.extend(recall_matches(&base_pts, &me_pts, &ctx)?);
     let summary = |k: MatchKind| summarise(rows.iter().filter(|r| r.kind == k), opts);
-    let cpu_summary = |k: MatchKind| {
-        let cpu: Vec<Matched> = rows
+    let cost_summary = |k: MatchKind, of: fn(&Matched) -> Option<&CpuPair>| {
+        let pairs: Vec<Matched> = rows
             .iter()
             .filter(|r| r.kind == k)
-            .filter_map(|r| r.cpu.as_ref().map(|c| cpu_as_matched(r, c)))
+            .filter_map(|r| of(r).map(|c| cpu_as_matched(r, c)))
             .collect();
-        summarise(cpu.iter(), opts)
+        summarise(pairs.iter(), opts)
     };
+    let cpu_summary = |k: MatchKind| cost_summary(k, |r| r.cpu.as_ref());
+    let read_summary = |k: MatchKind| cost_summary(k, |r| r.reads.as_ref());
     let mut notes = vec![BUILD_VARIANCE_NOTE.to_string()];
     let flagged = rows
         .iter()
@@ -303,6 +308,8 @@ pub fn compare_with(
         recall_summary: summary(MatchKind::Recall),
         cpu_params_summary: cpu_summary(MatchKind::Params),
         cpu_recall_summary: cpu_summary(MatchKind::Recall),
+        read_params_summary: read_summary(MatchKind::Params),
+        read_recall_summary: read_summary(MatchKind::Recall),
         rows,
         notes,
         pairing,
@@ -561,7 +568,7 @@ fn labelled<'a>(points: &'a [PointResult], label: &str) -> crate::Result<Vec<&'a
     Ok(mine)
 }
 
-/// A CPU pair as a [`Matched`], for [`summarise`].
+/// A server cost pair (CPU, storage reads) as a [`Matched`], for [`summarise`].
 fn cpu_as_matched(r: &Matched, c: &CpuPair) -> Matched {
     Matched {
         base: Some(c.base.clone()),

@@ -213,6 +213,20 @@ impl Comparison {
         t
     }
 
+    /// The summary statistics of the storage read ratios (KiB the server read per query), as
+    /// [`Self::summary_table`] with `more` and `fewer` counts.
+    pub fn read_summary_table(&self) -> Table {
+        let mut t = self.summary_table_of(
+            ("more", "fewer"),
+            [
+                (MatchKind::Params, &self.read_params_summary),
+                (MatchKind::Recall, &self.read_recall_summary),
+            ],
+        );
+        t.columns[0].title = "match (server KiB read per query)".into();
+        t
+    }
+
     /// The comparison in `format`: Markdown with headed sections; CSV as the flat pairs table
     /// (the statistics follow from it); JSON as `{base, me, measure, noise, paired_noise,
     /// stat, notes, pairs: [...], summary: [...], server_cpu_summary: [...], pairing: {...},
@@ -241,6 +255,7 @@ impl Comparison {
             "pairs": to_json_records(&self.pairs_table(None)),
             "summary": to_json_records(&self.summary_table()),
             "server_cpu_summary": to_json_records(&self.cpu_summary_table()),
+            "server_read_summary": to_json_records(&self.read_summary_table()),
             "paired_noise": self.options.paired_noise,
             "pairing": pairing_json(&self.pairing),
             "settings_differ": super::settings::to_json(&self.settings, &[b, m]),
@@ -293,6 +308,14 @@ impl Comparison {
                  the server less)\n\n"
             ));
             out.push_str(&to_markdown(&c));
+        }
+        let r = self.read_summary_table();
+        if !r.rows.is_empty() {
+            out.push_str(&format!(
+                "\n## Storage reads per query: summary of the ratios ({m} / {b}; KiB the server \
+                 read from storage; below 1 reads less)\n\n"
+            ));
+            out.push_str(&to_markdown(&r));
         }
         if !self.settings.is_empty() {
             out.push_str("\n## Settings that differ\n\n");
