@@ -217,7 +217,9 @@ fn unix_peer(_fd: i32) -> Option<i32> {
     None
 }
 
-/// The peer process of a connected Unix socket (`None` for other sockets).
+/// The peer process of a connected Unix socket (`None` for other sockets). Hand-written:
+/// `SO_PEERCRED` is a socket option, not a `/proc` file, so the `procfs` crate has no reader
+/// for it (`/proc/net/unix` lists no peers).
 #[cfg(target_os = "linux")]
 fn unix_peer(fd: i32) -> Option<i32> {
     let mut cred: libc::ucred = libc::ucred {
