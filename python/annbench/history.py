@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from . import _annbench
+from ._annbench import ConfigError
 from .reports import PathLike, _dir, results_dir
 
 __all__ = ["change_points", "history"]
@@ -57,10 +58,10 @@ def history(
     text = _annbench.history_json(
         os.fspath(dataset),
         count,
-        series=list(series),
+        series=_names(series, "series"),
         order=order,
         base=base,
-        algorithms=list(algorithms),
+        algorithms=_names(algorithms, "algorithms"),
         recall=list(recall),
         window=window,
         max_pvalue=max_pvalue,
@@ -86,6 +87,7 @@ def history(
                 "label": element["label"],
                 "time": pd.to_datetime(element["time"], utc=True) if element["time"] else pd.NaT,
                 "server_version": element["server_version"],
+                "hosts": " ".join(element["hosts"]),
                 "changes": "; ".join(
                     f"{c['metric']} {c['kind']} {c['forward_change_percent']:+.1f}%" for c in here
                 ),
@@ -104,6 +106,32 @@ def history(
     return frame
 
 
+def _names(value: str | Sequence[str], what: str) -> list[str]:
+    """A list of labels or names; one string is one name (``"nightly-*"``), or a
+    comma-separated list of them, as on the command line."""
+    if isinstance(value, str):
+        return [v for v in value.split(",") if v]
+    names = list(value)
+    if not all(isinstance(v, str) for v in names):
+        raise ConfigError(f"{what}=: give label strings, e.g. ['nightly-1', 'nightly-*']")
+    return names
+
+
+def _floats(values: Any, what: str = "values") -> list[float]:
+    """Numbers as floats; anything else is a ConfigError naming it."""
+    try:
+        items = list(values)
+    except TypeError:
+        raise ConfigError(f"change_points: {what}: give a list of numbers") from None
+    out = []
+    for i, v in enumerate(items):
+        try:
+            out.append(float(v))
+        except (TypeError, ValueError):
+            raise ConfigError(f"change_points: {what}[{i}] is {v!r}, not a number") from None
+    return out
+
+
 def change_points(
     values: Sequence[float],
     *,
@@ -115,11 +143,16 @@ def change_points(
     options and defaults (``otava analyze --window 50 -P 0.001 -M 0``): one row per change
     point with ``index`` (the first element of the new level), mean and standard deviation
     before and after, ``forward_change_percent``, ``magnitude`` and ``pvalue``."""
+    if values is None or isinstance(values, (str, bytes)):
+        raise ConfigError("change_points: give a list of numbers")
+    window_, max_pvalue_, min_magnitude_ = _floats([window, max_pvalue, min_magnitude], "option")
+    if window_ != int(window_):
+        raise ConfigError(f"change_points: window={window!r}: give a whole number of 2 or more")
     text = _annbench.change_points_json(
-        [float(v) for v in values],
-        window=window,
-        max_pvalue=max_pvalue,
-        min_magnitude=min_magnitude,
+        _floats(values),
+        window=int(window_),
+        max_pvalue=max_pvalue_,
+        min_magnitude=min_magnitude_,
     )
     columns = [
         "index",

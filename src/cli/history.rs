@@ -1,6 +1,6 @@
 //! `annbench history`: a series of labelled runs, its change points, and the regression gate.
 
-use super::report::{Source, emit, load, parse_noise};
+use super::report::{Source, emit, load};
 use crate::metrics::changepoint;
 use crate::report::history::order::Order;
 use crate::report::history::{self, HistoryFormat, HistoryOptions};
@@ -34,14 +34,16 @@ pub struct HistoryArgs {
     /// fields).
     #[arg(long, default_value = "text", value_parser = clap::value_parser!(HistoryFormat))]
     pub format: HistoryFormat,
-    /// Runs analysed at once (Otava's --window).
-    #[arg(long, default_value_t = history::DEFAULT_WINDOW)]
+    /// Runs analysed at once (Otava's --window), 2 or more.
+    #[arg(long, default_value_t = history::DEFAULT_WINDOW, value_parser = super::run::parse_whole)]
     pub window: usize,
-    /// A change point is kept when its t-test p-value is below this (Otava's -P).
-    #[arg(long, default_value_t = changepoint::DEFAULT_MAX_PVALUE)]
+    /// A change point is kept when its t-test p-value is below this (Otava's -P), above 0
+    /// and at most 1.
+    #[arg(long, default_value_t = changepoint::DEFAULT_MAX_PVALUE, value_parser = parse_pvalue)]
     pub p_value: f64,
-    /// ... and it moves the metric by more than this share, e.g. 2% or 0.02 (Otava's -M).
-    #[arg(long, default_value = "2%", value_parser = parse_noise)]
+    /// ... and its magnitude is above this (Otava's -M): the larger of mean after / mean
+    /// before - 1 and its reverse, in absolute value, e.g. 2% or 0.02 (a halving is 100%).
+    #[arg(long, default_value = "2%", value_parser = parse_magnitude)]
     pub magnitude: f64,
     /// same: refuse a series whose runs came from several client hosts (a host change would
     /// look like a change point); any: analyse them together.
@@ -52,6 +54,31 @@ pub struct HistoryArgs {
     /// p-value is below --p-value divided by the number of series searched.
     #[arg(long, value_parser = ["regression"])]
     pub fail_on: Option<String>,
+}
+
+/// A probability in (0, 1], in words when it is not.
+fn parse_pvalue(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 1.0 => Ok(p),
+        _ => Err(format!(
+            "'{text}': give a probability above 0 and at most 1, e.g. 0.001"
+        )),
+    }
+}
+
+/// `2%` or `0.02` (any share of 0 or more: Otava's magnitude of a halving is 1).
+fn parse_magnitude(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let (num, scale) = match t.strip_suffix('%') {
+        Some(n) => (n, 0.01),
+        None => (t, 1.0),
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v * scale),
+        _ => Err(format!(
+            "'{text}': give a share of 0 or more, such as 2% or 0.02"
+        )),
+    }
 }
 
 impl HistoryArgs {

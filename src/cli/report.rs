@@ -222,7 +222,8 @@ pub struct PlotArgs {
     /// qps-recall: also draw every point off the frontier.
     #[arg(long)]
     pub raw: bool,
-    /// qps-clients: best QPS at recall >= this instead of fixed parameters.
+    /// qps-clients: best QPS at recall >= this instead of fixed parameters; history: the one
+    /// recall threshold drawn (default 0.99, 0.95 and 0.9).
     #[arg(long)]
     pub recall: Option<f64>,
     /// relative-qps: label of the base run.
@@ -522,6 +523,11 @@ pub fn plot(args: PlotArgs) -> crate::Result<()> {
         size,
         history: crate::report::plot::HistoryPlot {
             options: crate::report::history::HistoryOptions {
+                thresholds: args
+                    .recall
+                    .map_or(crate::report::history::DEFAULT_THRESHOLDS.to_vec(), |r| {
+                        vec![r]
+                    }),
                 order: args
                     .order
                     .unwrap_or(crate::report::history::order::Order::default_for(

@@ -291,9 +291,24 @@ pub fn change_points_json(
 ) -> PyResult<String> {
     use crate::metrics::changepoint::{Options, change_points};
     let run = || -> crate::Result<String> {
-        if window < 2 || values.iter().any(|v| !v.is_finite()) {
-            return Err(crate::Error::Config(
-                "change_points: give a window of 2 or more and finite values".into(),
+        let bad = |what: String| Err(crate::Error::Config(format!("change_points: {what}")));
+        if window < 2 {
+            return bad(format!("window={window}: give 2 or more"));
+        }
+        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+            return bad(format!(
+                "values[{i}] is {}: every value must be a finite number",
+                values[i]
+            ));
+        }
+        if !(max_pvalue > 0.0 && max_pvalue <= 1.0) {
+            return bad(format!(
+                "max_pvalue={max_pvalue}: give a probability above 0 and at most 1"
+            ));
+        }
+        if !(min_magnitude.is_finite() && min_magnitude >= 0.0) {
+            return bad(format!(
+                "min_magnitude={min_magnitude}: give a share of 0 or more"
             ));
         }
         let opts = Options {

@@ -7,8 +7,10 @@
 //! QPS with its interval, the recall, the server's CPU and context switches per query; each
 //! of these four *metrics* is split into levels by [`crate::metrics::changepoint`] (Apache
 //! Otava's method), and each change point is a regression or an improvement by the metric's
-//! direction. An element where a line has no point is filled from the element before (after,
-//! for the first), as Otava fills missing values, and shown as missing.
+//! direction. An element where a line has no point is shown as missing and left out of that
+//! line's analysis (Otava would fill it from the element before; a filled copy of one
+//! measurement would be t-tested as if measured again, and a grid changed mid-series would
+//! raise false alarms).
 
 pub mod order;
 pub mod view;
@@ -223,7 +225,12 @@ impl History {
     /// when it is a regression (a regression followed by a recovery is not one).
     pub fn current_regressions(&self) -> Vec<(&Line, &Change)> {
         let mut out = Vec::new();
-        for line in &self.lines {
+        // A line the newest run did not measure says nothing about it.
+        for line in self
+            .lines
+            .iter()
+            .filter(|l| l.values.last().is_some_and(Option::is_some))
+        {
             for m in HistMetric::ALL {
                 let last = line.changes.iter().rfind(|c| c.metric == m);
                 if let Some(c) = last.filter(|c| c.regression) {
@@ -270,19 +277,28 @@ impl History {
 /// The series of `points` (one dataset and count) and its change points.
 pub fn history(points: &[PointResult], opts: &HistoryOptions) -> crate::Result<History> {
     check_options(opts)?;
+    if points.is_empty() {
+        return Err(crate::Error::Results(
+            "no stored results for this dataset and count: run `annbench run --label NAME` \
+             first, or point the result store (and count) at the runs"
+                .into(),
+        ));
+    }
     check_one_dataset(points, "history")?;
+    let present: std::collections::BTreeSet<&str> =
+        points.iter().map(|p| p.algorithm.as_str()).collect();
     let points: Vec<&PointResult> = points
         .iter()
         .filter(|p| opts.algorithms.is_empty() || opts.algorithms.contains(&p.algorithm))
         .collect();
     if points.is_empty() {
         return Err(crate::Error::Config(format!(
-            "--algorithm {}: no stored point of that algorithm",
-            opts.algorithms.join(",")
+            "--algorithm {}: no stored point of that algorithm; the store holds {}",
+            opts.algorithms.join(","),
+            present.into_iter().collect::<Vec<_>>().join(", ")
         )));
     }
-    let owned: Vec<PointResult> = points.iter().map(|p| (*p).clone()).collect();
-    let facts = order::label_facts(&owned);
+    let facts = order::label_facts(points.iter().copied());
     let labels = order::series_labels(&facts, &opts.series, opts.order)?;
     let mut notes = Vec::new();
     check_hosts(&labels, &facts, opts.hosts_any, &mut notes)?;
@@ -330,23 +346,45 @@ pub fn history(points: &[PointResult], opts: &HistoryOptions) -> crate::Result<H
                 .collect()
         })
         .collect();
+    let mut thresholds: Vec<f64> = Vec::new();
+    for &t in &opts.thresholds {
+        if !thresholds.contains(&t) {
+            thresholds.push(t);
+        }
+    }
     let mut lines = point_lines(&by_label);
-    lines.extend(threshold_lines(&by_label, &opts.thresholds)?);
-    let mut filled = 0;
+    let points_only = lines.len();
+    lines.extend(threshold_lines(&by_label, &thresholds)?);
+    let unreached: Vec<String> = thresholds
+        .iter()
+        .filter(|t| {
+            !lines[points_only..]
+                .iter()
+                .any(|l| matches!(l.key, LineKey::Threshold { threshold, .. } if threshold == **t))
+        })
+        .map(f64::to_string)
+        .collect();
+    if !unreached.is_empty() {
+        notes.push(format!(
+            "no run reaches recall >= {}: no line for that threshold",
+            unreached.join(", ")
+        ));
+    }
+    let mut partial = 0;
     for line in &mut lines {
-        filled += line.values.iter().filter(|v| v.is_none()).count();
+        partial += usize::from(line.values.iter().any(Option::is_none));
         line.changes = line_changes(line, &elements, opts.change);
     }
-    if filled > 0 {
+    if partial > 0 {
         notes.push(format!(
-            "{filled} value(s) are missing (a run without that point, or a threshold it did not \
-             reach): for change points each is filled from the element before it, as Otava \
-             fills missing values"
+            "{partial} line(s) lack some runs (a run without that point, or a threshold it did \
+             not reach): their change points come from the runs that measured them, and one \
+             the newest run lacks does not count for the gate"
         ));
     }
     Ok(History {
-        dataset: owned[0].dataset.clone(),
-        count: owned[0].count,
+        dataset: points[0].dataset.clone(),
+        count: points[0].count,
         elements,
         base,
         lines,
@@ -538,30 +576,18 @@ fn threshold_lines(by_label: &[Vec<&PointResult>], thresholds: &[f64]) -> crate:
     Ok(lines)
 }
 
-/// Otava's fill: a missing value takes the one before it; leading ones the first present.
-fn fill_missing(values: &[Option<f64>]) -> Option<Vec<f64>> {
-    let first = values.iter().flatten().next().copied()?;
-    let mut last = first;
-    Some(
-        values
-            .iter()
-            .map(|v| {
-                if let Some(x) = v {
-                    last = *x;
-                }
-                last
-            })
-            .collect(),
-    )
-}
-
 fn line_changes(line: &Line, elements: &[Element], opts: changepoint::Options) -> Vec<Change> {
     let mut out = Vec::new();
     for m in HistMetric::ALL {
-        let Some(series) = fill_missing(&line.metric(m)) else {
-            continue;
-        };
+        // The runs that measured this metric, and where they are in the series.
+        let (at, series): (Vec<usize>, Vec<f64>) = line
+            .metric(m)
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| v.map(|v| (i, v)))
+            .unzip();
         for ChangePoint { index, stats } in changepoint::change_points(&series, opts) {
+            let index = at[index];
             let forward = stats.forward_change();
             out.push(Change {
                 metric: m,
@@ -591,6 +617,25 @@ impl HistMetric {
             HistMetric::Recall => "Recall",
             HistMetric::CpuPerQuery => "Server CPU ms per query",
             HistMetric::SwitchesPerQuery => "Server context switches per query",
+        }
+    }
+
+    /// The unit of the metric's values in JSON, CSV and the change point table.
+    pub fn unit(self) -> &'static str {
+        match self {
+            HistMetric::Qps => "queries/s",
+            HistMetric::Recall => "share",
+            HistMetric::CpuPerQuery => "s/query",
+            HistMetric::SwitchesPerQuery => "switches/query",
+        }
+    }
+
+    /// The unit of [`HistMetric::shown`] values in text: ` ms` for CPU, none else.
+    pub fn shown_unit(self) -> &'static str {
+        if self == HistMetric::CpuPerQuery {
+            " ms"
+        } else {
+            ""
         }
     }
 

@@ -60,7 +60,9 @@ pub struct LabelFacts {
 }
 
 /// The facts of every label in `points`, by label.
-pub fn label_facts(points: &[PointResult]) -> BTreeMap<String, LabelFacts> {
+pub fn label_facts<'a>(
+    points: impl IntoIterator<Item = &'a PointResult>,
+) -> BTreeMap<String, LabelFacts> {
     let mut out: BTreeMap<String, LabelFacts> = BTreeMap::new();
     for p in points {
         let Some(label) = &p.label else { continue };
@@ -175,6 +177,18 @@ pub fn series_labels(
                     )));
                 }
                 keyed.push((parsed, f.time.clone(), l.clone()));
+            }
+            // Versions of two products (MariaDB 11.8, PostgreSQL 17) are not one order.
+            let products: std::collections::BTreeSet<&str> = chosen
+                .iter()
+                .filter_map(|l| facts[l].versions.first()?.split_whitespace().next())
+                .collect();
+            if products.len() > 1 {
+                return Err(crate::Error::Config(format!(
+                    "--order version: the runs come from different servers ({}), whose versions \
+                     do not order one series; pick one with --algorithm",
+                    products.into_iter().collect::<Vec<_>>().join(", ")
+                )));
             }
             keyed.sort();
             chosen = keyed.into_iter().map(|k| k.2).collect();

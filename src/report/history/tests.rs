@@ -225,7 +225,7 @@ fn orders_given_by_time_and_by_version() {
 }
 
 #[test]
-fn a_missing_point_is_shown_missing_and_filled_for_detection() {
+fn a_missing_point_is_shown_missing_and_left_out_of_detection() {
     let mut pts = stepped();
     // Run 3 lost its ef_search=40 point.
     pts.retain(|p| !(p.label.as_deref() == Some("nightly-3") && p.query_args["ef_search"] == 40));
@@ -237,7 +237,7 @@ fn a_missing_point_is_shown_missing_and_filled_for_detection() {
         .unwrap();
     assert!(line.values[2].is_none());
     assert!(
-        h.notes.iter().any(|n| n.contains("missing")),
+        h.notes.iter().any(|n| n.contains("lack some runs")),
         "{:?}",
         h.notes
     );
@@ -308,4 +308,112 @@ fn json_carries_otavas_fields() {
     }
     assert_eq!(v["newest_after_regression"], true);
     assert_eq!(v["elements"].as_array().unwrap().len(), 12);
+}
+
+#[test]
+fn a_point_the_grid_dropped_is_not_a_regression() {
+    // ef_search=40 in runs 1-3 only (run 3 noisy and low), ef_search=80 in runs 4-6 only: a
+    // filled copy of one value t-tested as if measured again made a "regression" at p = 7e-7.
+    let mut pts = Vec::new();
+    for i in 0..6u32 {
+        let label = format!("g-{}", i + 1);
+        let mut add = |ef: i64, qps: f64| {
+            let mut p = point("pgvector", &[("M", 8)], &[("ef_search", ef)], 0.95, qps);
+            p.label = Some(label.clone());
+            p.environment.started_at = Some(format!("2026-12-01T0{i}:00:00Z"));
+            pts.push(p);
+        };
+        add(10, 1000.0 + f64::from(i));
+        if i < 3 {
+            add(40, [800.0, 810.0, 300.0][i as usize]);
+        } else {
+            add(80, 500.0 + f64::from(i));
+        }
+    }
+    let h = history(&pts, &HistoryOptions::default()).unwrap();
+    assert_eq!(
+        h.changes().count(),
+        0,
+        "{:?}",
+        h.changes().collect::<Vec<_>>()
+    );
+    assert!(h.gate().is_empty());
+    assert!(
+        h.notes.iter().any(|n| n.contains("lack some runs")),
+        "{:?}",
+        h.notes
+    );
+}
+
+#[test]
+fn duplicate_thresholds_make_one_line_and_runs_count_from_one() {
+    let opts = HistoryOptions {
+        thresholds: vec![0.9, 0.9, 0.9],
+        ..HistoryOptions::default()
+    };
+    let h = history(&stepped(), &opts).unwrap();
+    let thresholds = h
+        .lines
+        .iter()
+        .filter(|l| matches!(l.key, LineKey::Threshold { .. }))
+        .count();
+    assert_eq!(thresholds, 1);
+    let md = h.render(HistoryFormat::Markdown).unwrap();
+    // The change point at nightly-7 is run 7 everywhere people read it (index 6 in JSON).
+    let t = h.changes_table();
+    let col = |name: &str| t.columns.iter().position(|c| c.name == name).unwrap();
+    use crate::report::render::Cell;
+    assert!(!t.rows.is_empty());
+    assert!(
+        t.rows
+            .iter()
+            .all(|r| r[col("run")] == Cell::Int(7) && r[col("index")] == Cell::Int(6))
+    );
+    assert!(!t.columns[col("run")].in_machine && !t.columns[col("index")].in_markdown);
+    assert!(
+        md.contains("server CPU ms/q") && md.contains("s/query"),
+        "{md}"
+    );
+    let unreached = HistoryOptions {
+        thresholds: vec![0.999],
+        ..HistoryOptions::default()
+    };
+    let h = history(&stepped(), &unreached).unwrap();
+    assert!(
+        h.notes
+            .iter()
+            .any(|n| n.contains("no run reaches recall >= 0.999")),
+        "{:?}",
+        h.notes
+    );
+}
+
+#[test]
+fn versions_of_two_products_and_an_empty_store_are_refused() {
+    let mut pts = run("m", 1, "h", 100.0, 0.001);
+    pts.extend(run("p", 2, "h", 100.0, 0.001));
+    for p in &mut pts {
+        if p.label.as_deref() == Some("p") {
+            p.environment.server_version = "PostgreSQL 17.6, pgvector 0.8.0".into();
+        }
+    }
+    let by_version = HistoryOptions {
+        order: Order::Version,
+        ..HistoryOptions::default()
+    };
+    let err = history(&pts, &by_version).unwrap_err().to_string();
+    assert!(
+        err.contains("different servers (MariaDB, PostgreSQL)"),
+        "{err}"
+    );
+    let err = history(&[], &HistoryOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no stored results"), "{err}");
+    let only = HistoryOptions {
+        algorithms: vec!["nope".into()],
+        ..HistoryOptions::default()
+    };
+    let err = history(&pts, &only).unwrap_err().to_string();
+    assert!(err.contains("the store holds mariadb"), "{err}");
 }

@@ -60,7 +60,7 @@ impl History {
             self.elements.len(),
             self.elements[self.base].label,
             o.window,
-            o.max_pvalue,
+            pvalue_text(o.max_pvalue),
             o.min_magnitude * 100.0
         );
         for line in &self.lines {
@@ -82,7 +82,7 @@ impl History {
             "time",
             "label",
             "qps",
-            "±95%",
+            "95% CI",
             "ratio",
             "recall",
             "cpu_ms/q",
@@ -161,7 +161,7 @@ impl History {
         };
         for (line, c) in &changes {
             out.push_str(&format!(
-                "  {} at run {} ('{}'): {} {:+.1}% ({} -> {}), p = {}  [{}]\n",
+                "  {} at run {} ('{}'): {} {:+.1}% ({} -> {}{}), p = {}  [{}]\n",
                 if c.regression {
                     "regression"
                 } else {
@@ -171,8 +171,9 @@ impl History {
                 c.label,
                 c.metric.name(),
                 c.forward_change_percent,
-                round6(c.mean_before),
-                round6(c.mean_after),
+                round6(c.metric.shown(c.mean_before)),
+                round6(c.metric.shown(c.mean_after)),
+                c.metric.shown_unit(),
                 pvalue_text(c.pvalue),
                 line.name
             ));
@@ -222,17 +223,20 @@ impl History {
         let columns = vec![
             Column::new("line", "line", Style::Plain),
             Column::new("metric", "metric", Style::Plain),
-            Column::new("index", "run", Style::Plain),
+            Column::new("index", "index", Style::Plain).machine_only(),
+            Column::new("run", "run", Style::Plain).markdown_only(),
             Column::new("label", "label", Style::Plain),
             Column::new("time", "time", Style::Plain),
             Column::new("kind", "kind", Style::Plain),
+            Column::new("unit", "unit", Style::Plain),
             Column::new("forward_change_percent", "change %", Style::Fixed(1)),
             Column::new("magnitude", "magnitude", Style::Fixed(4)),
             Column::new("mean_before", "mean before", Style::Plain),
             Column::new("stddev_before", "sd before", Style::Plain),
             Column::new("mean_after", "mean after", Style::Plain),
             Column::new("stddev_after", "sd after", Style::Plain),
-            Column::new("pvalue", "p-value", Style::Plain),
+            Column::new("pvalue", "p-value", Style::Plain).machine_only(),
+            Column::new("pvalue_text", "p-value", Style::Plain).markdown_only(),
         ];
         let rows = self
             .changes()
@@ -241,9 +245,11 @@ impl History {
                     Cell::Text(line.name.clone()),
                     Cell::Text(c.metric.name().into()),
                     Cell::Int(c.index as i64),
+                    Cell::Int(c.index as i64 + 1),
                     Cell::Text(c.label.clone()),
                     c.time.as_deref().into(),
                     Cell::Text(kind(c).into()),
+                    Cell::Text(c.metric.unit().into()),
                     Cell::Float(c.forward_change_percent),
                     Cell::Float(c.magnitude),
                     Cell::Float(c.mean_before),
@@ -251,6 +257,7 @@ impl History {
                     Cell::Float(c.mean_after),
                     Cell::Float(c.stddev_after),
                     Cell::Float(c.pvalue),
+                    Cell::Text(pvalue_text(c.pvalue)),
                 ]
             })
             .collect();
@@ -266,7 +273,8 @@ impl History {
             Column::new("algorithm", "algorithm", Style::Plain).machine_only(),
             Column::new("clients", "clients", Style::Plain).machine_only(),
             Column::new("threshold", "threshold", Style::Plain).machine_only(),
-            Column::new("index", "run", Style::Plain),
+            Column::new("index", "index", Style::Plain).machine_only(),
+            Column::new("run", "run", Style::Plain).markdown_only(),
             Column::new("label", "label", Style::Plain),
             Column::new("time", "time", Style::Plain),
             Column::new("server_version", "server", Style::Plain).machine_only(),
@@ -283,7 +291,12 @@ impl History {
                     HistMetric::CpuPerQuery => Style::Millis,
                     _ => Style::Fixed(2),
                 };
-                columns.push(Column::new(m.name(), m.name(), style));
+                let title = match m {
+                    HistMetric::CpuPerQuery => "server CPU ms/q",
+                    HistMetric::SwitchesPerQuery => "switches/q",
+                    _ => m.name(),
+                };
+                columns.push(Column::new(m.name(), title, style));
             }
             columns.push(Column::new(
                 &format!("{}_ratio", m.name()),
@@ -313,6 +326,7 @@ impl History {
                     Cell::Int(clients as i64),
                     threshold.into(),
                     Cell::Int(i as i64),
+                    Cell::Int(i as i64 + 1),
                     Cell::Text(e.label.clone()),
                     e.time.as_deref().into(),
                     Cell::Text(e.server_version.clone()),
@@ -475,17 +489,14 @@ fn short_time(t: &str) -> String {
         .to_string()
 }
 
-/// QPS, its interval as ±%, the QPS ratio, recall, CPU ms and switches per query.
+/// QPS, its 95% interval, the QPS ratio, recall, CPU ms and switches per query.
 fn value_cells(v: &Values, ratio: Option<f64>) -> [String; 6] {
-    let half = v
+    let interval = v
         .qps_interval
-        .filter(|_| v.qps > 0.0)
-        .map_or("-".into(), |i| {
-            format!("{:.1}%", (i.high - i.low) / 2.0 / v.qps * 100.0)
-        });
+        .map_or("-".into(), |i| format!("[{:.1}, {:.1}]", i.low, i.high));
     [
         format!("{:.1}", v.qps),
-        half,
+        interval,
         ratio.map_or("-".into(), |r| format!("{r:.3}")),
         format!("{:.4}", crate::report::render::truncate4(v.recall)),
         v.cpu_per_query

@@ -18,10 +18,8 @@ pub fn view(ctx: &Context<'_>, _tips: &mut Tips) -> crate::Result<Option<Section
     if starts.len() < 3 {
         return Ok(None);
     }
-    let opts = HistoryOptions {
-        thresholds: ctx.options.thresholds.clone(),
-        ..HistoryOptions::default()
-    };
+    // `annbench history`'s own defaults, so the section shows what that command shows.
+    let opts = HistoryOptions::default();
     // A store that mixes hosts gets no history here (`annbench history --hosts any` shows it).
     let Ok(h) = history(ctx.points, &opts) else {
         return Ok(None);
