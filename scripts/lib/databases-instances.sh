@@ -403,8 +403,9 @@ cmd_restart_instance() {
         # A stopped server's root may have lost its mounts (a reboot).
         if is_root && [ -d "$ROOT/proc" ]; then mount_root; fi
         if [ "$ID_KIND" = extra ]; then
-            # The config carries the (new) memory settings; the server starts in its cgroup.
-            if declare -F "${e}_srv_rewrite_conf" >/dev/null; then "${e}_srv_rewrite_conf"; fi
+            # A new memory goes into the config (else it is not rewritten: the caller's
+            # ANNBENCH_* overrides do not apply); the server starts in its cgroup, if any.
+            if [ -n "$MEM_SIZE" ] && declare -F "${e}_srv_rewrite_conf" >/dev/null; then "${e}_srv_rewrite_conf"; fi
             memory_leave
             memory_enter
         fi

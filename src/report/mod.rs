@@ -17,6 +17,7 @@ pub mod filtered;
 pub mod html;
 pub mod matrix;
 mod matrix_view;
+pub mod memory;
 pub mod metrics;
 pub mod names;
 pub mod paired;
