@@ -23,7 +23,9 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 
 fn url(var: &str) -> String {
     annbench::connect::lookup(var).unwrap().unwrap_or_else(|| {
-        panic!("{var} is not set: run scripts/databases.sh up and up-instance memtest mariadb|postgres")
+        panic!(
+            "{var} is not set: run scripts/databases.sh up and up-instance memtest mariadb|postgres"
+        )
     })
 }
 
@@ -55,8 +57,21 @@ impl Sweep {
         let file = self.dir.path().join(format!("{}.hdf5", self.dataset));
         let results = self.dir.path().join("results");
         Command::new(env!("CARGO_BIN_EXE_annbench"))
-            .args(["run", "--dataset", file.to_str().unwrap(), "--algorithm", algorithm])
-            .args(["--results", results.to_str().unwrap(), "--runs", "2", "--min-time", "0"])
+            .args([
+                "run",
+                "--dataset",
+                file.to_str().unwrap(),
+                "--algorithm",
+                algorithm,
+            ])
+            .args([
+                "--results",
+                results.to_str().unwrap(),
+                "--runs",
+                "2",
+                "--min-time",
+                "0",
+            ])
             .args(["-q"])
             .args(extra)
             .output()
@@ -100,7 +115,11 @@ fn check_series(points: &[PointResult], labels: &[(&str, &str)], queries: usize)
     assert_eq!(full.len(), queries, "{:?}", labels_of(points));
     for (label, share) in labels {
         for cold in [true, false] {
-            let l = if cold { format!("{label}-cold") } else { label.to_string() };
+            let l = if cold {
+                format!("{label}-cold")
+            } else {
+                label.to_string()
+            };
             let s = series(points, &l);
             assert_eq!(s.len(), queries, "series {l}: {:?}", labels_of(points));
             for p in s {
@@ -112,7 +131,10 @@ fn check_series(points: &[PointResult], labels: &[(&str, &str)], queries: usize)
                 assert_eq!(f.index_size_bytes, p.index_size_bytes, "the same index");
                 assert!(p.index_size_bytes.unwrap() > 0);
                 // The same index answers the same, whatever the memory.
-                assert_eq!(f.neighbors, p.neighbors, "{l}: other answers than at full memory");
+                assert_eq!(
+                    f.neighbors, p.neighbors,
+                    "{l}: other answers than at full memory"
+                );
             }
         }
     }
@@ -145,26 +167,48 @@ fn postgres_memory_sweep_restarts_at_each_share_reads_storage_and_resumes() {
     assert!(out.status.success(), "{}", text(&out));
     let points = sweep.points();
     check_series(&points, &[("m-mem100", "1"), ("m-mem10", "0.1")], 1);
-    for p in series(&points, "m-mem10").into_iter().chain(series(&points, "m-mem10-cold")) {
+    for p in series(&points, "m-mem10")
+        .into_iter()
+        .chain(series(&points, "m-mem10-cold"))
+    {
         // The share's caches, read past the OS cache: shared_buffers at 10% of the index (or
         // PostgreSQL's smallest, 128 kB), and the index read from storage.
         assert_eq!(setting(p, "debug_io_direct"), "data");
         let bytes: u64 = setting(p, "annbench.memory_bytes").parse().unwrap();
         let index = p.index_size_bytes.unwrap();
-        assert!(bytes == (128 << 10) || bytes == (index as f64 * 0.1).ceil() as u64, "{bytes}");
-        let cost = p.metrics.server.as_ref().expect("server cost of a local server");
-        let read = cost.server_read_kib_per_query.expect("the processes' storage reads");
+        assert!(
+            bytes == (128 << 10) || bytes == (index as f64 * 0.1).ceil() as u64,
+            "{bytes}"
+        );
+        let cost = p
+            .metrics
+            .server
+            .as_ref()
+            .expect("server cost of a local server");
+        let read = cost
+            .server_read_kib_per_query
+            .expect("the processes' storage reads");
         assert!(read > 0.0, "{:?}: no storage reads at 10% memory", p.label);
     }
     // Back at its full memory: the main figures' shared_buffers, no longer the share's.
     let full = series(&points, "m")[0];
-    assert_ne!(setting(full, "shared_buffers"), setting(series(&points, "m-mem10")[0], "shared_buffers"));
+    assert_ne!(
+        setting(full, "shared_buffers"),
+        setting(series(&points, "m-mem10")[0], "shared_buffers")
+    );
 
     // A rerun finds every series stored and measures nothing.
-    let before: Vec<_> = points.iter().map(|p| p.environment.finished_at.clone()).collect();
+    let before: Vec<_> = points
+        .iter()
+        .map(|p| p.environment.finished_at.clone())
+        .collect();
     let again = sweep.run("pgvector", &args);
     assert!(again.status.success(), "{}", text(&again));
-    let after: Vec<_> = sweep.points().iter().map(|p| p.environment.finished_at.clone()).collect();
+    let after: Vec<_> = sweep
+        .points()
+        .iter()
+        .map(|p| p.environment.finished_at.clone())
+        .collect();
     assert_eq!(before, after);
 }
 
@@ -176,14 +220,30 @@ fn mariadb_memory_sweep_measures_each_share_with_its_buffer_pool() {
     let out = sweep.run(
         "mariadb",
         &[
-            "--mariadb", &server, "--label", "m", "--build", "M=8", "--query", "ef_search=40",
-            "--memory", "50%",
+            "--mariadb",
+            &server,
+            "--label",
+            "m",
+            "--build",
+            "M=8",
+            "--query",
+            "ef_search=40",
+            "--memory",
+            "50%",
         ],
     );
     assert!(out.status.success(), "{}", text(&out));
     let points = sweep.points();
     check_series(&points, &[("m-mem50", "0.5")], 1);
     let p = series(&points, "m-mem50")[0];
+    assert!(
+        p.environment
+            .notices
+            .iter()
+            .any(|n| n.starts_with("memory share 50%")),
+        "{:?}",
+        p.environment.notices
+    );
     let bytes: u64 = setting(p, "annbench.memory_bytes").parse().unwrap();
     // The buffer pool grows in 1 MiB blocks, from 6 MiB (16 KiB pages).
     let pool: u64 = setting(p, "innodb_buffer_pool_size").parse().unwrap();
@@ -193,7 +253,10 @@ fn mariadb_memory_sweep_measures_each_share_with_its_buffer_pool() {
     let cache: u64 = setting(p, "mhnsw_max_cache_size").parse().unwrap();
     if cache < p.index_size_bytes.unwrap() {
         assert!(
-            p.environment.notices.iter().any(|n| n.contains("larger than mhnsw_max_cache_size")),
+            p.environment
+                .notices
+                .iter()
+                .any(|n| n.contains("larger than mhnsw_max_cache_size")),
             "{:?}",
             p.environment.notices
         );
@@ -209,7 +272,12 @@ fn memory_sweeps_are_refused_where_they_cannot_run() {
         assert!(text(&out).contains(want), "want '{want}' in {}", text(&out));
         assert!(sweep.points().is_empty());
     };
-    refused("redis", "--redis", &url("ANNBENCH_REDIS_URL"), "keeps everything in memory");
+    refused(
+        "redis",
+        "--redis",
+        &url("ANNBENCH_REDIS_URL"),
+        "keeps everything in memory",
+    );
     refused(
         "mariadb",
         "--mariadb",
@@ -217,14 +285,23 @@ fn memory_sweeps_are_refused_where_they_cannot_run() {
         "not one scripts/databases.sh manages",
     );
     // The main server keeps its memory: only an instance of its own is restarted at a share.
-    refused("pgvector", "--postgres", &url("ANNBENCH_POSTGRES_URL"), "main postgres server");
+    refused(
+        "pgvector",
+        "--postgres",
+        &url("ANNBENCH_POSTGRES_URL"),
+        "main postgres server",
+    );
     // Another host's server with a managed port number is still not this machine's.
     let remote = url("ANNBENCH_POSTGRES_MEMTEST_URL").replace("127.0.0.1", "192.0.2.1");
     refused("pgvector", "--postgres", &remote, "on another host");
     // Bad shares name the input.
     for bad in ["0%", "150%", "50", "50%,50%"] {
         let out = sweep.run("pgvector", &["--memory", bad]);
-        assert!(!out.status.success() && text(&out).contains("--memory"), "{}", text(&out));
+        assert!(
+            !out.status.success() && text(&out).contains("--memory"),
+            "{}",
+            text(&out)
+        );
     }
 }
 
@@ -239,10 +316,21 @@ fn the_script_sets_and_keeps_an_instances_memory() {
         (out.status.success(), text(&out))
     };
     let (ok, out) = sh(&["up-instance", "memtest", "redis", "--memory", "16M"]);
-    assert!(!ok && out.contains("redis keeps everything in memory"), "{out}");
+    assert!(
+        !ok && out.contains("redis keeps everything in memory"),
+        "{out}"
+    );
     let (ok, out) = sh(&["restart-instance", "postgres:memtest", "--memory", "64K"]);
-    assert!(!ok && out.contains("below postgres's smallest cache"), "{out}");
-    let (ok, out) = sh(&["restart-instance", "postgres:memtest", "--memory", "100000G"]);
+    assert!(
+        !ok && out.contains("below postgres's smallest cache"),
+        "{out}"
+    );
+    let (ok, out) = sh(&[
+        "restart-instance",
+        "postgres:memtest",
+        "--memory",
+        "100000G",
+    ]);
     assert!(!ok && out.contains("RAM"), "{out}");
     let (ok, out) = sh(&["restart-instance", "postgres", "--memory", "64M"]);
     assert!(!ok && out.contains("main server"), "{out}");

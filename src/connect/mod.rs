@@ -234,7 +234,10 @@ mod tests {
     #[test]
     fn loopback_urls_are_told_from_other_hosts() {
         let at = |kind, u: &str| ServerUrl::parse(kind, u).unwrap().is_loopback();
-        for (kind, scheme) in [(ServerKind::MariaDb, "mysql"), (ServerKind::Postgres, "postgres")] {
+        for (kind, scheme) in [
+            (ServerKind::MariaDb, "mysql"),
+            (ServerKind::Postgres, "postgres"),
+        ] {
             for host in ["127.0.0.1", "127.1.2.3", "localhost", "[::1]"] {
                 assert!(at(kind, &format!("{scheme}://u:p@{host}:1/db")), "{host}");
             }

@@ -3,6 +3,7 @@
 //! in the server setting `annbench.memory_share`): one row per algorithm, parameter set and
 //! share, largest share first, cold and warm side by side.
 
+use super::html::{Axis, Chart, Dataset, Point, colour};
 use super::metrics::spec;
 use super::names::point_name;
 use super::render::{Cell, Column, Style, Table};
@@ -115,6 +116,78 @@ pub fn memory_table(points: &[PointResult]) -> Option<Table> {
     Some(Table {
         columns,
         rows: table_rows,
+    })
+}
+
+/// A figure of a point to plot against its share.
+pub type Figure = fn(&PointResult) -> Option<f64>;
+
+/// QPS of a point.
+pub fn qps(p: &PointResult) -> Option<f64> {
+    Some(p.metrics.qps)
+}
+
+/// Storage reads per query of a point: the device's (`io_reads_per_query`), else the server
+/// processes' KiB read per query in 8 KiB pages.
+pub fn reads(p: &PointResult) -> Option<f64> {
+    let s = p.metrics.server.as_ref()?;
+    s.io_reads_per_query
+        .or(s.server_read_kib_per_query.map(|k| k / 8.0))
+}
+
+/// `figure` against the share of the index in memory (percent), one line per algorithm (and
+/// run label), warm solid and cold as triangles in the same colour; `None` without memory
+/// series.
+pub fn memory_chart(points: &[PointResult], id: &str, y: Axis, figure: Figure) -> Option<Chart> {
+    let mut lines: BTreeMap<(String, Option<String>, String, bool), Vec<(f64, f64)>> =
+        BTreeMap::new();
+    for p in points {
+        let (Some((share, cold)), Some(v)) = (memory_share(p), figure(p)) else {
+            continue;
+        };
+        let key = (
+            p.algorithm.clone(),
+            base_label(p.label.as_deref()),
+            point_name(p),
+            cold,
+        );
+        lines.entry(key).or_default().push((share * 100.0, v));
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    let mut groups: Vec<(String, Option<String>, String)> = Vec::new();
+    let datasets = lines
+        .into_iter()
+        .map(|((algorithm, label, name, cold), mut xy)| {
+            xy.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let g = (algorithm, label, name);
+            let group = groups.iter().position(|x| *x == g).unwrap_or_else(|| {
+                groups.push(g.clone());
+                groups.len() - 1
+            });
+            let name = match &g.1 {
+                Some(l) => format!("{} {l}", g.2),
+                None => g.2.clone(),
+            };
+            Dataset {
+                label: if cold { format!("{name}, cold") } else { name },
+                group,
+                colour: colour(group).to_string(),
+                line: true,
+                stepped: false,
+                legend: true,
+                faded: false,
+                shape: if cold { "triangle" } else { "circle" },
+                points: xy.into_iter().map(|(x, y)| Point::new(x, y, -1)).collect(),
+            }
+        })
+        .collect();
+    Some(Chart {
+        id: id.to_string(),
+        x: Axis::linear("Share of the index in memory (%)"),
+        y,
+        datasets,
     })
 }
 

@@ -119,7 +119,10 @@ fn memory_stored(ctx: &Ctx<'_>, build: &BuildPoint) -> Result<bool> {
         };
         // A lookup's notes and failures are the sweep's to report, when it measures them.
         let quiet = &mut SweepSummary::default();
-        if todo_of(&series, build, quiet)?.iter().any(|t| t.stored.is_none()) {
+        if todo_of(&series, build, quiet)?
+            .iter()
+            .any(|t| t.stored.is_none())
+        {
             return Ok(false);
         }
     }

@@ -155,7 +155,10 @@ pub(in crate::runner) fn restart_with(url: &ServerUrl, bytes: Option<u64>) -> Re
 
 /// Put every server of the sweep back to its full memory (before the first build: a stopped
 /// sweep may have left one at a share).
-pub(in crate::runner) fn reset(opts: &crate::runner::SweepOptions, kinds: &[ServerKind]) -> Result<()> {
+pub(in crate::runner) fn reset(
+    opts: &crate::runner::SweepOptions,
+    kinds: &[ServerKind],
+) -> Result<()> {
     for &kind in kinds {
         for (_, url) in opts.backend.urls_of(kind)? {
             restart_with(&url, None)?;
@@ -247,7 +250,11 @@ pub(in crate::runner) fn sweep(
             let (bytes, why) = match share_bytes(kind, index, share, ctx.host.ram_bytes) {
                 Ok(b) => b,
                 Err(why) => {
-                    warn(ctx.progress, summary, format!("{}: {why}: skipped", ctx.algorithm));
+                    warn(
+                        ctx.progress,
+                        summary,
+                        format!("{}: {why}: skipped", ctx.algorithm),
+                    );
                     continue;
                 }
             };
@@ -255,7 +262,11 @@ pub(in crate::runner) fn sweep(
             let warm = series_ctx(ctx, share, false);
             let todo_cold = build::todo_of(&cold, build, summary)?;
             let todo_warm = build::todo_of(&warm, build, summary)?;
-            if todo_cold.iter().chain(&todo_warm).all(|t| t.stored.is_some()) {
+            if todo_cold
+                .iter()
+                .chain(&todo_warm)
+                .all(|t| t.stored.is_some())
+            {
                 build::report_stored(&cold, todo_cold, summary);
                 build::report_stored(&warm, todo_warm, summary);
                 continue;
@@ -276,15 +287,23 @@ pub(in crate::runner) fn sweep(
             let server = memory_server(backend, share, bytes)?;
             // MariaDB's graph cache at the share: a graph larger than it is said so.
             let graph = server.settings.get("mhnsw_max_cache_size");
-            if let Some(n) = graph.and_then(|c| c.parse().ok()).and_then(|c| {
-                crate::backend::mariadb::cache_notice(index, c)
-            }) {
+            if let Some(n) = graph
+                .and_then(|c| c.parse().ok())
+                .and_then(|c| crate::backend::mariadb::cache_notice(index, c))
+            {
                 note = format!("{note}; {n}");
             }
-            let cold = Ctx { server: server.clone(), ..cold };
+            let cold = Ctx {
+                server: server.clone(),
+                ..cold
+            };
             let warm = Ctx { server, ..warm };
-            measure(&cold, backend, build, report, &todo_cold, &note, true, summary)?;
-            measure(&warm, backend, build, report, &todo_warm, &note, false, summary)?;
+            measure(
+                &cold, backend, build, report, &todo_cold, &note, true, summary,
+            )?;
+            measure(
+                &warm, backend, build, report, &todo_warm, &note, false, summary,
+            )?;
         }
         Ok(())
     })();
@@ -339,10 +358,10 @@ fn measure(
         .collect();
     // The build's report (its size, seconds and phases) is that of the build measured before
     // the restarts; the server's cost of the build stays unmeasured (this is no build).
-    let mut cost = BuildCost::find(ctx);
-    cost.first_report = report.clone();
     let mut with_note = report.clone();
     with_note.notices.push(note.to_string());
+    let mut cost = BuildCost::find(ctx);
+    cost.first_report = with_note.clone();
     let (ready, mut searchers) = build::connect(ctx, backend, with_note, &mut runs, summary)?;
     let step = ready.step(ctx, build, 0);
     let mut bufs = PassBuffers::new(
@@ -354,9 +373,21 @@ fn measure(
         let mut done = |run: &mut PointRun, failed: Option<crate::Error>| -> Result<()> {
             backend_ok(failed)?;
             let point = build::finish(ctx, build, run, &ready.probe, &cost, None)?;
-            build::store_point(ctx, &ready.report, point, build::find_todo(&missing, run)?, summary)
+            build::store_point(
+                ctx,
+                &ready.report,
+                point,
+                build::find_todo(&missing, run)?,
+                summary,
+            )
         };
-        return crate::runner::schedule::measure(&step, &mut runs, &mut searchers, &mut bufs, &mut done);
+        return crate::runner::schedule::measure(
+            &step,
+            &mut runs,
+            &mut searchers,
+            &mut bufs,
+            &mut done,
+        );
     }
     let one = Policy {
         runs: 1,
@@ -371,7 +402,13 @@ fn measure(
         run.timed_pass(&step.env, &mut searchers, &mut bufs, &one)?;
         run.recall_pass(&step.env, &mut searchers, &mut bufs, 0, &ready.report)?;
         let point = build::finish(ctx, build, run, &ready.probe, &cost, None)?;
-        build::store_point(ctx, &ready.report, point, build::find_todo(&missing, run)?, summary)?;
+        build::store_point(
+            ctx,
+            &ready.report,
+            point,
+            build::find_todo(&missing, run)?,
+            summary,
+        )?;
     }
     Ok(())
 }
