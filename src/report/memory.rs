@@ -139,8 +139,9 @@ pub fn reads(p: &PointResult) -> Option<f64> {
 /// run label), warm solid and cold as triangles in the same colour; `None` without memory
 /// series.
 pub fn memory_chart(points: &[PointResult], id: &str, y: Axis, figure: Figure) -> Option<Chart> {
-    let mut lines: BTreeMap<(String, Option<String>, String, bool), Vec<(f64, f64)>> =
-        BTreeMap::new();
+    // (algorithm, run label, parameters, cold) -> (share %, figure).
+    type Line = (String, Option<String>, String, bool);
+    let mut lines: BTreeMap<Line, Vec<(f64, f64)>> = BTreeMap::new();
     for p in points {
         let (Some((share, cold)), Some(v)) = (memory_share(p), figure(p)) else {
             continue;

@@ -234,6 +234,7 @@ pub(in crate::runner) fn sweep(
     backend: &mut dyn Backend,
     build: &BuildPoint,
     report: &crate::backend::BuildReport,
+    full: &[(crate::params::Params, usize, f64)],
     summary: &mut SweepSummary,
 ) -> Result<()> {
     let kind = crate::backend::algorithm(ctx.algorithm)
@@ -298,12 +299,13 @@ pub(in crate::runner) fn sweep(
                 ..cold
             };
             let warm = Ctx { server, ..warm };
-            measure(
-                &cold, backend, build, report, &todo_cold, &note, true, summary,
-            )?;
-            measure(
-                &warm, backend, build, report, &todo_warm, &note, false, summary,
-            )?;
+            let series = Series {
+                report,
+                note: &note,
+                full,
+            };
+            measure(&cold, backend, build, &series, &todo_cold, true, summary)?;
+            measure(&warm, backend, build, &series, &todo_warm, false, summary)?;
         }
         Ok(())
     })();
@@ -338,19 +340,57 @@ fn memory_server(
     Ok(server)
 }
 
+/// What the points of one share carry: the build's report, the share's notice, and each
+/// point's recall at full memory (for the check that memory does not change the answers).
+struct Series<'a> {
+    report: &'a crate::backend::BuildReport,
+    note: &'a str,
+    full: &'a [(crate::params::Params, usize, f64)],
+}
+
+/// Store `point`, warning first when its recall differs from the same point's at full
+/// memory (the same index should answer the same; MariaDB's reloaded graph may not).
+fn store(
+    ctx: &Ctx<'_>,
+    series: &Series<'_>,
+    report: &crate::backend::BuildReport,
+    point: crate::results::PointResult,
+    todo: &Todo<'_>,
+    summary: &mut SweepSummary,
+) -> Result<()> {
+    let before = series
+        .full
+        .iter()
+        .find(|(q, c, _)| *q == point.query_args && *c == point.clients)
+        .map(|f| f.2);
+    if let Some(before) = before.filter(|b| (b - point.metrics.recall).abs() > 1e-9) {
+        warn(
+            ctx.progress,
+            summary,
+            format!(
+                "{} {}: recall {:.4} differs from {before:.4} at full memory before the \
+                 restarts: the index reloaded from storage answers differently",
+                build::point_label(&point),
+                point.label.as_deref().unwrap_or(""),
+                point.metrics.recall
+            ),
+        );
+    }
+    build::store_point(ctx, report, point, todo, summary)
+}
+
 /// Measure the missing points of `todo` in this series: cold, one timed pass each right after
 /// the restart (the first point meets the emptiest cache); warm, the usual passes.
-#[allow(clippy::too_many_arguments)]
 fn measure(
     ctx: &Ctx<'_>,
     backend: &mut dyn Backend,
     build: &BuildPoint,
-    report: &crate::backend::BuildReport,
+    series: &Series<'_>,
     todo: &[Todo<'_>],
-    note: &str,
     cold: bool,
     summary: &mut SweepSummary,
 ) -> Result<()> {
+    let (report, note) = (series.report, series.note);
     let missing: Vec<&Todo<'_>> = todo.iter().filter(|t| t.stored.is_none()).collect();
     let mut runs: Vec<PointRun> = missing
         .iter()
@@ -373,8 +413,9 @@ fn measure(
         let mut done = |run: &mut PointRun, failed: Option<crate::Error>| -> Result<()> {
             backend_ok(failed)?;
             let point = build::finish(ctx, build, run, &ready.probe, &cost, None)?;
-            build::store_point(
+            store(
                 ctx,
+                series,
                 &ready.report,
                 point,
                 build::find_todo(&missing, run)?,
@@ -402,8 +443,9 @@ fn measure(
         run.timed_pass(&step.env, &mut searchers, &mut bufs, &one)?;
         run.recall_pass(&step.env, &mut searchers, &mut bufs, 0, &ready.report)?;
         let point = build::finish(ctx, build, run, &ready.probe, &cost, None)?;
-        build::store_point(
+        store(
             ctx,
+            series,
             &ready.report,
             point,
             build::find_todo(&missing, run)?,
