@@ -109,8 +109,14 @@ fn setting<'a>(p: &'a PointResult, name: &str) -> &'a str {
 }
 
 /// Every share has a cold series (one timed pass) and a warm one (the usual passes) of the
-/// same build, its share recorded, the same recall as the full-memory points.
-fn check_series(points: &[PointResult], labels: &[(&str, &str)], queries: usize) {
+/// same build, its share recorded; with `same_answers`, the answers of the full-memory points
+/// (pgvector's search does not depend on what its buffers hold; MariaDB's graph cache does).
+fn check_series(
+    points: &[PointResult],
+    labels: &[(&str, &str)],
+    queries: usize,
+    same_answers: bool,
+) {
     let full = series(points, "m");
     assert_eq!(full.len(), queries, "{:?}", labels_of(points));
     for (label, share) in labels {
@@ -131,8 +137,8 @@ fn check_series(points: &[PointResult], labels: &[(&str, &str)], queries: usize)
                 assert_eq!(f.index_size_bytes, p.index_size_bytes, "the same index");
                 assert!(p.index_size_bytes.unwrap() > 0);
                 // The same index answers the same, whatever the memory.
-                assert_eq!(
-                    f.neighbors, p.neighbors,
+                assert!(
+                    !same_answers || f.neighbors == p.neighbors,
                     "{l}: other answers than at full memory"
                 );
             }
@@ -166,7 +172,7 @@ fn postgres_memory_sweep_restarts_at_each_share_reads_storage_and_resumes() {
     let out = sweep.run("pgvector", &args);
     assert!(out.status.success(), "{}", text(&out));
     let points = sweep.points();
-    check_series(&points, &[("m-mem100", "1"), ("m-mem10", "0.1")], 1);
+    check_series(&points, &[("m-mem100", "1"), ("m-mem10", "0.1")], 1, true);
     for p in series(&points, "m-mem10")
         .into_iter()
         .chain(series(&points, "m-mem10-cold"))
@@ -196,6 +202,33 @@ fn postgres_memory_sweep_restarts_at_each_share_reads_storage_and_resumes() {
         setting(full, "shared_buffers"),
         setting(series(&points, "m-mem10")[0], "shared_buffers")
     );
+
+    // table --by-memory: one row per share, cold and warm side by side; plot draws them.
+    let results = sweep.dir.path().join("results");
+    let report = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_annbench"))
+            .args(args)
+            .args([
+                "--dataset",
+                &sweep.dataset,
+                "--results",
+                results.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap()
+    };
+    let out = report(&["table", "--by-memory", "--format", "csv"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let csv = String::from_utf8_lossy(&out.stdout).to_string();
+    let rows: Vec<&str> = csv.lines().collect();
+    assert!(
+        rows[0].contains("memory_share_percent") && rows[0].contains("qps_cold"),
+        "{csv}"
+    );
+    assert_eq!(rows.len(), 3, "a header and the shares 100% and 10%: {csv}");
+    let png = sweep.dir.path().join("qps.png");
+    let out = report(&["plot", "qps-memory", "-o", png.to_str().unwrap()]);
+    assert!(out.status.success() && png.exists(), "{}", text(&out));
 
     // A rerun finds every series stored and measures nothing.
     let before: Vec<_> = points
@@ -234,7 +267,19 @@ fn mariadb_memory_sweep_measures_each_share_with_its_buffer_pool() {
     );
     assert!(out.status.success(), "{}", text(&out));
     let points = sweep.points();
-    check_series(&points, &[("m-mem50", "0.5")], 1);
+    check_series(&points, &[("m-mem50", "0.5")], 1, false);
+    // MariaDB's answers may change with its graph cache (docs/memory.md): the sweep says so.
+    let full = series(&points, "m")[0].metrics.recall;
+    if points
+        .iter()
+        .any(|p| (p.metrics.recall - full).abs() > 1e-9)
+    {
+        assert!(
+            text(&out).contains("at full memory before the restarts"),
+            "{}",
+            text(&out)
+        );
+    }
     let p = series(&points, "m-mem50")[0];
     assert!(
         p.environment

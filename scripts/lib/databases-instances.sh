@@ -320,6 +320,8 @@ cmd_up_instance() {
         if [ -n "$running" ] && [ "$(printf '%s\n' "${INST_SETTINGS[@]}")" != "$(printf '%s\n' "$@")" ]; then
             die "instance $engine:$name runs with other settings (${INST_SETTINGS[*]:-none}); to change them: scripts/databases.sh down-instance $engine:$name, then up-instance again"
         fi
+        # Without --memory it keeps the memory it has (as restart-instance does).
+        if [ -z "$MEM_SIZE" ]; then mem_kib=$INST_MEMORY_KIB mem_via=$INST_MEMORY_VIA; fi
         if [ -n "$running" ] && [ "$INST_MEMORY_KIB:$INST_MEMORY_VIA" != "$mem_kib:$mem_via" ]; then
             die "instance $engine:$name runs with other memory ($(memory_describe)); to change it: scripts/databases.sh restart-instance $engine:$name --memory SIZE (or off)"
         fi
