@@ -17,6 +17,7 @@ const KEYWORDS: &[(&str, &str)] = &[
     ("config", "config"),
     ("count", "count"),
     ("data-dir", "data_dir"),
+    ("expect", "expect"),
     ("force", "force"),
     ("judge-disturbed", "judge_disturbed"),
     ("keep-going", "keep_going"),

@@ -429,6 +429,67 @@ fn server_cpu_ratios_and_their_summary() {
     assert_eq!(json["pairs"][0]["cpu_verdict"], "cheaper");
 }
 
+/// The point whose server read `kib` KiB per query from storage on every pass (spread +-1%
+/// like its QPS).
+fn with_reads(mut p: PointResult, kib: f64) -> PointResult {
+    use annbench::results::{PassServerCost, ServerCost};
+    for (pass, s) in p.passes.iter_mut().zip(report_common::SPREAD) {
+        let bytes = (kib * s * 1024.0 * pass.queries as f64) as u64;
+        pass.server = Some(PassServerCost {
+            process_read_bytes: Some(bytes),
+            device_reads: Some(bytes / 8192),
+            ..PassServerCost::default()
+        });
+    }
+    p.metrics.server = Some(ServerCost::from_passes(&p.passes, p.metrics.latency_mean));
+    p
+}
+
+/// Storage reads compared like server CPU: a ratio with its interval and a verdict where both
+/// sides read something, the cached or IO-bound mark of each side, and no ratio to nothing.
+#[test]
+fn storage_read_ratios_verdicts_and_marks() {
+    let mut pts = points();
+    // mariadb ef_search=20: v2 reads a third as much; ef_search=40: v1 read nothing (cached).
+    pts[0] = with_reads(pts[0].clone(), 48.0);
+    pts[1] = with_reads(pts[1].clone(), 16.0);
+    pts[2] = with_reads(pts[2].clone(), 0.0);
+    pts[3] = with_reads(pts[3].clone(), 24.0);
+    let c = compare(&pts, "v1", "v2", &[0.99]).unwrap();
+    let params: Vec<_> = c
+        .rows
+        .iter()
+        .filter(|r| r.kind == MatchKind::Params)
+        .collect();
+    let reads = params[0]
+        .reads
+        .as_ref()
+        .expect("both sides read from storage");
+    assert!(close(reads.ratio, 1.0 / 3.0), "{reads:?}");
+    let i = reads.ratio_interval.expect("an interval from the passes");
+    assert!(i.low <= reads.ratio && reads.ratio <= i.high, "{i:?}");
+    assert_eq!(reads.verdict, Verdict::Below);
+    // A cached side read nothing: no ratio, the marks say why.
+    assert!(params[1].reads.is_none());
+    let json = c.to_json();
+    let pair = |i: usize| &json["pairs"][i];
+    assert_eq!(pair(0)["read_verdict"], "fewer");
+    assert_eq!(pair(0)["base_storage"], "io-bound");
+    assert_eq!(pair(1)["base_storage"], "cached");
+    assert_eq!(pair(1)["me_storage"], "io-bound");
+    assert_eq!(pair(1)["read_ratio"], serde_json::Value::Null);
+    assert_eq!(pair(1)["base_server_read_kib"], 0.0);
+    let md = c.render(Format::Markdown).unwrap();
+    assert!(
+        md.contains("io-bound") && md.contains("read verdict"),
+        "{md}"
+    );
+    assert!(md.contains("Storage reads per query: summary"), "{md}");
+    let s = c.read_params_summary.as_ref().unwrap();
+    assert_eq!((s.n, s.above, s.below), (1, 0, 1), "{s:?}");
+    assert_eq!(json["server_read_summary"][0]["n"], 1);
+}
+
 /// `point` with `version` and `settings` recorded for its server.
 fn on_server(mut p: PointResult, version: &str, settings: &[(&str, &str)]) -> PointResult {
     p.environment.server_version = version.into();

@@ -285,6 +285,54 @@ fn server_cost_columns_show_the_winners_cost_per_query() {
     let rows: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap();
     assert_eq!(rows[0]["server_cpu_ms"], 0.4);
     assert_eq!(rows[0]["server_exec_ms"], 0.3);
+    // No storage figure measured: no storage column in Markdown, empty in JSON.
+    assert!(!md.contains("storage"), "{md}");
+    assert_eq!(rows[0]["storage"], serde_json::Value::Null);
+}
+
+/// The storage figures and the cached / IO-bound mark of each winner, in the plain table (the
+/// mark) and with `--server-cost` (the figures).
+#[test]
+fn storage_mark_and_figures_show_per_winner() {
+    use annbench::results::ServerCost;
+    let mut pts = mixed();
+    for (i, p) in pts.iter_mut().enumerate() {
+        let kib = if i % 2 == 0 { 0.0 } else { 48.0 };
+        p.metrics.server = Some(ServerCost {
+            io_reads_per_query: Some(kib / 8.0),
+            io_read_kib_per_query: Some(kib),
+            io_write_kib_per_query: Some(0.25),
+            server_read_kib_per_query: Some(kib),
+            io_bound: Some(kib > annbench::results::IO_BOUND_KIB_PER_QUERY),
+            ..ServerCost::default()
+        });
+    }
+    let mut t = best_at_recall(&pts, &[0.95], None).unwrap();
+    let plain = render(&t.to_table(), Format::Markdown).unwrap();
+    assert!(
+        plain.contains("| storage |") || plain.contains(" storage "),
+        "{plain}"
+    );
+    assert!(
+        plain.contains("cached") || plain.contains("io-bound"),
+        "{plain}"
+    );
+    t.server_cost = true;
+    let json = render(&t.to_table(), Format::Json).unwrap();
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap();
+    for r in rows.iter().filter(|r| r["reached"] == true) {
+        let kib = r["server_read_kib"].as_f64().unwrap();
+        let mark = if kib > 1.0 { "io-bound" } else { "cached" };
+        assert_eq!(r["storage"], mark, "{r}");
+        assert_eq!(r["io_reads"].as_f64().unwrap(), kib / 8.0, "{r}");
+        assert_eq!(r["io_read_kib"].as_f64().unwrap(), kib, "{r}");
+        assert_eq!(r["io_write_kib"], 0.25, "{r}");
+    }
+    let md = render(&t.to_table(), Format::Markdown).unwrap();
+    assert!(
+        md.contains("reads/q") && md.contains("rKB/q") && md.contains("wKB/q"),
+        "{md}"
+    );
 }
 
 #[test]

@@ -184,6 +184,7 @@ def run_sweep(
     rebuilds: int = 1,
     order: str = ...,
     keep_going: bool = False,
+    expect: str | None = None,
 ) -> str: ...
 def run_stream(
     dataset: str,

@@ -173,6 +173,9 @@ def compare(
     two labels that ran interleaved in one run are paired round by round (``rule`` is
     ``paired``; ``rounds``, ``paired_half_width``, ``build_half_width``; ``switches_ratio``
     for context switches per query) and judged against ``paired_noise`` (docs/methodology.md).
+    Storage (docs/server-cost.md): ``base_storage`` / ``me_storage`` (``cached`` or
+    ``io-bound``), each side's ``server_read_kib`` per query and, where both read some,
+    ``read_ratio`` with its interval and ``read_verdict`` (``more``, ``fewer``).
     The summary of the ratios per match kind (n, counts of each verdict, geometric mean,
     median, min, max, each with a bootstrap interval) is in ``df.attrs["summary"]``; what to
     keep in mind (build variance, flagged points, pairing) in ``df.attrs["notes"]``; the

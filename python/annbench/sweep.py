@@ -52,6 +52,7 @@ def run(
     timeout: float | None = None,
     progress: bool | Callback = True,
     keep_going: bool = False,
+    expect: str | None = None,
     **servers: str | None,
 ) -> pd.DataFrame:
     """Runs a sweep and returns one row per point of the grid (measured now, or already
@@ -79,6 +80,9 @@ def run(
     ``keep_going``: go on after a failing point, build or algorithm, then raise
     ``BackendError`` listing what failed (everything else is stored; a rerun measures only what
     is missing). Without it the first failure raises.
+    ``expect``: ``"cached"`` or ``"io-bound"``, what the points' storage reads should say
+    (the ``storage`` column, docs/server-cost.md): each point that says the other, and the
+    points where the reads could not be measured, give a ``UserWarning`` at the end.
 
     The GIL is released while the sweep runs. Ctrl-C (KeyboardInterrupt) stops it at the
     next check (within about 0.1 s); every point measured before stays stored."""
@@ -110,6 +114,7 @@ def run(
             rebuilds=rebuilds,
             order=order,
             keep_going=keep_going,
+            expect=expect,
         )
     finally:
         if bars is not None:

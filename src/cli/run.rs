@@ -79,6 +79,11 @@ pub struct RunArgs {
     /// non-zero. Without it the first failure stops the sweep.
     #[arg(long)]
     pub keep_going: bool,
+    /// What the points' storage reads should say: cached (the index answered from memory)
+    /// or io-bound (from storage). Each point that says the other is a warning at the end
+    /// (docs/server-cost.md).
+    #[arg(long, value_parser = parse_expect, value_name = "cached|io-bound")]
+    pub expect: Option<crate::results::Storage>,
     /// Label stored with every point, e.g. mariadb-11.8 (for `annbench compare`).
     #[arg(long)]
     pub label: Option<String>,
@@ -218,6 +223,10 @@ fn parse_share(text: &str) -> std::result::Result<f64, String> {
     }
 }
 
+fn parse_expect(text: &str) -> std::result::Result<crate::results::Storage, String> {
+    text.parse().map_err(|e: Error| e.to_string())
+}
+
 fn parse_order(text: &str) -> std::result::Result<PassOrder, String> {
     text.parse().map_err(|e: Error| e.to_string())
 }
@@ -261,7 +270,7 @@ impl RunArgs {
 }
 
 pub fn run(args: RunArgs) -> Result<()> {
-    let (dry, calibrate) = (args.dry_run, args.calibrate);
+    let (dry, calibrate, expect) = (args.dry_run, args.calibrate, args.expect);
     let opts = args.options(&|name| std::env::var(name).ok())?;
     if dry {
         // Every check the run makes before server work fails the dry run the same way.
@@ -288,6 +297,12 @@ pub fn run(args: RunArgs) -> Result<()> {
         }
         other => other?,
     };
+    let mut summary = summary;
+    if let Some(expect) = expect {
+        let points = summary.points.iter().map(|p| &p.result);
+        let warnings = runner::expect::warnings(points, expect);
+        summary.warnings.extend(warnings);
+    }
     print_summary(&summary, &opts);
     if summary.failures.is_empty() {
         return Ok(());

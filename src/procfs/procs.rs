@@ -120,8 +120,13 @@ pub fn resident_bytes(pid: i32) -> Option<u64> {
 /// I/O is). Counts every thread, live or ended, and the children the process has reaped
 /// (the kernel adds a reaped child's counters to its parent's). Needs the same user or root.
 pub fn storage_bytes(pid: i32) -> Option<(u64, u64)> {
-    let io = Process::new(pid).ok()?.io().ok()?;
-    Some((io.read_bytes, io.write_bytes))
+    Some(storage_of(&Process::new(pid).ok()?.io().ok()?))
+}
+
+/// (read_bytes, write_bytes): what went to storage, not `rchar`/`wchar` (every read and
+/// write call, page-cache hits and sockets included).
+fn storage_of(io: &procfs::process::Io) -> (u64, u64) {
+    (io.read_bytes, io.write_bytes)
 }
 
 /// The command of `pid` (`postgres`, `mariadbd`).
@@ -217,7 +222,9 @@ fn unix_peer(_fd: i32) -> Option<i32> {
     None
 }
 
-/// The peer process of a connected Unix socket (`None` for other sockets).
+/// The peer process of a connected Unix socket (`None` for other sockets). Hand-written:
+/// `SO_PEERCRED` is a socket option, not a `/proc` file, so the `procfs` crate has no reader
+/// for it (`/proc/net/unix` lists no peers).
 #[cfg(target_os = "linux")]
 fn unix_peer(fd: i32) -> Option<i32> {
     let mut cred: libc::ucred = libc::ucred {
@@ -356,6 +363,15 @@ mod tests {
         // (absent, not zero).
         assert!(storage_bytes(me).is_some());
         assert_eq!(storage_bytes(i32::MAX), None);
+    }
+
+    #[test]
+    fn io_text_gives_the_bytes_that_went_to_storage_through_the_crate() {
+        use procfs::FromBufRead;
+        let text = "rchar: 323934931\nwchar: 323929600\nsyscr: 632687\nsyscw: 632675\n\
+                    read_bytes: 16384\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n";
+        let io = procfs::process::Io::from_buf_read(text.as_bytes()).unwrap();
+        assert_eq!(storage_of(&io), (16384, 8192));
     }
 
     #[test]

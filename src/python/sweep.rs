@@ -128,7 +128,7 @@ pub fn algorithms_json() -> PyResult<String> {
 /// Runs a sweep (the options of `annbench run`) and returns the JSON export rows of every
 /// point of the grid, measured now or already stored.
 #[pyfunction]
-#[pyo3(signature = (dataset, algorithms, config_files, build_overrides, query_overrides, count, runs, clients, results, data_dir, force, label, servers, timeout, callback, min_time=1.0, target_ci=None, max_time=None, rebuilds=1, order="rounds".to_string(), keep_going=false))]
+#[pyo3(signature = (dataset, algorithms, config_files, build_overrides, query_overrides, count, runs, clients, results, data_dir, force, label, servers, timeout, callback, min_time=1.0, target_ci=None, max_time=None, rebuilds=1, order="rounds".to_string(), keep_going=false, expect=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn run_sweep(
     py: Python<'_>,
@@ -153,6 +153,7 @@ pub fn run_sweep(
     rebuilds: usize,
     order: String,
     keep_going: bool,
+    expect: Option<String>,
 ) -> PyResult<String> {
     let seconds = |v: Option<f64>, what: &str| {
         v.map(Duration::try_from_secs_f64).transpose().map_err(|_| {
@@ -170,6 +171,11 @@ pub fn run_sweep(
     let min_time = seconds(Some(min_time), "min_time")?.unwrap_or_default();
     let max_time = seconds(max_time, "max_time")?;
     let order = order.parse().map_err(super::errors::to_py)?;
+    let expect: Option<crate::results::Storage> = expect
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(super::errors::to_py)?;
     let opts = SweepOptions {
         dataset,
         data_dir: data_dir.unwrap_or_else(crate::dataset::default_data_dir),
@@ -214,9 +220,16 @@ pub fn run_sweep(
             )));
         }
         let points: Vec<_> = summary.points.into_iter().map(|p| p.result).collect();
-        render::to_json(&export_table(&points))
+        let warnings = expect.map_or_else(Vec::new, |e| runner::expect::warnings(&points, e));
+        Ok((render::to_json(&export_table(&points))?, warnings))
     };
-    detached(py, &progress, &opts.results_dir, sweep)
+    let (rows, warnings) = detached(py, &progress, &opts.results_dir, sweep)?;
+    // `expect=`: one UserWarning for each point that says the other (docs/server-cost.md).
+    let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
+    for w in warnings {
+        PyErr::warn(py, &category, &std::ffi::CString::new(w)?, 1)?;
+    }
+    Ok(rows)
 }
 
 /// Run `job` on a thread of its own with the GIL released, checking Python's signals every

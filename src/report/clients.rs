@@ -28,6 +28,9 @@ pub struct ClientsRow {
     /// connection kept a client core busy, so the client may be the bottleneck. `None` when
     /// the passes were not recorded with CPU time.
     pub client_cpu_per_connection: Option<f64>,
+    /// `cached` or `io-bound` (docs/server-cost.md), where the server's storage reads were
+    /// measured.
+    pub storage: Option<&'static str>,
 }
 
 /// The points of one parameter set, by client count ascending.
@@ -87,6 +90,12 @@ fn group(points: &[PointResult], first: usize, members: &[usize]) -> ClientsGrou
                 recall: p.metrics.recall,
                 scaling: p.metrics.qps / base_qps,
                 client_cpu_per_connection: cpu_per_connection(p),
+                storage: p
+                    .metrics
+                    .server
+                    .as_ref()
+                    .and_then(|s| s.storage())
+                    .map(|s| s.as_str()),
             }
         })
         .collect();
@@ -117,6 +126,10 @@ pub fn clients_rows_table(groups: &[ClientsGroup], show_label: bool) -> Table {
     let metric = |name: &str| spec(name).column();
     let mut label = metric("label");
     label.in_markdown = show_label;
+    let mut storage = metric("storage");
+    storage.in_markdown = groups
+        .iter()
+        .any(|g| g.rows.iter().any(|r| r.storage.is_some()));
     let columns = vec![
         metric("algorithm"),
         label,
@@ -134,6 +147,7 @@ pub fn clients_rows_table(groups: &[ClientsGroup], show_label: bool) -> Table {
             "client CPU/conn",
             Style::Fixed(2),
         ),
+        storage,
     ];
     let mut rows = Vec::new();
     for g in groups {
@@ -151,6 +165,7 @@ pub fn clients_rows_table(groups: &[ClientsGroup], show_label: bool) -> Table {
                 Cell::Float(r.recall),
                 Cell::Float(r.scaling),
                 Cell::from(r.client_cpu_per_connection),
+                Cell::from(r.storage),
             ]);
         }
     }

@@ -27,7 +27,7 @@
 use super::paired::{
     BuildSpread, DEFAULT_PAIRED_NOISE, PairedRatio, RoundMeasure, paired_build_spread, paired_ratio,
 };
-use super::ratio::{Judge, cpu_side, rate, side};
+use super::ratio::{Judge, cost_side, rate, side};
 use super::series::{check_one_dataset, cmp_params, params_identity};
 use super::settings::{SettingDiff, settings_differ};
 use super::stats::{PairGroups, RatioStats, Stat, ratio_stats};
@@ -136,9 +136,12 @@ pub struct Matched {
     pub paired: Option<PairedRatio>,
     /// Server context switches per query, me / base (paired pairs whose passes have them).
     pub switches: Option<PairedRatio>,
+    /// KiB the server read from storage per query, me / base, when both sides read some.
+    pub reads: Option<CpuPair>,
 }
 
-/// Server CPU per query of a matched pair: me / base (below 1: `me` costs the server less).
+/// A server cost per query of a matched pair (CPU, storage reads): me / base (below 1: `me`
+/// costs the server less).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CpuPair {
     pub base: Side,
@@ -174,6 +177,9 @@ pub struct Comparison {
     /// The same summaries of the server CPU ratios (pairs whose sides both have it).
     pub cpu_params_summary: Option<RatioSummary>,
     pub cpu_recall_summary: Option<RatioSummary>,
+    /// The same summaries of the storage read ratios (pairs whose sides both read some).
+    pub read_params_summary: Option<RatioSummary>,
+    pub read_recall_summary: Option<RatioSummary>,
     /// What the reader must know (build variance, flagged points).
     pub notes: Vec<String>,
     /// How many pairs were paired, their precision and the build spread.
@@ -259,14 +265,16 @@ pub fn compare_with(
     let mut rows = param_matches(&base_pts, &me_pts, &ctx);
     rows.extend(recall_matches(&base_pts, &me_pts, &ctx)?);
     let summary = |k: MatchKind| summarise(rows.iter().filter(|r| r.kind == k), opts);
-    let cpu_summary = |k: MatchKind| {
-        let cpu: Vec<Matched> = rows
+    let cost_summary = |k: MatchKind, of: fn(&Matched) -> Option<&CpuPair>| {
+        let pairs: Vec<Matched> = rows
             .iter()
             .filter(|r| r.kind == k)
-            .filter_map(|r| r.cpu.as_ref().map(|c| cpu_as_matched(r, c)))
+            .filter_map(|r| of(r).map(|c| cpu_as_matched(r, c)))
             .collect();
-        summarise(cpu.iter(), opts)
+        summarise(pairs.iter(), opts)
     };
+    let cpu_summary = |k: MatchKind| cost_summary(k, |r| r.cpu.as_ref());
+    let read_summary = |k: MatchKind| cost_summary(k, |r| r.reads.as_ref());
     let mut notes = vec![BUILD_VARIANCE_NOTE.to_string()];
     let flagged = rows
         .iter()
@@ -300,6 +308,8 @@ pub fn compare_with(
         recall_summary: summary(MatchKind::Recall),
         cpu_params_summary: cpu_summary(MatchKind::Params),
         cpu_recall_summary: cpu_summary(MatchKind::Recall),
+        read_params_summary: read_summary(MatchKind::Params),
+        read_recall_summary: read_summary(MatchKind::Recall),
         rows,
         notes,
         pairing,
@@ -312,6 +322,7 @@ impl From<Measure> for RoundMeasure {
         match m {
             Measure::Qps => RoundMeasure::Qps,
             Measure::ServerCpu => RoundMeasure::CpuPerQuery,
+            Measure::ServerReads => RoundMeasure::ReadKibPerQuery,
         }
     }
 }
@@ -351,6 +362,7 @@ fn spreads(
             RoundMeasure::Qps,
             RoundMeasure::CpuPerQuery,
             RoundMeasure::SwitchesPerQuery,
+            RoundMeasure::ReadKibPerQuery,
         ] {
             let s = paired_build_spread(pairs.iter().copied(), m);
             let spread = RunSpread {
@@ -556,7 +568,7 @@ fn labelled<'a>(points: &'a [PointResult], label: &str) -> crate::Result<Vec<&'a
     Ok(mine)
 }
 
-/// A CPU pair as a [`Matched`], for [`summarise`].
+/// A server cost pair (CPU, storage reads) as a [`Matched`], for [`summarise`].
 fn cpu_as_matched(r: &Matched, c: &CpuPair) -> Matched {
     Matched {
         base: Some(c.base.clone()),
@@ -565,6 +577,7 @@ fn cpu_as_matched(r: &Matched, c: &CpuPair) -> Matched {
         ratio_interval: c.ratio_interval,
         verdict: Some(c.verdict),
         cpu: None,
+        reads: None,
         paired: c.paired.clone(),
         rule: if c.paired.is_some() {
             Rule::Paired
@@ -611,11 +624,10 @@ fn pair(
         (Some(b), Some(m), None) if b.value > 0.0 => Some(rate(b, m, judge)),
         _ => None,
     };
-    let cpu = b
-        .and_then(cpu_side)
-        .zip(m.and_then(cpu_side))
-        .map(|(base, me)| {
-            let paired = paired_of(RoundMeasure::CpuPerQuery);
+    let cost = |measure: Measure| {
+        let side = |p: &PointResult| cost_side(p, measure);
+        b.and_then(side).zip(m.and_then(side)).map(|(base, me)| {
+            let paired = paired_of(measure.into());
             let (ratio, ratio_interval, verdict) = match &paired {
                 Some(p) => (p.ratio, Some(p.interval), p.verdict),
                 None => rate(&base, &me, judge),
@@ -628,7 +640,9 @@ fn pair(
                 verdict,
                 paired,
             }
-        });
+        })
+    };
+    let cpu = cost(Measure::ServerCpu);
     Matched {
         kind,
         algorithm: algorithm.to_string(),
@@ -646,6 +660,7 @@ fn pair(
             Rule::Unpaired
         },
         switches: paired_of(RoundMeasure::SwitchesPerQuery),
+        reads: cost(Measure::ServerReads),
         paired,
     }
 }

@@ -107,6 +107,34 @@ impl Comparison {
                 Style::Plain,
             )),
         ]);
+        // Cached or IO-bound, and the KiB the server read from storage per query
+        // (docs/server-cost.md): a ratio where both sides read something.
+        let storage = |s: &Option<super::ratio::Side>| s.as_ref().and_then(|s| s.storage);
+        let any_storage = self
+            .rows
+            .iter()
+            .any(|r| storage(&r.base).is_some() || storage(&r.me).is_some());
+        let st_md = |c: Column| if any_storage { c } else { c.machine_only() };
+        let any_reads = self.rows.iter().any(|r| r.reads.is_some());
+        let rd_md = |c: Column| if any_reads { c } else { c.machine_only() };
+        columns.extend([
+            st_md(Column::new("base_storage", "base storage", Style::Plain)),
+            st_md(Column::new("me_storage", "me storage", Style::Plain)),
+            Column::new("base_server_read_kib", "base read KiB/q", Style::Plain).machine_only(),
+            Column::new("me_server_read_kib", "me read KiB/q", Style::Plain).machine_only(),
+            Column::new("read_ratio", "read ratio", Style::Ratio).machine_only(),
+            Column::new("read_ratio_ci_low", "low", Style::Ratio).machine_only(),
+            Column::new("read_ratio_ci_high", "high", Style::Ratio).machine_only(),
+            rd_md(
+                Column::new(
+                    "read_ratio_text",
+                    "server KiB read/q ratio [95% CI]",
+                    Style::Plain,
+                )
+                .markdown_only(),
+            ),
+            rd_md(Column::new("read_verdict", "read verdict", Style::Plain)),
+        ]);
         if kind.is_some() {
             columns[0].in_markdown = false;
         }
@@ -185,6 +213,20 @@ impl Comparison {
         t
     }
 
+    /// The summary statistics of the storage read ratios (KiB the server read per query), as
+    /// [`Self::summary_table`] with `more` and `fewer` counts.
+    pub fn read_summary_table(&self) -> Table {
+        let mut t = self.summary_table_of(
+            ("more", "fewer"),
+            [
+                (MatchKind::Params, &self.read_params_summary),
+                (MatchKind::Recall, &self.read_recall_summary),
+            ],
+        );
+        t.columns[0].title = "match (server KiB read per query)".into();
+        t
+    }
+
     /// The comparison in `format`: Markdown with headed sections; CSV as the flat pairs table
     /// (the statistics follow from it); JSON as `{base, me, measure, noise, paired_noise,
     /// stat, notes, pairs: [...], summary: [...], server_cpu_summary: [...], pairing: {...},
@@ -213,6 +255,7 @@ impl Comparison {
             "pairs": to_json_records(&self.pairs_table(None)),
             "summary": to_json_records(&self.summary_table()),
             "server_cpu_summary": to_json_records(&self.cpu_summary_table()),
+            "server_read_summary": to_json_records(&self.read_summary_table()),
             "paired_noise": self.options.paired_noise,
             "pairing": pairing_json(&self.pairing),
             "settings_differ": super::settings::to_json(&self.settings, &[b, m]),
@@ -265,6 +308,14 @@ impl Comparison {
                  the server less)\n\n"
             ));
             out.push_str(&to_markdown(&c));
+        }
+        let r = self.read_summary_table();
+        if !r.rows.is_empty() {
+            out.push_str(&format!(
+                "\n## Storage reads per query: summary of the ratios ({m} / {b}; KiB the server \
+                 read from storage; below 1 reads less)\n\n"
+            ));
+            out.push_str(&to_markdown(&r));
         }
         if !self.settings.is_empty() {
             out.push_str("\n## Settings that differ\n\n");
@@ -358,7 +409,25 @@ impl Comparison {
             Cell::from(sw.map(|s| s.interval.low)),
             Cell::from(sw.map(|s| s.interval.high)),
             Cell::from(sw.map(|s| ratio_text(s.ratio, Some(s.interval))).as_deref()),
-            Cell::from(sw.map(|s| switches_verdict(s.verdict))),
+            Cell::from(sw.map(|s| count_verdict(s.verdict))),
+        ]);
+        let storage = |s: &Option<super::ratio::Side>| {
+            Cell::from(s.as_ref().and_then(|s| s.storage).map(|x| x.as_str()))
+        };
+        let kib =
+            |s: &Option<super::ratio::Side>| Cell::from(s.as_ref().and_then(|s| s.server_read_kib));
+        let rd = r.reads.as_ref();
+        let ri = rd.and_then(|c| c.ratio_interval);
+        cells.extend([
+            storage(&r.base),
+            storage(&r.me),
+            kib(&r.base),
+            kib(&r.me),
+            Cell::from(rd.map(|c| c.ratio)),
+            Cell::from(ri.map(|i| i.low)),
+            Cell::from(ri.map(|i| i.high)),
+            Cell::from(rd.map(|c| ratio_text(c.ratio, ri)).as_deref()),
+            Cell::from(rd.map(|c| count_verdict(c.verdict))),
         ]);
         cells
     }
@@ -384,7 +453,8 @@ fn precision_text(p: &super::paired::PairedRatio) -> String {
     }
 }
 
-fn switches_verdict(v: Verdict) -> &'static str {
+/// The verdict on a ratio of counts per query (context switches, storage reads).
+pub(super) fn count_verdict(v: Verdict) -> &'static str {
     match v {
         Verdict::Above => "more",
         Verdict::Below => "fewer",

@@ -3,7 +3,7 @@
 //! column per server, as the published relative-QPS tables.
 
 use super::compare::{MatchKind, Matched, Rule, Verdict};
-use super::compare_view::{pairing_json, ratio_text};
+use super::compare_view::{count_verdict, pairing_json, ratio_text};
 use super::matrix::{Matrix, MatrixRow};
 use super::names::algorithm_name;
 use super::render::{
@@ -20,7 +20,9 @@ impl Matrix {
     /// One record per (row, server): `match, algorithm, clients, recall_threshold, base_name,
     /// base_<measure>, server, me_name, me_<measure>, ratio, ratio_ci_low, ratio_ci_high,
     /// verdict, significant, rule, rounds, paired_half_width, build_half_width, cpu_ratio,
-    /// cpu_ratio_ci_low, cpu_ratio_ci_high, cpu_verdict`.
+    /// cpu_ratio_ci_low, cpu_ratio_ci_high, cpu_verdict, me_storage, read_ratio,
+    /// read_ratio_ci_low, read_ratio_ci_high, read_verdict` (storage reads:
+    /// docs/server-cost.md).
     pub fn cells_table(&self) -> Table {
         let q = self.options().measure.name();
         let plain = |n: &str| Column::new(n, n, Style::Plain);
@@ -48,6 +50,11 @@ impl Matrix {
             ratio("cpu_ratio_ci_low"),
             ratio("cpu_ratio_ci_high"),
             plain("cpu_verdict"),
+            plain("me_storage"),
+            ratio("read_ratio"),
+            ratio("read_ratio_ci_low"),
+            ratio("read_ratio_ci_high"),
+            plain("read_verdict"),
         ];
         let mut rows = Vec::new();
         for row in &self.rows {
@@ -62,6 +69,7 @@ impl Matrix {
     fn record(&self, row: &MatrixRow, server: &str, m: &Matched) -> Vec<Cell> {
         let i = m.ratio_interval;
         let c = m.cpu.as_ref();
+        let rd = m.reads.as_ref();
         let p = m.paired.as_ref();
         vec![
             Cell::Text(row.kind.as_str().into()),
@@ -86,6 +94,11 @@ impl Matrix {
             Cell::from(c.and_then(|c| c.ratio_interval).map(|i| i.low)),
             Cell::from(c.and_then(|c| c.ratio_interval).map(|i| i.high)),
             Cell::from(c.map(|c| cost_verdict(c.verdict))),
+            Cell::from(m.me.as_ref().and_then(|s| s.storage).map(|s| s.as_str())),
+            Cell::from(rd.map(|c| c.ratio)),
+            Cell::from(rd.and_then(|c| c.ratio_interval).map(|i| i.low)),
+            Cell::from(rd.and_then(|c| c.ratio_interval).map(|i| i.high)),
+            Cell::from(rd.map(|c| count_verdict(c.verdict))),
         ]
     }
 

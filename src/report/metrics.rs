@@ -27,6 +27,8 @@ pub enum Unit {
     Seconds,
     /// MiB = 2^20 bytes (`_mib`): sizes.
     Mib,
+    /// KiB = 2^10 bytes (`_kib`): storage read or written per query.
+    Kib,
 }
 
 impl Unit {
@@ -37,6 +39,7 @@ impl Unit {
             Unit::Us => Some("_us"),
             Unit::Seconds => Some("_seconds"),
             Unit::Mib => Some("_mib"),
+            Unit::Kib => Some("_kib"),
             Unit::Text | Unit::Count | Unit::Number | Unit::PerSecond => None,
         }
     }
@@ -51,6 +54,7 @@ impl Unit {
             Unit::Us => "us",
             Unit::Seconds => "seconds",
             Unit::Mib => "mib",
+            Unit::Kib => "kib",
         }
     }
 }
@@ -215,7 +219,7 @@ use Group as G;
 use Style::{Fixed, Plain, Recall};
 use Unit as U;
 
-const SPECS: [MetricSpec; 51] = [
+const SPECS: [MetricSpec; 59] = [
     m(
         "dataset",
         "dataset",
@@ -705,6 +709,77 @@ const SPECS: [MetricSpec; 51] = [
         "Buffer reads per query, from the server's statistics.",
     ),
     m(
+        "storage",
+        "storage",
+        U::Text,
+        Plain,
+        G::Server,
+        "cached or io-bound: whether the server read more than 1 KiB per query from storage \
+         (server_read_kib; local servers).",
+    ),
+    m(
+        "io_reads",
+        "reads/q",
+        U::Number,
+        Fixed(3),
+        G::Server,
+        "Reads of the block device holding the data directory per query (iostat r/s / QPS; \
+         the whole device).",
+    )
+    .plot(
+        16,
+        "Storage reads per query",
+        "Storage reads",
+        Scale::Linear,
+        true,
+        true,
+    ),
+    m(
+        "io_read_kib",
+        "rKB/q",
+        U::Kib,
+        Fixed(2),
+        G::Server,
+        "KiB read from the block device holding the data directory per query (rkB/s / QPS; \
+         the whole device).",
+    ),
+    m(
+        "io_writes",
+        "writes/q",
+        U::Number,
+        Fixed(3),
+        G::Server,
+        "Writes of the block device holding the data directory per query (w/s / QPS; the \
+         whole device).",
+    ),
+    m(
+        "io_write_kib",
+        "wKB/q",
+        U::Kib,
+        Fixed(2),
+        G::Server,
+        "KiB written to the block device holding the data directory per query (wkB/s / QPS; \
+         the whole device).",
+    ),
+    m(
+        "server_read_kib",
+        "server read KiB/q",
+        U::Kib,
+        Fixed(2),
+        G::Server,
+        "KiB the server processes read from storage per query (/proc/<pid>/io read_bytes; \
+         local servers).",
+    ),
+    m(
+        "server_write_kib",
+        "server write KiB/q",
+        U::Kib,
+        Fixed(2),
+        G::Server,
+        "KiB the server processes wrote to storage per query (/proc/<pid>/io write_bytes; \
+         local servers).",
+    ),
+    m(
         "build_cpu_seconds",
         "build CPU s",
         U::Seconds,
@@ -751,6 +826,14 @@ const SPECS: [MetricSpec; 51] = [
         Plain,
         G::Server,
         "Where the server's statement statistics were read.",
+    ),
+    m(
+        "io_source",
+        "I/O source",
+        U::Text,
+        Plain,
+        G::Server,
+        "The block device of the io_* figures, and how its data directory was found.",
     ),
 ];
 

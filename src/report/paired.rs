@@ -52,6 +52,8 @@ pub enum RoundMeasure {
     CpuPerQuery,
     /// Server context switches (voluntary + involuntary) per query.
     SwitchesPerQuery,
+    /// KiB the server processes read from storage per query.
+    ReadKibPerQuery,
 }
 
 impl RoundMeasure {
@@ -67,6 +69,9 @@ impl RoundMeasure {
             RoundMeasure::SwitchesPerQuery => {
                 let s = p.server.as_ref()?;
                 (s.voluntary_switches? + s.involuntary_switches?) as f64 / q
+            }
+            RoundMeasure::ReadKibPerQuery => {
+                p.server.as_ref()?.process_read_bytes? as f64 / 1024.0 / q
             }
         };
         (v.is_finite() && v > 0.0).then_some(v)

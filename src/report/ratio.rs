@@ -4,7 +4,7 @@
 use super::names::point_name;
 use super::stats::{Stat, pass_groups};
 use crate::metrics::interval::{Interval, LEVEL, median_interval, ratio_interval};
-use crate::results::{Flag, PointResult};
+use crate::results::{Flag, PassServerCost, PointResult, Storage};
 
 /// What is compared. Higher is better for QPS; server CPU per query is a cost (lower is
 /// better) and names its verdicts accordingly.
@@ -14,6 +14,9 @@ pub enum Measure {
     Qps,
     /// Server CPU seconds per query (local servers), the median of the passes in use.
     ServerCpu,
+    /// KiB the server processes read from storage per query (local servers), the median of
+    /// the passes in use.
+    ServerReads,
 }
 
 impl Measure {
@@ -22,6 +25,7 @@ impl Measure {
         match self {
             Measure::Qps => "qps",
             Measure::ServerCpu => "server_cpu",
+            Measure::ServerReads => "server_read_kib",
         }
     }
 
@@ -29,6 +33,7 @@ impl Measure {
         match self {
             Measure::Qps => "QPS",
             Measure::ServerCpu => "server CPU per query",
+            Measure::ServerReads => "server KiB read per query",
         }
     }
 
@@ -37,6 +42,7 @@ impl Measure {
         match self {
             Measure::Qps => ("faster", "slower"),
             Measure::ServerCpu => ("costlier", "cheaper"),
+            Measure::ServerReads => ("more", "fewer"),
         }
     }
 
@@ -44,9 +50,13 @@ impl Measure {
     fn figure(self, p: &PointResult) -> (f64, Option<Interval>) {
         match self {
             Measure::Qps => (p.metrics.qps, p.metrics.qps_interval()),
-            Measure::ServerCpu => {
-                let value = p.metrics.server.as_ref().and_then(|s| s.cpu_per_query);
-                let samples = cpu_groups(p);
+            Measure::ServerCpu | Measure::ServerReads => {
+                let server = p.metrics.server.as_ref();
+                let value = match self {
+                    Measure::ServerCpu => server.and_then(|s| s.cpu_per_query),
+                    _ => server.and_then(|s| s.server_read_kib_per_query),
+                };
+                let samples = self.samples(p);
                 let interval = match samples.as_slice() {
                     [one] => median_interval(one, LEVEL),
                     _ => None,
@@ -60,19 +70,23 @@ impl Measure {
     fn samples(self, p: &PointResult) -> Vec<Vec<f64>> {
         match self {
             Measure::Qps => pass_groups(p),
-            Measure::ServerCpu => cpu_groups(p),
+            Measure::ServerCpu => cost_groups(p, |s| s.cpu_seconds()),
+            Measure::ServerReads => {
+                cost_groups(p, |s| s.process_read_bytes.map(|b| b as f64 / 1024.0))
+            }
         }
     }
 }
 
-/// Server CPU seconds per query of the passes in use, one list per build.
-fn cpu_groups(p: &PointResult) -> Vec<Vec<f64>> {
+/// A server cost per query of the passes in use (`cost` of a pass / its queries), one list
+/// per build.
+fn cost_groups(p: &PointResult, cost: fn(&PassServerCost) -> Option<f64>) -> Vec<Vec<f64>> {
     let mut groups: Vec<(usize, Vec<f64>)> = Vec::new();
     for pass in p.passes.iter().filter(|x| x.used && x.queries > 0) {
-        let Some(cpu) = pass.server.as_ref().and_then(|s| s.cpu_seconds()) else {
+        let Some(c) = pass.server.as_ref().and_then(cost) else {
             continue;
         };
-        let v = cpu / pass.queries as f64;
+        let v = c / pass.queries as f64;
         match groups.iter_mut().find(|g| g.0 == pass.build) {
             Some(g) => g.1.push(v),
             None => groups.push((pass.build, vec![v])),
@@ -81,9 +95,10 @@ fn cpu_groups(p: &PointResult) -> Vec<Vec<f64>> {
     groups.into_iter().map(|g| g.1).collect()
 }
 
-/// The server CPU side of a point, when it has one.
-pub(super) fn cpu_side(p: &PointResult) -> Option<Side> {
-    let s = side(p, Measure::ServerCpu);
+/// The side of a point for a server cost (`ServerCpu`, `ServerReads`), when it has the
+/// figure and it is above zero (a ratio to nothing is no ratio: a cached point read nothing).
+pub(super) fn cost_side(p: &PointResult, m: Measure) -> Option<Side> {
+    let s = side(p, m);
     (s.value.is_finite() && s.value > 0.0 && !s.groups.is_empty()).then_some(s)
 }
 
@@ -128,6 +143,10 @@ pub struct Side {
     pub flags: Vec<Flag>,
     /// The point's CPU speed probe (CPU microseconds of fixed work; see `runner::speed`).
     pub cpu_probe_us: Option<f64>,
+    /// Cached or IO-bound, where the server's storage reads were measured, and the KiB the
+    /// server read per query it was judged on.
+    pub storage: Option<Storage>,
+    pub server_read_kib: Option<f64>,
     /// Samples per build, for the bootstrap.
     pub(super) groups: Vec<Vec<f64>>,
 }
@@ -141,6 +160,12 @@ pub(super) fn side(p: &PointResult, m: Measure) -> Side {
         interval,
         flags: p.metrics.flags.clone(),
         cpu_probe_us: p.cpu_probe_us(),
+        storage: p.metrics.server.as_ref().and_then(|s| s.storage()),
+        server_read_kib: p
+            .metrics
+            .server
+            .as_ref()
+            .and_then(|s| s.server_read_kib_per_query),
         groups: m.samples(p),
     }
 }

@@ -89,14 +89,19 @@ pub struct RecallTable {
 /// The server cost columns of [`RecallTable::to_table`] with `server_cost`: CPU (user +
 /// system) and context switches per query (local servers), server execution time per query,
 /// what the client and network add (mean latency - server time), buffer hits and reads per
-/// query. Times in milliseconds.
-pub const SERVER_COLUMNS: [(&str, &str, Style); 6] = [
+/// query; storage reads, KiB read and KiB written per query of the data directory's device,
+/// and KiB the server processes read per query (docs/server-cost.md). Times in milliseconds.
+pub const SERVER_COLUMNS: [(&str, &str, Style); 10] = [
     ("server_cpu_ms", "server CPU ms/q", Style::Fixed(3)),
     ("server_switches", "ctx sw/q", Style::Fixed(2)),
     ("server_exec_ms", "server exec ms/q", Style::Fixed(3)),
     ("client_network_ms", "client+net ms/q", Style::Fixed(3)),
     ("server_buffer_hits", "buffer hits/q", Style::Fixed(1)),
     ("server_buffer_reads", "buffer reads/q", Style::Fixed(1)),
+    ("io_reads", "reads/q", Style::Fixed(3)),
+    ("io_read_kib", "rKB/q", Style::Fixed(2)),
+    ("io_write_kib", "wKB/q", Style::Fixed(2)),
+    ("server_read_kib", "server read KiB/q", Style::Fixed(2)),
 ];
 
 /// Build the best-QPS-at-recall table of `points` (one dataset and count).
@@ -340,6 +345,7 @@ impl RecallTable {
             .rows
             .iter()
             .any(|r| r.best.as_ref().is_some_and(|b| b.tie));
+        let any_storage = self.rows.iter().any(|r| storage_of(r).is_some());
         let mut columns = vec![
             Column::new("recall_threshold", "recall >=", Style::Plain),
             Column::new("algorithm", "algorithm", Style::Plain),
@@ -359,6 +365,7 @@ impl RecallTable {
             Column::new("qps_ci_high", "high", Style::Fixed(1)).machine_only(),
             Column::new("flags", "flags", Style::Plain).machine_only(),
             Column::new("qps_text", "QPS [95% CI]", Style::Plain).markdown_only(),
+            shown(Column::new("storage", "storage", Style::Plain), any_storage),
             Column::new("build_seconds", "isecs", Style::Fixed(1)),
             Column::new("index_mib", "index MiB", Style::Fixed(1)),
             Column::new("best_recall", "best recall", Style::Recall).machine_only(),
@@ -432,6 +439,7 @@ impl RecallTable {
                     Cell::from(b.interval.map(|i| i.high)),
                     Cell::Text(flags_text(&b.flags)),
                     Cell::Text(qps_text(b.qps, b.interval, !b.flags.is_empty())),
+                    Cell::from(storage_of(row)),
                     Cell::Float(b.build_seconds),
                     Cell::from(b.index_size_bytes.map(mebibytes)),
                     Cell::from(row.max_recall),
@@ -458,7 +466,7 @@ impl RecallTable {
                     None => "not reached (no recall measured)".to_string(),
                 };
                 cells.push(Cell::Missing(reason));
-                cells.extend(std::iter::repeat_n(Cell::Null, 8));
+                cells.extend(std::iter::repeat_n(Cell::Null, 9));
                 cells.push(Cell::from(row.max_recall));
                 cells.extend(std::iter::repeat_n(Cell::Null, 6));
             }
@@ -479,10 +487,20 @@ impl RecallTable {
                 ms(s.and_then(|s| s.client_network_per_query)),
                 Cell::from(s.and_then(|s| s.buffer_hits_per_query)),
                 Cell::from(s.and_then(|s| s.buffer_reads_per_query)),
+                Cell::from(s.and_then(|s| s.io_reads_per_query)),
+                Cell::from(s.and_then(|s| s.io_read_kib_per_query)),
+                Cell::from(s.and_then(|s| s.io_write_kib_per_query)),
+                Cell::from(s.and_then(|s| s.server_read_kib_per_query)),
             ]);
         }
         cells
     }
+}
+
+/// `cached` or `io-bound` of a row's best point, where its storage reads were measured.
+fn storage_of(row: &RecallRow) -> Option<&'static str> {
+    let server = row.best.as_ref()?.server.as_ref()?;
+    server.storage().map(|s| s.as_str())
 }
 
 fn shown(column: Column, visible: bool) -> Column {

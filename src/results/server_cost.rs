@@ -61,6 +61,21 @@ impl PassServerCost {
 /// IO-bound. A cached server reads nothing (docs/server-cost.md).
 pub const IO_BOUND_KIB_PER_QUERY: f64 = 1.0;
 
+impl std::str::FromStr for Storage {
+    type Err = crate::Error;
+
+    /// `cached` or `io-bound` (`io_bound` too), any case (`--expect`).
+    fn from_str(s: &str) -> crate::Result<Storage> {
+        match s.to_ascii_lowercase().replace('_', "-").as_str() {
+            "cached" => Ok(Storage::Cached),
+            "io-bound" => Ok(Storage::IoBound),
+            _ => Err(crate::Error::Config(format!(
+                "--expect {s}: give cached or io-bound"
+            ))),
+        }
+    }
+}
+
 /// Whether a point's queries were answered from memory or from storage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Storage {
@@ -74,6 +89,14 @@ impl Storage {
         match self {
             Storage::Cached => "cached",
             Storage::IoBound => "io-bound",
+        }
+    }
+
+    /// The other judgement.
+    pub fn other(self) -> Storage {
+        match self {
+            Storage::Cached => Storage::IoBound,
+            Storage::IoBound => Storage::Cached,
         }
     }
 

@@ -8,6 +8,7 @@ mod ctx;
 mod data;
 pub mod dryrun;
 pub mod estimate;
+pub mod expect;
 pub mod interference;
 mod interleave;
 pub mod measure;

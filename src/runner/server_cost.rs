@@ -152,7 +152,9 @@ impl Probe {
         let sw = a.switches.zip(b.switches);
         let io = a.io.zip(b.io);
         let dev = a.device.zip(b.device);
-        let grown = |x: u64, y: u64| y.saturating_sub(x);
+        // Storage counters only grow; one that went back (a wrapped or reset device counter)
+        // gives no figure rather than a zero that was never measured.
+        let grown = |x: u64, y: u64| y.checked_sub(x);
         // A counter that went backwards (statistics reset, entry evicted) gives no figure.
         let st = a
             .statements
@@ -170,12 +172,12 @@ impl Probe {
             exec_seconds: st.map(|(x, y)| y.exec_seconds - x.exec_seconds),
             buffer_hits: delta(|c| c.buffer_hits),
             buffer_reads: delta(|c| c.buffer_reads),
-            process_read_bytes: io.map(|(x, y)| grown(x.0, y.0)),
-            process_write_bytes: io.map(|(x, y)| grown(x.1, y.1)),
-            device_reads: dev.map(|(x, y)| grown(x.reads, y.reads)),
-            device_read_bytes: dev.map(|(x, y)| grown(x.read_bytes, y.read_bytes)),
-            device_writes: dev.map(|(x, y)| grown(x.writes, y.writes)),
-            device_write_bytes: dev.map(|(x, y)| grown(x.write_bytes, y.write_bytes)),
+            process_read_bytes: io.and_then(|(x, y)| grown(x.0, y.0)),
+            process_write_bytes: io.and_then(|(x, y)| grown(x.1, y.1)),
+            device_reads: dev.and_then(|(x, y)| grown(x.reads, y.reads)),
+            device_read_bytes: dev.and_then(|(x, y)| grown(x.read_bytes, y.read_bytes)),
+            device_writes: dev.and_then(|(x, y)| grown(x.writes, y.writes)),
+            device_write_bytes: dev.and_then(|(x, y)| grown(x.write_bytes, y.write_bytes)),
         }
     }
 
@@ -275,5 +277,48 @@ impl WholeServer {
             .filter_map(procs::resident_bytes)
             .collect();
         (!v.is_empty()).then(|| v.iter().sum())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(io: (u64, u64), reads: u64) -> Sample {
+        Sample {
+            io: Some(io),
+            device: Some(DeviceCounters {
+                reads,
+                read_bytes: reads * 8192,
+                writes: 1,
+                write_bytes: 4096,
+            }),
+            ..Sample::default()
+        }
+    }
+
+    #[test]
+    fn storage_counters_are_deltas_and_one_that_went_back_gives_no_figure() {
+        let probe = Probe {
+            tick: 100.0,
+            ..Probe::default()
+        };
+        let c = probe.between(&sample((1000, 10), 5), &sample((9192, 10), 7));
+        assert_eq!(
+            (c.process_read_bytes, c.process_write_bytes),
+            (Some(8192), Some(0))
+        );
+        assert_eq!(
+            (c.device_reads, c.device_read_bytes),
+            (Some(2), Some(16384))
+        );
+        assert_eq!((c.device_writes, c.device_write_bytes), (Some(0), Some(0)));
+        // A device counter that wrapped or was reset: absent, not zero.
+        let c = probe.between(&sample((1000, 10), 7), &sample((1000, 10), 5));
+        assert_eq!((c.device_reads, c.device_read_bytes), (None, None));
+        assert_eq!(c.process_read_bytes, Some(0));
+        // Not sampled (a remote server): nothing.
+        let c = probe.between(&Sample::default(), &Sample::default());
+        assert_eq!((c.process_read_bytes, c.device_reads), (None, None));
     }
 }

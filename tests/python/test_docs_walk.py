@@ -115,6 +115,8 @@ RULES = [
     Rule("*", r"clustered-1536", PARSE, "1536-d sets of 100k-1M rows: hours"),
     Rule("docs/server-cost.md", r"server-cost-check\.py", PARSE,
          "60,000 x 784 vectors and the server's pid: minutes"),
+    Rule("docs/server-cost.md", r"TINY_URL|sift-5k-128-euclidean --server-cost", PARSE,
+         "the recorded cached / IO-bound check: an instance with 1 MB of shared buffers"),
     Rule("docs/bench-algorithms.md", r"\$ds\b", PARSE,
          "4 grids on 2 sets, 5 passes of 1 s per point"),
     Rule("docs/distributed.md", r"--label cost\$rep|export --dataset sift-5k", PARSE,

@@ -141,6 +141,27 @@ def test_second_run_skips_stored_points(sweep):
     assert len([e for e in events if e["kind"] == "point_skipped"]) == 8
 
 
+def test_storage_reads_and_expect(sweep):
+    """A small index just built and queried is cached: its storage figures are present and read
+    (about) nothing; ``expect="io-bound"`` warns once for each point, ``expect="cached"`` not."""
+    df, _, kwargs, _ = sweep
+    assert (df["storage"] == "cached").all(), df[["name", "storage", "server_read_kib"]]
+    assert (df["server_read_kib"] <= 1.0).all()
+    assert df["io_reads"].notna().all() and df["io_read_kib"].notna().all()
+    assert df["io_source"].str.startswith("/proc/diskstats").all()
+    with pytest.warns(UserWarning) as caught:
+        annbench.run(DATASET, ["mariadb", "pgvector"], progress=False, expect="io-bound", **kwargs)
+    said = [str(w.message) for w in caught if "expected io-bound but it is cached" in str(w.message)]
+    assert len(said) == len(df), said
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        annbench.run(DATASET, ["mariadb", "pgvector"], progress=False, expect="cached", **kwargs)
+    with pytest.raises(annbench.ConfigError, match="expect=warm: give cached or io-bound"):
+        annbench.run(DATASET, ["mariadb"], progress=False, expect="warm", **kwargs)
+
+
 def test_ctrl_c_during_an_index_build_cancels_it(sweep):
     """SIGINT while the server builds: KeyboardInterrupt, the build never finishes (the
     server's statement is cancelled), and no point of that build is stored."""
