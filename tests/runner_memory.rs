@@ -195,6 +195,12 @@ fn postgres_memory_sweep_restarts_at_each_share_reads_storage_and_resumes() {
             .server_read_kib_per_query
             .expect("the processes' storage reads");
         assert!(read > 0.0, "{:?}: no storage reads at 10% memory", p.label);
+        // A search touches far more than the 16 pages of 128 kB: it reads pages every query.
+        assert_eq!(
+            cost.storage(),
+            Some(annbench::results::Storage::IoBound),
+            "{cost:?}"
+        );
     }
     // Back at its full memory: the main figures' shared_buffers, no longer the share's.
     let full = series(&points, "m")[0];

@@ -83,6 +83,7 @@ pub fn memory_table(points: &[PointResult]) -> Option<Table> {
         f("reads_per_query_warm", "reads/q warm", 1),
         f("read_kib_per_query_cold", "KiB read/q cold", 1),
         f("read_kib_per_query_warm", "KiB read/q warm", 1),
+        Column::new("storage_warm", "storage warm", Style::Plain),
     ];
     let server = |p: Option<&PointResult>, get: fn(&crate::results::ServerCost) -> Option<f64>| {
         Cell::from(p.and_then(|p| p.metrics.server.as_ref()).and_then(get))
@@ -110,6 +111,12 @@ pub fn memory_table(points: &[PointResult]) -> Option<Table> {
                 server(pair.warm, |s| s.io_reads_per_query),
                 server(pair.cold, |s| s.server_read_kib_per_query),
                 server(pair.warm, |s| s.server_read_kib_per_query),
+                Cell::from(
+                    pair.warm
+                        .and_then(|p| p.metrics.server.as_ref())
+                        .and_then(|s| s.storage())
+                        .map(|s| s.as_str()),
+                ),
             ]
         })
         .collect();
