@@ -29,6 +29,10 @@ scripts/databases.sh up-legacy
 # found running.
 scripts/databases.sh up-instance twin mariadb
 scripts/databases.sh up-instance twin postgres
+# A third of each, which tests/runner_memory.rs restarts with less memory than its index
+# (run --memory, restart-instance --memory; ANNBENCH_*_MEMTEST_URL); small logs, little disk.
+scripts/databases.sh up-instance memtest mariadb innodb_log_file_size=64M
+scripts/databases.sh up-instance memtest postgres max_wal_size=256MB
 eval "$(scripts/databases.sh env)"
 
 # One target dir: the Rust tests' build in target/release, the wheel's (zig, manylinux) in

@@ -86,6 +86,11 @@ fn check_cold_series(points: &[PointResult], queries: usize) {
             w.build_seconds, c.build_seconds,
             "the cold series reports the same build"
         );
+        assert_eq!(
+            (w.index_size_bytes, w.build_phases.len()),
+            (c.index_size_bytes, c.build_phases.len()),
+            "the cold series reports the same index"
+        );
     }
 }
 

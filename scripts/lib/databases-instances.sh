@@ -320,6 +320,8 @@ cmd_up_instance() {
         if [ -n "$running" ] && [ "$(printf '%s\n' "${INST_SETTINGS[@]}")" != "$(printf '%s\n' "$@")" ]; then
             die "instance $engine:$name runs with other settings (${INST_SETTINGS[*]:-none}); to change them: scripts/databases.sh down-instance $engine:$name, then up-instance again"
         fi
+        # Without --memory it keeps the memory it has (as restart-instance does).
+        if [ -z "$MEM_SIZE" ]; then mem_kib=$INST_MEMORY_KIB mem_via=$INST_MEMORY_VIA; fi
         if [ -n "$running" ] && [ "$INST_MEMORY_KIB:$INST_MEMORY_VIA" != "$mem_kib:$mem_via" ]; then
             die "instance $engine:$name runs with other memory ($(memory_describe)); to change it: scripts/databases.sh restart-instance $engine:$name --memory SIZE (or off)"
         fi
@@ -403,8 +405,9 @@ cmd_restart_instance() {
         # A stopped server's root may have lost its mounts (a reboot).
         if is_root && [ -d "$ROOT/proc" ]; then mount_root; fi
         if [ "$ID_KIND" = extra ]; then
-            # The config carries the (new) memory settings; the server starts in its cgroup.
-            if declare -F "${e}_srv_rewrite_conf" >/dev/null; then "${e}_srv_rewrite_conf"; fi
+            # A new memory goes into the config (else it is not rewritten: the caller's
+            # ANNBENCH_* overrides do not apply); the server starts in its cgroup, if any.
+            if [ -n "$MEM_SIZE" ] && declare -F "${e}_srv_rewrite_conf" >/dev/null; then "${e}_srv_rewrite_conf"; fi
             memory_leave
             memory_enter
         fi

@@ -54,13 +54,14 @@ mariadb_memory_settings() {
     local kib=$1 via=$2 pool
     if [ "$via" = cgroup ]; then kib=$((kib / 4)); fi
     pool=$(((kib + 1023) / 1024)) # MiB: the pool grows in 1 MiB blocks
-    [ "$pool" -ge 2 ] || pool=2
+    [ "$pool" -ge 6 ] || pool=6
     echo "innodb_buffer_pool_size=${pool}M"
     echo "mhnsw_max_cache_size=$((kib > 1024 ? kib * 1024 : 1048576))"
     [ "$via" = cgroup ] && echo "innodb_flush_method=fsync" || echo "innodb_flush_method=O_DIRECT"
 }
-# The smallest buffer pool (MariaDB 11.8: 2 MiB; mhnsw_max_cache_size: 1 MiB).
-mariadb_memory_min_kib() { echo 2048; }
+# The smallest buffer pool: 6 MiB with 16 KiB pages (MariaDB 11.8 refuses to start InnoDB
+# below it, although the variable's floor is 2 MiB); mhnsw_max_cache_size: 1 MiB.
+mariadb_memory_min_kib() { echo 6144; }
 mariadb_srv_rewrite_conf() {
     mariadb_write_cnf "$(mariadb_srv_port)"
     if [ ${#M_SETTINGS[@]} -gt 0 ]; then mariadb_check_cnf; fi

@@ -77,6 +77,11 @@ pub struct TableArgs {
     /// execution ms, client + network ms, buffer hits and reads (docs/server-cost.md).
     #[arg(long, conflicts_with_all = ["by_clients", "builds", "pareto"])]
     pub server_cost: bool,
+    /// Show QPS, recall and storage reads per query against the share of the index in
+    /// memory instead, cold and warm, one row per algorithm and share (`run --memory`;
+    /// docs/memory.md).
+    #[arg(long, conflicts_with_all = ["by_clients", "builds", "pareto", "server_cost", "base"])]
+    pub by_memory: bool,
     /// Show each series' Pareto frontier (QPS vs recall) instead, by recall ascending.
     #[arg(long, conflicts_with_all = ["base", "by_clients"])]
     pub pareto: bool,
@@ -312,7 +317,16 @@ pub fn table(args: TableArgs) -> crate::Result<()> {
         TableFormat::Table(f) => f,
         TableFormat::Blocks => return blocks(&args, &points),
     };
-    let table = if args.by_clients {
+    let table = if args.by_memory {
+        crate::report::memory::memory_table(&points).ok_or_else(|| {
+            crate::Error::Config(format!(
+                "no point of {} was measured with --memory: run `annbench run --dataset {} \
+                 --memory 100%,50%,25%,10%` on an instance scripts/databases.sh manages first \
+                 (docs/memory.md)",
+                src.dataset, src.dataset
+            ))
+        })?
+    } else if args.by_clients {
         let groups = clients_table(&points);
         if groups.is_empty() {
             return Err(crate::Error::Config(format!(
@@ -342,6 +356,7 @@ pub fn table(args: TableArgs) -> crate::Result<()> {
 fn blocks(args: &TableArgs, points: &[PointResult]) -> crate::Result<()> {
     let other = [
         (args.by_clients, "--by-clients"),
+        (args.by_memory, "--by-memory"),
         (args.builds, "--builds"),
         (args.pareto, "--pareto"),
         (args.server_cost, "--server-cost"),

@@ -39,7 +39,13 @@ impl ServerUrl {
         match self.url.host() {
             Some(url::Host::Ipv4(a)) => a.is_loopback(),
             Some(url::Host::Ipv6(a)) => a.is_loopback(),
-            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+            // Hosts of postgres:// and mysql:// URLs (schemes the url crate does not know)
+            // are kept as text, addresses too.
+            Some(url::Host::Domain(d)) => {
+                let d = d.trim_start_matches('[').trim_end_matches(']');
+                d.eq_ignore_ascii_case("localhost")
+                    || d.parse::<std::net::IpAddr>().is_ok_and(|a| a.is_loopback())
+            }
             None => false,
         }
     }
@@ -224,6 +230,23 @@ fn percent_decode(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loopback_urls_are_told_from_other_hosts() {
+        let at = |kind, u: &str| ServerUrl::parse(kind, u).unwrap().is_loopback();
+        for (kind, scheme) in [
+            (ServerKind::MariaDb, "mysql"),
+            (ServerKind::Postgres, "postgres"),
+        ] {
+            for host in ["127.0.0.1", "127.1.2.3", "localhost", "[::1]"] {
+                assert!(at(kind, &format!("{scheme}://u:p@{host}:1/db")), "{host}");
+            }
+            for host in ["192.0.2.1", "db.example", "[2001:db8::1]"] {
+                assert!(!at(kind, &format!("{scheme}://u:p@{host}:1/db")), "{host}");
+            }
+        }
+        assert!(at(ServerKind::Redis, "redis://:p@127.0.0.1:6379"));
+    }
 
     #[test]
     fn password_never_displayed() {

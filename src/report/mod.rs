@@ -18,6 +18,7 @@ pub mod history;
 pub mod html;
 pub mod matrix;
 mod matrix_view;
+pub mod memory;
 pub mod metrics;
 pub mod names;
 pub mod paired;

@@ -250,7 +250,7 @@ fn measure_builds(
         )?;
     }
     if !opts.memory.is_empty() {
-        memory::sweep(ctx, backend, build, &cost.first_report, summary)?;
+        memory::sweep(ctx, backend, build, &cost.first_report, &warm, summary)?;
     }
     Ok(())
 }

@@ -366,12 +366,12 @@ pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSu
     // Every option, grid and server URL error before the dataset is read; then `auto` values
     // resolve against its rows.
     let grids = plan(opts, None)?;
+    if !opts.memory.is_empty() {
+        build::memory::check(opts, &preflight::kinds(&grids))?;
+    }
     preflight::check_servers(opts, &grids)?;
     if opts.restart {
         build::restart::check(opts, &preflight::kinds(&grids))?;
-    }
-    if !opts.memory.is_empty() {
-        build::memory::check(opts, &preflight::kinds(&grids))?;
     }
     let path = crate::dataset::resolve(&opts.dataset, &opts.data_dir)?;
     let grids = check_plan(opts, &path)?;

@@ -104,6 +104,9 @@ RULES = [
     Rule("docs/distributed.md", r"^kubectl ", SKIP, "needs a Kubernetes cluster"),
     Rule("docs/distributed.md", r"^plan 1a5c2117f8fb", SKIP,
          "a Slurm task's log; the same split is checked by tests/shards_sweep.rs"),
+    Rule("docs/memory.md", r"clustered-1536-100k|\$C\b", SKIP,
+         "the curve: a 100k x 1536 set, builds of minutes and an hour of passes "
+         "(tests/runner_memory.rs runs the sweep small)"),
     Rule("docs/scaling.md", r"^dry run: clustered-1536-1000k-angular", SKIP,
          "output of the dry run below with the 250k results stored"),
     Rule("docs/methodology.md", r"^Best-QPS table of aa-1", SKIP,

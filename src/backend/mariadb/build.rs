@@ -342,11 +342,16 @@ fn cache_size(conn: &mut Conn) -> Result<u64> {
 /// than its index, `run --memory`), so they are measured and carry this notice, with the fix
 /// for those who meant the graph to fit.
 fn check_cache(conn: &mut Conn, index_bytes: u64) -> Result<Option<String>> {
-    let cache = cache_size(conn)?;
+    Ok(cache_notice(index_bytes, cache_size(conn)?))
+}
+
+/// The notice of an index of `index_bytes` whose graph cache holds `cache` bytes, if it does
+/// not fit (also for the points of a `run --memory` share, whose cache is the share's).
+pub fn cache_notice(index_bytes: u64, cache: u64) -> Option<String> {
     if cache >= index_bytes {
-        return Ok(None);
+        return None;
     }
-    Ok(Some(format!(
+    Some(format!(
         "the index ({}) is larger than mhnsw_max_cache_size ({}): queries evict graph nodes \
          and rebuild them from the table, reading storage where the buffer pool does not hold \
          it, so these points measure a graph that does not fit its cache. For one that fits: \
@@ -354,7 +359,7 @@ fn check_cache(conn: &mut Conn, index_bytes: u64) -> Result<Option<String>> {
         crate::backend::plan::human_bytes(index_bytes),
         crate::backend::plan::human_bytes(cache),
         index_bytes.next_power_of_two().max(1 << 30)
-    )))
+    ))
 }
 
 pub(super) fn verify_index_used(

@@ -21,6 +21,7 @@ pub mod stream;
 pub use crate::registry::decls::mariadb as decl;
 pub use errors::sql_err;
 pub use stop::KILLABLE_STATE;
+pub use build::cache_notice;
 pub use load::LoadMethod;
 
 use super::prepared::PreparedFor;

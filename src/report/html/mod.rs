@@ -22,7 +22,7 @@ mod table;
 mod timeline;
 mod tips;
 
-pub use chart::{Axis, Chart, Dataset, Point};
+pub use chart::{Axis, Chart, Dataset, Point, colour};
 pub use clients::clients_chart;
 pub use compare::ratio_chart;
 pub use frontier::frontier;

@@ -28,6 +28,10 @@ pub enum PlotKind {
     /// recall threshold (--lines points: per point), change points marked, QPS interval as a
     /// band.
     History,
+    /// QPS (log) against the share of the index in memory, cold and warm (run --memory).
+    QpsMemory,
+    /// Storage reads per query against the share of the index in memory (run --memory).
+    ReadsMemory,
 }
 
 /// What to draw and how big.
@@ -143,6 +147,30 @@ fn chart(ctx: &Context<'_>, o: &PlotOptions) -> crate::Result<(Chart, String, Le
                 format!("{} over {} runs", metric.title(), h.elements.len()),
                 LegendAt::UpperRight,
             )
+        }
+        PlotKind::QpsMemory | PlotKind::ReadsMemory => {
+            let (id, y, figure, what): (_, _, crate::report::memory::Figure, _) =
+                if o.kind == PlotKind::QpsMemory {
+                    let y = Axis::log("Queries per second (1/s)");
+                    ("qps-memory", y, crate::report::memory::qps, "QPS vs memory")
+                } else {
+                    let y = Axis::linear("Storage reads per query");
+                    (
+                        "reads-memory",
+                        y,
+                        crate::report::memory::reads,
+                        "Reads vs memory",
+                    )
+                };
+            let c = crate::report::memory::memory_chart(ctx.points, id, y, figure).ok_or_else(
+                || {
+                    none(
+                        id,
+                        "no point was measured with run --memory (or none has the figure)",
+                    )
+                },
+            )?;
+            (c, what.into(), LegendAt::UpperLeft)
         }
         PlotKind::RelativeQps => {
             let (Some(base), Some(me)) = (&o.base, &o.me) else {

@@ -24,13 +24,15 @@ use crate::runner::point::PointRun;
 use crate::{Error, Result};
 use std::time::Duration;
 
-/// The smallest cache each server accepts, in bytes: PostgreSQL's shared_buffers is at least 16
-/// pages of 8 kB; MariaDB's buffer pool at least 2 MiB (11.8; its mhnsw_max_cache_size at least
-/// 1 MiB). scripts/lib/databases-<db>.sh holds the same figures (`<db>_memory_min_kib`).
+/// The smallest cache each server starts with, in bytes: PostgreSQL's shared_buffers is at
+/// least 16 pages of 8 kB; MariaDB's buffer pool at least 6 MiB with 16 KiB pages (11.8: "requires
+/// innodb_buffer_pool_size >= 6 MiB", although the variable's floor is 2 MiB; its
+/// mhnsw_max_cache_size at least 1 MiB). scripts/lib/databases-<db>.sh holds the same figures
+/// (`<db>_memory_min_kib`).
 pub fn server_minimum(kind: ServerKind) -> Option<u64> {
     match kind {
         ServerKind::Postgres => Some(128 << 10),
-        ServerKind::MariaDb => Some(2 << 20),
+        ServerKind::MariaDb => Some(6 << 20),
         _ => None,
     }
 }
@@ -232,6 +234,7 @@ pub(in crate::runner) fn sweep(
     backend: &mut dyn Backend,
     build: &BuildPoint,
     report: &crate::backend::BuildReport,
+    full: &[(crate::params::Params, usize, f64)],
     summary: &mut SweepSummary,
 ) -> Result<()> {
     let kind = crate::backend::algorithm(ctx.algorithm)
@@ -283,17 +286,26 @@ pub(in crate::runner) fn sweep(
                 note = format!("{note}; {why}");
             }
             let server = memory_server(backend, share, bytes)?;
+            // MariaDB's graph cache at the share: a graph larger than it is said so.
+            let graph = server.settings.get("mhnsw_max_cache_size");
+            if let Some(n) = graph
+                .and_then(|c| c.parse().ok())
+                .and_then(|c| crate::backend::mariadb::cache_notice(index, c))
+            {
+                note = format!("{note}; {n}");
+            }
             let cold = Ctx {
                 server: server.clone(),
                 ..cold
             };
             let warm = Ctx { server, ..warm };
-            measure(
-                &cold, backend, build, report, &todo_cold, &note, true, summary,
-            )?;
-            measure(
-                &warm, backend, build, report, &todo_warm, &note, false, summary,
-            )?;
+            let series = Series {
+                report,
+                note: &note,
+                full,
+            };
+            measure(&cold, backend, build, &series, &todo_cold, true, summary)?;
+            measure(&warm, backend, build, &series, &todo_warm, false, summary)?;
         }
         Ok(())
     })();
@@ -328,27 +340,68 @@ fn memory_server(
     Ok(server)
 }
 
+/// What the points of one share carry: the build's report, the share's notice, and each
+/// point's recall at full memory (for the check that memory does not change the answers).
+struct Series<'a> {
+    report: &'a crate::backend::BuildReport,
+    note: &'a str,
+    full: &'a [(crate::params::Params, usize, f64)],
+}
+
+/// Store `point`, warning first when its recall differs from the same point's at full
+/// memory (the same index should answer the same; MariaDB's reloaded graph may not).
+fn store(
+    ctx: &Ctx<'_>,
+    series: &Series<'_>,
+    report: &crate::backend::BuildReport,
+    point: crate::results::PointResult,
+    todo: &Todo<'_>,
+    summary: &mut SweepSummary,
+) -> Result<()> {
+    let before = series
+        .full
+        .iter()
+        .find(|(q, c, _)| *q == point.query_args && *c == point.clients)
+        .map(|f| f.2);
+    if let Some(before) = before.filter(|b| (b - point.metrics.recall).abs() > 1e-9) {
+        warn(
+            ctx.progress,
+            summary,
+            format!(
+                "{} {}: recall {:.4} differs from {before:.4} at full memory before the \
+                 restarts: the index reloaded from storage answers differently",
+                build::point_label(&point),
+                point.label.as_deref().unwrap_or(""),
+                point.metrics.recall
+            ),
+        );
+    }
+    build::store_point(ctx, report, point, todo, summary)
+}
+
 /// Measure the missing points of `todo` in this series: cold, one timed pass each right after
 /// the restart (the first point meets the emptiest cache); warm, the usual passes.
-#[allow(clippy::too_many_arguments)]
 fn measure(
     ctx: &Ctx<'_>,
     backend: &mut dyn Backend,
     build: &BuildPoint,
-    report: &crate::backend::BuildReport,
+    series: &Series<'_>,
     todo: &[Todo<'_>],
-    note: &str,
     cold: bool,
     summary: &mut SweepSummary,
 ) -> Result<()> {
+    let (report, note) = (series.report, series.note);
     let missing: Vec<&Todo<'_>> = todo.iter().filter(|t| t.stored.is_none()).collect();
     let mut runs: Vec<PointRun> = missing
         .iter()
         .map(|t| PointRun::new(t.query_args.clone(), t.clients))
         .collect();
-    let cost = BuildCost::find(ctx);
+    // The build's report (its size, seconds and phases) is that of the build measured before
+    // the restarts; the server's cost of the build stays unmeasured (this is no build).
     let mut with_note = report.clone();
     with_note.notices.push(note.to_string());
+    let mut cost = BuildCost::find(ctx);
+    cost.first_report = with_note.clone();
     let (ready, mut searchers) = build::connect(ctx, backend, with_note, &mut runs, summary)?;
     let step = ready.step(ctx, build, 0);
     let mut bufs = PassBuffers::new(
@@ -360,8 +413,9 @@ fn measure(
         let mut done = |run: &mut PointRun, failed: Option<crate::Error>| -> Result<()> {
             backend_ok(failed)?;
             let point = build::finish(ctx, build, run, &ready.probe, &cost, None)?;
-            build::store_point(
+            store(
                 ctx,
+                series,
                 &ready.report,
                 point,
                 build::find_todo(&missing, run)?,
@@ -389,8 +443,9 @@ fn measure(
         run.timed_pass(&step.env, &mut searchers, &mut bufs, &one)?;
         run.recall_pass(&step.env, &mut searchers, &mut bufs, 0, &ready.report)?;
         let point = build::finish(ctx, build, run, &ready.probe, &cost, None)?;
-        build::store_point(
+        store(
             ctx,
+            series,
             &ready.report,
             point,
             build::find_todo(&missing, run)?,

@@ -120,9 +120,10 @@ pub(in crate::runner) fn cold_series(
         .iter()
         .map(|t| PointRun::new(t.query_args.clone(), t.clients))
         .collect();
-    // The build's cost and report stay those of the build (`BuildCost::find` leaves them
-    // unmeasured: this is no build).
-    let cost = BuildCost::find(&cold);
+    // The build's report (its index size: the points once said 0 bytes) is that of the
+    // build; its server cost stays unmeasured (`BuildCost::find`: this is no build).
+    let mut cost = BuildCost::find(&cold);
+    cost.first_report = report.clone();
     let (ready, mut searchers) =
         build::connect(&cold, backend, report.clone(), &mut runs, summary)?;
     let step = ready.step(&cold, build, 0);

@@ -1,0 +1,214 @@
+//! `table --by-memory`: QPS, recall and storage reads per query against the share of the index
+//! in memory, from the series of `run --memory` (labels `mem<P>` and `mem<P>-cold`, the share
+//! in the server setting `annbench.memory_share`): one row per algorithm, parameter set and
+//! share, largest share first, cold and warm side by side.
+
+use super::html::{Axis, Chart, Dataset, Point, colour};
+use super::metrics::spec;
+use super::names::point_name;
+use super::render::{Cell, Column, Style, Table};
+use super::series::params_identity;
+use crate::results::PointResult;
+use std::collections::BTreeMap;
+
+/// The share of the index a point's server had in memory (a `run --memory` series), and
+/// whether it is the cold series.
+pub fn memory_share(p: &PointResult) -> Option<(f64, bool)> {
+    let share = p
+        .environment
+        .server_settings
+        .get("annbench.memory_share")?
+        .parse::<f64>()
+        .ok()?;
+    let cold = p.label.as_deref().is_some_and(|l| l.ends_with("-cold"));
+    Some((share, cold))
+}
+
+/// The run's own label of a series label (`x-mem50-cold` -> `x`; `mem50` -> none).
+fn base_label(label: Option<&str>) -> Option<String> {
+    let l = label?.trim_end_matches("-cold");
+    let base = match l.rfind("mem") {
+        Some(0) => return None,
+        Some(i) => &l[..i],
+        None => l,
+    };
+    Some(base.trim_end_matches('-').to_string()).filter(|b| !b.is_empty())
+}
+
+#[derive(Default)]
+struct Pair<'a> {
+    cold: Option<&'a PointResult>,
+    warm: Option<&'a PointResult>,
+}
+
+/// The memory series of `points` as one table; `None` when there are none.
+pub fn memory_table(points: &[PointResult]) -> Option<Table> {
+    type Key = (String, Option<String>, String, usize, i64);
+    let mut rows: BTreeMap<Key, Pair<'_>> = BTreeMap::new();
+    for p in points {
+        let Some((share, cold)) = memory_share(p) else {
+            continue;
+        };
+        // Largest share first: the key orders by the negated share in millionths.
+        let key = (
+            p.algorithm.clone(),
+            base_label(p.label.as_deref()),
+            params_identity(p),
+            p.clients,
+            -(share * 1e6).round() as i64,
+        );
+        let pair = rows.entry(key).or_default();
+        if cold {
+            pair.cold = Some(p);
+        } else {
+            pair.warm = Some(p);
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    let metric = |name: &str| spec(name).column();
+    let f = |name: &str, title: &str, d: usize| Column::new(name, title, Style::Fixed(d));
+    let columns = vec![
+        metric("algorithm"),
+        metric("label"),
+        metric("name"),
+        f("memory_share_percent", "memory %", 1),
+        f("memory_mib", "memory MiB", 1),
+        f("qps_cold", "QPS cold", 1),
+        f("qps_warm", "QPS warm", 1),
+        Column::new("recall_cold", "recall cold", Style::Recall),
+        Column::new("recall_warm", "recall warm", Style::Recall),
+        f("reads_per_query_cold", "reads/q cold", 1),
+        f("reads_per_query_warm", "reads/q warm", 1),
+        f("read_kib_per_query_cold", "KiB read/q cold", 1),
+        f("read_kib_per_query_warm", "KiB read/q warm", 1),
+        Column::new("storage_warm", "storage warm", Style::Plain),
+    ];
+    let server = |p: Option<&PointResult>, get: fn(&crate::results::ServerCost) -> Option<f64>| {
+        Cell::from(p.and_then(|p| p.metrics.server.as_ref()).and_then(get))
+    };
+    let table_rows = rows
+        .into_iter()
+        .map(|((algorithm, label, _, _, share), pair)| {
+            let any = pair.warm.or(pair.cold).expect("a row has a point");
+            let bytes = any
+                .environment
+                .server_settings
+                .get("annbench.memory_bytes")
+                .and_then(|b| b.parse::<f64>().ok());
+            vec![
+                Cell::Text(algorithm),
+                Cell::from(label.as_deref()),
+                Cell::Text(point_name(any)),
+                Cell::Float(-share as f64 / 1e4),
+                Cell::from(bytes.map(|b| b / (1 << 20) as f64)),
+                Cell::from(pair.cold.map(|p| p.metrics.qps)),
+                Cell::from(pair.warm.map(|p| p.metrics.qps)),
+                Cell::from(pair.cold.map(|p| p.metrics.recall)),
+                Cell::from(pair.warm.map(|p| p.metrics.recall)),
+                server(pair.cold, |s| s.io_reads_per_query),
+                server(pair.warm, |s| s.io_reads_per_query),
+                server(pair.cold, |s| s.server_read_kib_per_query),
+                server(pair.warm, |s| s.server_read_kib_per_query),
+                Cell::from(
+                    pair.warm
+                        .and_then(|p| p.metrics.server.as_ref())
+                        .and_then(|s| s.storage())
+                        .map(|s| s.as_str()),
+                ),
+            ]
+        })
+        .collect();
+    Some(Table {
+        columns,
+        rows: table_rows,
+    })
+}
+
+/// A figure of a point to plot against its share.
+pub type Figure = fn(&PointResult) -> Option<f64>;
+
+/// QPS of a point.
+pub fn qps(p: &PointResult) -> Option<f64> {
+    Some(p.metrics.qps)
+}
+
+/// Storage reads per query of a point: the device's (`io_reads_per_query`), else the server
+/// processes' KiB read per query in 8 KiB pages.
+pub fn reads(p: &PointResult) -> Option<f64> {
+    let s = p.metrics.server.as_ref()?;
+    s.io_reads_per_query
+        .or(s.server_read_kib_per_query.map(|k| k / 8.0))
+}
+
+/// `figure` against the share of the index in memory (percent), one line per algorithm (and
+/// run label), warm solid and cold as triangles in the same colour; `None` without memory
+/// series.
+pub fn memory_chart(points: &[PointResult], id: &str, y: Axis, figure: Figure) -> Option<Chart> {
+    // (algorithm, run label, parameters, cold) -> (share %, figure).
+    type Line = (String, Option<String>, String, bool);
+    let mut lines: BTreeMap<Line, Vec<(f64, f64)>> = BTreeMap::new();
+    for p in points {
+        let (Some((share, cold)), Some(v)) = (memory_share(p), figure(p)) else {
+            continue;
+        };
+        let key = (
+            p.algorithm.clone(),
+            base_label(p.label.as_deref()),
+            point_name(p),
+            cold,
+        );
+        lines.entry(key).or_default().push((share * 100.0, v));
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    let mut groups: Vec<(String, Option<String>, String)> = Vec::new();
+    let datasets = lines
+        .into_iter()
+        .map(|((algorithm, label, name, cold), mut xy)| {
+            xy.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let g = (algorithm, label, name);
+            let group = groups.iter().position(|x| *x == g).unwrap_or_else(|| {
+                groups.push(g.clone());
+                groups.len() - 1
+            });
+            let name = match &g.1 {
+                Some(l) => format!("{} {l}", g.2),
+                None => g.2.clone(),
+            };
+            Dataset {
+                label: if cold { format!("{name}, cold") } else { name },
+                group,
+                colour: colour(group).to_string(),
+                line: true,
+                stepped: false,
+                legend: true,
+                faded: false,
+                band: false,
+                shape: if cold { "triangle" } else { "circle" },
+                points: xy.into_iter().map(|(x, y)| Point::new(x, y, -1)).collect(),
+            }
+        })
+        .collect();
+    Some(Chart {
+        id: id.to_string(),
+        x: Axis::linear("Share of the index in memory (%)"),
+        y,
+        datasets,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn series_labels_give_back_the_runs_label() {
+        assert_eq!(base_label(Some("mem50")), None);
+        assert_eq!(base_label(Some("mem50-cold")), None);
+        assert_eq!(base_label(Some("x-mem12_5-cold")).as_deref(), Some("x"));
+        assert_eq!(base_label(Some("a-b-mem100")).as_deref(), Some("a-b"));
+    }
+}
