@@ -200,7 +200,8 @@ fn hosts_labels_and_options_are_refused_in_words() {
     for (args, says) in [
         (vec!["--series", "weekly-*"], "no label matches 'weekly-*'"),
         (vec!["--window", "1"], "--window 1"),
-        (vec!["--p-value", "0"], "--p-value 0"),
+        (vec!["--window", "abc"], "is not a whole number"),
+        (vec!["--p-value", "0"], "give a probability above 0"),
         (vec!["--magnitude", "150%"], "give a share"),
         (vec!["--base", "nope", "--hosts", "any"], "--base nope"),
     ] {
