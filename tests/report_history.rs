@@ -202,7 +202,7 @@ fn hosts_labels_and_options_are_refused_in_words() {
         (vec!["--window", "1"], "--window 1"),
         (vec!["--window", "abc"], "is not a whole number"),
         (vec!["--p-value", "0"], "give a probability above 0"),
-        (vec!["--magnitude", "150%"], "give a share"),
+        (vec!["--magnitude=-5%"], "give a share of 0 or more"),
         (vec!["--base", "nope", "--hosts", "any"], "--base nope"),
     ] {
         let out = history(dir.path(), &args);
