@@ -111,8 +111,13 @@ RULES = [
          "output of the dry run below with the 250k results stored"),
     Rule("docs/methodology.md", r"^Best-QPS table of aa-1", SKIP,
          "output of scripts/repeatability.sh, a 34-minute run"),
+    Rule("docs/history.md", r"^MariaDB\(m=16|^15 2 \* \* \*|^- run: annbench", SKIP,
+         "history's output on a series of docs/methodology.md, a crontab line, CI steps"),
     # Parsed, not run.
     Rule("*", r"sbatch ", PARSE, "needs a Slurm cluster"),
+    Rule("*", r"nightly|--series v11\.4|--order version", PARSE,
+         "a series of nightly runs: one run a night (tests/report_history.rs and "
+         "test_history.py run series)"),
     Rule("docs/distributed.md", r"/results/", PARSE, "the Kubernetes Job's shared volume"),
     Rule("*", r"datasets get fashion-mnist|dbpedia-openai-1000k", PARSE,
          "downloads from ann-benchmarks.com (no network in CI)"),
