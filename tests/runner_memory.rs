@@ -342,6 +342,26 @@ fn memory_sweeps_are_refused_where_they_cannot_run() {
         &url("ANNBENCH_POSTGRES_URL"),
         "main postgres server",
     );
+    // A second client count's cold pass would run on the caches the first one warmed.
+    let memtest = url("ANNBENCH_POSTGRES_MEMTEST_URL");
+    let out = sweep.run(
+        "pgvector",
+        &[
+            "--postgres",
+            &memtest,
+            "--memory",
+            "50%",
+            "--clients",
+            "1,2",
+        ],
+    );
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("give one client count"),
+        "{}",
+        text(&out)
+    );
+    assert!(sweep.points().is_empty());
     // Another host's server with a managed port number is still not this machine's.
     let remote = url("ANNBENCH_POSTGRES_MEMTEST_URL").replace("127.0.0.1", "192.0.2.1");
     refused("pgvector", "--postgres", &remote, "on another host");

@@ -107,8 +107,8 @@ pub fn memory_table(points: &[PointResult]) -> Option<Table> {
                 Cell::from(pair.warm.map(|p| p.metrics.qps)),
                 Cell::from(pair.cold.map(|p| p.metrics.recall)),
                 Cell::from(pair.warm.map(|p| p.metrics.recall)),
-                server(pair.cold, |s| s.io_reads_per_query),
-                server(pair.warm, |s| s.io_reads_per_query),
+                Cell::from(pair.cold.and_then(reads)),
+                Cell::from(pair.warm.and_then(reads)),
                 server(pair.cold, |s| s.server_read_kib_per_query),
                 server(pair.warm, |s| s.server_read_kib_per_query),
                 Cell::from(
@@ -134,11 +134,13 @@ pub fn qps(p: &PointResult) -> Option<f64> {
     Some(p.metrics.qps)
 }
 
-/// Storage reads per query of a point: the device's (`io_reads_per_query`), else the server
-/// processes' KiB read per query in 8 KiB pages.
+/// Storage reads per query of a point: the server's own count of pages it read
+/// (`buffer_reads_per_query`: PostgreSQL's `shared_blks_read`, MariaDB's
+/// `Innodb_buffer_pool_reads`), else its processes' KiB read in 8 KiB pages. Never the
+/// device's count, which holds every other process's reads too.
 pub fn reads(p: &PointResult) -> Option<f64> {
     let s = p.metrics.server.as_ref()?;
-    s.io_reads_per_query
+    s.buffer_reads_per_query
         .or(s.server_read_kib_per_query.map(|k| k / 8.0))
 }
 
@@ -203,6 +205,22 @@ pub fn memory_chart(points: &[PointResult], id: &str, y: Axis, figure: Figure) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_are_the_servers_own_never_the_devices() {
+        let mut p = crate::report::testutil::point("mariadb", &[], &[], 0.9, 100.0);
+        p.metrics.server = Some(crate::results::ServerCost {
+            // Other processes read from the device; the server read nothing.
+            io_reads_per_query: Some(1.8),
+            buffer_reads_per_query: Some(0.0),
+            server_read_kib_per_query: Some(0.0),
+            ..Default::default()
+        });
+        assert_eq!(reads(&p), Some(0.0));
+        p.metrics.server.as_mut().unwrap().buffer_reads_per_query = None;
+        p.metrics.server.as_mut().unwrap().server_read_kib_per_query = Some(80.0);
+        assert_eq!(reads(&p), Some(10.0));
+    }
 
     #[test]
     fn series_labels_give_back_the_runs_label() {

@@ -216,9 +216,11 @@ where
         }
         if d.shape != "none" {
             let anno = if d.shape == "triangle" {
+                // Marks without a line (change points) sit on a line's own points: larger.
+                let size = if d.line { radius + 1 } else { radius + 5 };
                 cc.draw_series(
                     pts.iter()
-                        .map(|&p| TriangleMarker::new(p, radius + 1, colour.filled())),
+                        .map(|&p| TriangleMarker::new(p, size, colour.filled())),
                 )?
             } else {
                 cc.draw_series(pts.iter().map(|&p| Circle::new(p, radius, colour.filled())))?

@@ -98,6 +98,20 @@ pub(in crate::runner) fn check(
                 .into(),
         ));
     }
+    // One restart per share: a second client count's "cold" pass would run on the caches the
+    // first one warmed.
+    if opts.clients.len() > 1 {
+        return Err(Error::Config(format!(
+            "--memory measures each share cold right after its restart, once: give one client \
+             count (--clients {}), not {}; run the other counts in a run of their own",
+            opts.clients[0],
+            opts.clients
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        )));
+    }
     for &kind in kinds {
         if server_minimum(kind).is_none() {
             return Err(Error::Config(format!(
