@@ -423,18 +423,22 @@ fn measure(
         ctx.opts.count,
         build::max_clients(ctx.opts),
     );
+    // A measured point, finished and stored under its share's series (cold and warm alike).
+    let mut keep = |run: &mut PointRun| -> Result<()> {
+        let point = build::finish(ctx, build, run, &ready.probe, &cost, None)?;
+        store(
+            ctx,
+            series,
+            &ready.report,
+            point,
+            build::find_todo(&missing, run)?,
+            summary,
+        )
+    };
     if !cold {
         let mut done = |run: &mut PointRun, failed: Option<crate::Error>| -> Result<()> {
             backend_ok(failed)?;
-            let point = build::finish(ctx, build, run, &ready.probe, &cost, None)?;
-            store(
-                ctx,
-                series,
-                &ready.report,
-                point,
-                build::find_todo(&missing, run)?,
-                summary,
-            )
+            keep(run)
         };
         return crate::runner::schedule::measure(
             &step,
@@ -456,15 +460,7 @@ fn measure(
         run.apply_args(&mut searchers)?;
         run.timed_pass(&step.env, &mut searchers, &mut bufs, &one)?;
         run.recall_pass(&step.env, &mut searchers, &mut bufs, 0, &ready.report)?;
-        let point = build::finish(ctx, build, run, &ready.probe, &cost, None)?;
-        store(
-            ctx,
-            series,
-            &ready.report,
-            point,
-            build::find_todo(&missing, run)?,
-            summary,
-        )?;
+        keep(run)?;
     }
     Ok(())
 }
