@@ -238,3 +238,44 @@ fn plot_history_draws_the_series() {
         assert!(s.contains("<polygon"), "{metric}");
     }
 }
+
+#[test]
+fn an_output_over_a_result_file_is_refused_and_the_file_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    store(dir.path(), |_| 1000.0);
+    let result = walkdir(dir.path())
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == "hdf5"))
+        .expect("a stored point");
+    let before = std::fs::read(&result).unwrap();
+    for args in [
+        vec!["history", "--format", "json"],
+        vec!["table"],
+        vec!["plot", "history"],
+    ] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_annbench"));
+        cmd.args(&args)
+            .args(["--dataset", "glove-25-angular", "--results"])
+            .arg(dir.path())
+            .arg("-o")
+            .arg(&result);
+        let o = cmd.output().unwrap();
+        assert_ne!(o.status.code(), Some(0), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains("it is an HDF5 file"), "{args:?}: {}", text(&o));
+        assert_eq!(std::fs::read(&result).unwrap(), before, "{args:?}");
+    }
+}
+
+/// Every file under `dir`.
+fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walkdir(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

@@ -588,7 +588,7 @@ fn report_command(args: &ReportArgs) -> String {
 pub(super) fn load(src: &Source) -> crate::Result<Vec<PointResult>> {
     // An output that cannot be written fails before any work.
     if let Some(path) = output_file(src) {
-        crate::fsutil::check_output(path, "the output")?;
+        crate::fsutil::check_report_output(path, "the output")?;
     }
     let key = crate::results::dataset_key(&src.dataset);
     let points = crate::results::load_points(&src.results, &key, src.count, &src.data_dir)?;
@@ -614,7 +614,10 @@ fn output_file(src: &Source) -> Option<&Path> {
 /// standard output.
 pub(super) fn emit(src: &Source, text: &str) -> crate::Result<()> {
     match output_file(src) {
-        Some(path) => crate::fsutil::write_atomic(path, text.as_bytes(), "the output"),
+        Some(path) => {
+            crate::fsutil::check_report_output(path, "the output")?;
+            crate::fsutil::write_atomic(path, text.as_bytes(), "the output")
+        }
         None => {
             use std::io::{IsTerminal, Write};
             let mut out = std::io::stdout().lock();

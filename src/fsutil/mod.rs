@@ -11,8 +11,8 @@ mod special;
 pub use atomic::{release, reserve, temp_path, write_atomic, write_atomic_with, write_error};
 pub use format::Versioned;
 pub use special::{
-    check_output, open_existing, open_read, read_if_any, read_text, read_text_if_any,
-    refuse_special,
+    check_output, check_report_output, open_existing, open_read, read_if_any, read_text,
+    read_text_if_any, refuse_special,
 };
 
 use crate::{Error, Result};

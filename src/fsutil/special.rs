@@ -160,6 +160,43 @@ pub fn check_output(path: &Path, what: &str) -> Result<()> {
     }
 }
 
+/// An error when a report, table or plot cannot go to `path`: not a regular file
+/// ([`check_output`]), or a file annbench measured or reads data from (an HDF5 dataset or
+/// result file, a stream result), which the report would destroy. Reports replace only files
+/// of their own kind, so a slip in `-o` never costs a measurement.
+pub fn check_report_output(path: &Path, what: &str) -> Result<()> {
+    check_output(path, what)?;
+    let Some(mut file) = open_read(path, what)? else {
+        return Ok(());
+    };
+    let mut head = Vec::with_capacity(4096);
+    // A file that cannot be read is left to the writer's own error.
+    let _ = (&mut file).take(4096).read_to_end(&mut head);
+    let held = if head.starts_with(b"\x89HDF\r\n\x1a\n") {
+        Some("an HDF5 file (a dataset or a measured point)")
+    } else if is_stream_result(&head) {
+        Some("a stream result file")
+    } else {
+        None
+    };
+    match held {
+        None => Ok(()),
+        Some(kind) => Err(Error::Config(format!(
+            "cannot write {what} to {}: it is {kind}, and annbench never writes a report over \
+             data; give another file name",
+            path.display()
+        ))),
+    }
+}
+
+/// The start of a stream result file: a JSON object naming its format and runbook.
+fn is_stream_result(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    text.trim_start().starts_with('{')
+        && text.contains("\"format\":")
+        && text.contains("\"runbook\":")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,6 +225,31 @@ mod tests {
         refuse_special(&file, "a result file").unwrap();
         check_output(&file, "the table").unwrap();
         check_output(&dir.path().join("new"), "the table").unwrap();
+    }
+
+    #[test]
+    fn reports_never_replace_data_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let h5 = dir.path().join("point.hdf5");
+        std::fs::write(&h5, b"\x89HDF\r\n\x1a\n\0\0\0\0").unwrap();
+        let e = check_report_output(&h5, "the table")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("point.hdf5: it is an HDF5 file"), "{e}");
+        let stream = dir.path().join("s.json");
+        std::fs::write(&stream, b"{\n  \"format\": 1,\n  \"runbook\": \"r.yaml\"}").unwrap();
+        let e = check_report_output(&stream, "the output")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a stream result file"), "{e}");
+        // An old report, an empty file and a new name are replaced as before.
+        let old = dir.path().join("old.json");
+        std::fs::write(&old, b"{\"elements\": []}").unwrap();
+        check_report_output(&old, "the output").unwrap();
+        std::fs::write(&old, b"").unwrap();
+        check_report_output(&old, "the output").unwrap();
+        check_report_output(&dir.path().join("new.png"), "the plot").unwrap();
+        assert!(check_report_output(dir.path(), "the plot").is_err());
     }
 
     #[test]

@@ -167,6 +167,7 @@ pub fn html_report(mut points: Vec<PointResult>, options: &ReportOptions) -> cra
 /// Write `html` to `path` atomically ([`crate::fsutil::write_atomic`]), so a reader never
 /// sees half a report and a failed write leaves the old one.
 pub fn write_report(path: &Path, html: &str) -> crate::Result<()> {
+    crate::fsutil::check_report_output(path, "the report")?;
     crate::fsutil::write_atomic(path, html.as_bytes(), "the report")
 }
 

@@ -61,6 +61,7 @@ pub fn save(
             )));
         }
     };
+    crate::fsutil::check_report_output(path, "the plot")?;
     crate::fsutil::write_atomic(path, &bytes, "the plot")
 }
 
