@@ -261,7 +261,11 @@ fn an_output_over_a_result_file_is_refused_and_the_file_kept() {
             .arg(&result);
         let o = cmd.output().unwrap();
         assert_ne!(o.status.code(), Some(0), "{args:?}: {}", text(&o));
-        assert!(text(&o).contains("it is an HDF5 file"), "{args:?}: {}", text(&o));
+        assert!(
+            text(&o).contains("it is an HDF5 file"),
+            "{args:?}: {}",
+            text(&o)
+        );
         assert_eq!(std::fs::read(&result).unwrap(), before, "{args:?}");
     }
 }

@@ -256,7 +256,7 @@ fn mariadb_memory_sweep_measures_each_share_with_its_buffer_pool() {
     let _one = one_at_a_time();
     let server = url("ANNBENCH_MARIADB_MEMTEST_URL");
     let sweep = Sweep::new("mariadb", 2000);
-    let out = sweep.run(
+    let out_sweep = sweep.run(
         "mariadb",
         &[
             "--mariadb",
@@ -271,7 +271,8 @@ fn mariadb_memory_sweep_measures_each_share_with_its_buffer_pool() {
             "50%",
         ],
     );
-    assert!(out.status.success(), "{}", text(&out));
+    let out = &out_sweep;
+    assert!(out.status.success(), "{}", text(out));
     let points = sweep.points();
     check_series(&points, &[("m-mem50", "0.5")], 1, false);
     // MariaDB's answers may change with its graph cache (docs/memory.md): the sweep says so.
@@ -281,9 +282,9 @@ fn mariadb_memory_sweep_measures_each_share_with_its_buffer_pool() {
         .any(|p| (p.metrics.recall - full).abs() > 1e-9)
     {
         assert!(
-            text(&out).contains("at full memory before the restarts"),
+            text(out).contains("at full memory before the restarts"),
             "{}",
-            text(&out)
+            text(out)
         );
     }
     let p = series(&points, "m-mem50")[0];
@@ -300,6 +301,37 @@ fn mariadb_memory_sweep_measures_each_share_with_its_buffer_pool() {
     let pool: u64 = setting(p, "innodb_buffer_pool_size").parse().unwrap();
     assert_eq!(pool, bytes.div_ceil(1 << 20).max(6) << 20);
     assert_eq!(setting(p, "innodb_flush_method"), "O_DIRECT");
+    // table --by-memory shows the share the caches held (raised by MariaDB's 6 MiB floor on
+    // a small index), beside the one asked.
+    let index = p.index_size_bytes.unwrap() as f64;
+    let results = sweep.dir.path().join("results");
+    let out = Command::new(env!("CARGO_BIN_EXE_annbench"))
+        .args(["table", "--by-memory", "--format", "json", "--dataset"])
+        .arg(&sweep.dataset)
+        .arg("--results")
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let csv = String::from_utf8_lossy(&out.stdout).to_string();
+    let json: serde_json::Value = serde_json::from_str(&csv).unwrap();
+    let cell = |name: &str| -> f64 {
+        let rows = json.as_array().or_else(|| json["rows"].as_array()).unwrap();
+        rows[0][name].as_f64().expect(name)
+    };
+    assert!((cell("asked_share_percent") - 50.0).abs() < 1e-6, "{csv}");
+    let held = 100.0 * bytes as f64 / index;
+    let shown = cell("memory_share_percent");
+    if bytes as f64 > index * 0.5 * 1.001 {
+        assert!((shown - held).abs() < 0.1, "{shown} vs {held}: {csv}");
+        assert!(
+            text(&out_sweep).contains("smallest cache"),
+            "{}",
+            text(&out_sweep)
+        );
+    } else {
+        assert!((shown - 50.0).abs() < 1e-6, "{csv}");
+    }
     // A graph larger than the share's graph cache is measured, with the notice that says so.
     let cache: u64 = setting(p, "mhnsw_max_cache_size").parse().unwrap();
     if cache < p.index_size_bytes.unwrap() {

@@ -11,17 +11,29 @@ use super::series::params_identity;
 use crate::results::PointResult;
 use std::collections::BTreeMap;
 
-/// The share of the index a point's server had in memory (a `run --memory` series), and
-/// whether it is the cold series.
+/// The share of the index asked for a point's server (a `run --memory` series), and whether it
+/// is the cold series.
 pub fn memory_share(p: &PointResult) -> Option<(f64, bool)> {
-    let share = p
-        .environment
-        .server_settings
-        .get("annbench.memory_share")?
-        .parse::<f64>()
-        .ok()?;
+    let share = setting(p, "annbench.memory_share")?;
     let cold = p.label.as_deref().is_some_and(|l| l.ends_with("-cold"));
     Some((share, cold))
+}
+
+/// The share of the index the server's caches really held: its cache bytes over the index
+/// size. It is above the asked share when the server's smallest cache raised it (MariaDB's
+/// 6 MiB buffer pool under a small index), and may pass 100%. The asked share when the size
+/// is unknown.
+pub fn share_held(p: &PointResult) -> Option<f64> {
+    let asked = setting(p, "annbench.memory_share")?;
+    let held = setting(p, "annbench.memory_bytes")
+        .zip(p.index_size_bytes.filter(|&b| b > 0))
+        .map(|(bytes, index)| bytes / index as f64);
+    // Bytes are the share of the size rounded up: only a raise beyond that counts.
+    Some(held.filter(|h| *h > asked * 1.001).unwrap_or(asked))
+}
+
+fn setting(p: &PointResult, name: &str) -> Option<f64> {
+    p.environment.server_settings.get(name)?.parse::<f64>().ok()
 }
 
 /// The run's own label of a series label (`x-mem50-cold` -> `x`; `mem50` -> none).
@@ -74,6 +86,7 @@ pub fn memory_table(points: &[PointResult]) -> Option<Table> {
         metric("label"),
         metric("name"),
         f("memory_share_percent", "memory %", 1),
+        f("asked_share_percent", "asked %", 1),
         f("memory_mib", "memory MiB", 1),
         f("qps_cold", "QPS cold", 1),
         f("qps_warm", "QPS warm", 1),
@@ -101,6 +114,7 @@ pub fn memory_table(points: &[PointResult]) -> Option<Table> {
                 Cell::Text(algorithm),
                 Cell::from(label.as_deref()),
                 Cell::Text(point_name(any)),
+                Cell::from(share_held(any).map(|h| h * 100.0)),
                 Cell::Float(-share as f64 / 1e4),
                 Cell::from(bytes.map(|b| b / (1 << 20) as f64)),
                 Cell::from(pair.cold.map(|p| p.metrics.qps)),
@@ -152,7 +166,8 @@ pub fn memory_chart(points: &[PointResult], id: &str, y: Axis, figure: Figure) -
     type Line = (String, Option<String>, String, bool);
     let mut lines: BTreeMap<Line, Vec<(f64, f64)>> = BTreeMap::new();
     for p in points {
-        let (Some((share, cold)), Some(v)) = (memory_share(p), figure(p)) else {
+        let (Some((_, cold)), Some(share), Some(v)) = (memory_share(p), share_held(p), figure(p))
+        else {
             continue;
         };
         let key = (
@@ -220,6 +235,28 @@ mod tests {
         p.metrics.server.as_mut().unwrap().buffer_reads_per_query = None;
         p.metrics.server.as_mut().unwrap().server_read_kib_per_query = Some(80.0);
         assert_eq!(reads(&p), Some(10.0));
+    }
+
+    #[test]
+    fn the_share_shown_is_the_one_the_server_held() {
+        let mut p = crate::report::testutil::point("mariadb", &[], &[], 0.9, 100.0);
+        let set = &mut p.environment.server_settings;
+        set.insert("annbench.memory_share".into(), "0.1".into());
+        set.insert("annbench.memory_bytes".into(), (6u64 << 20).to_string());
+        // A 2 MiB index: MariaDB's 6 MiB floor held 300% of it, not the 10% asked.
+        p.index_size_bytes = Some(2 << 20);
+        assert_eq!(share_held(&p), Some(3.0));
+        let table = memory_table(std::slice::from_ref(&p)).unwrap();
+        let col = |n: &str| table.columns.iter().position(|c| c.name == n).unwrap();
+        assert!(matches!(table.rows[0][col("memory_share_percent")], Cell::Float(v) if v == 300.0));
+        assert!(
+            matches!(table.rows[0][col("asked_share_percent")], Cell::Float(v) if (v - 10.0).abs() < 1e-9)
+        );
+        // Bytes rounded up from the asked share are the asked share.
+        p.index_size_bytes = Some(60 << 20);
+        assert_eq!(share_held(&p), Some(0.1));
+        p.index_size_bytes = None;
+        assert_eq!(share_held(&p), Some(0.1));
     }
 
     #[test]

@@ -235,7 +235,12 @@ pub(in crate::runner) fn plan_shares(
             warn(
                 ctx.progress,
                 summary,
-                format!("{} memory plan: {why}", ctx.algorithm),
+                format!(
+                    "{} memory plan (the index estimated at {} before the build; the points \
+                     record the share of its real size): {why}",
+                    ctx.algorithm,
+                    human(index_bytes)
+                ),
             );
         }
     }
@@ -297,6 +302,12 @@ pub(in crate::runner) fn sweep(
                 human(index)
             );
             if let Some(why) = why {
+                // The plan's warning came from an estimate; this is the built index's figure.
+                warn(
+                    ctx.progress,
+                    summary,
+                    format!("{} (built index {}): {why}", ctx.algorithm, human(index)),
+                );
                 note = format!("{note}; {why}");
             }
             let server = memory_server(backend, share, bytes)?;
