@@ -375,6 +375,19 @@ pub fn history(points: &[PointResult], opts: &HistoryOptions) -> crate::Result<H
         partial += usize::from(line.values.iter().any(Option::is_none));
         line.changes = line_changes(line, &elements, opts.change);
     }
+    // A threshold the newest run no longer reaches has no value there, so no change point
+    // can say so: said in words, as the recall loss it is.
+    for line in &lines[points_only..] {
+        let reached_before = line.values.iter().rev().skip(1).any(Option::is_some);
+        if let (Some(None), true) = (line.values.last(), reached_before) {
+            notes.push(format!(
+                "{}: the newest run ('{}') no longer reaches this recall, which earlier runs \
+                 reached: a recall loss (see its points' recall)",
+                line.name,
+                elements[elements.len() - 1].label
+            ));
+        }
+    }
     if partial > 0 {
         notes.push(format!(
             "{partial} line(s) lack some runs (a run without that point, or a threshold it did \

@@ -417,3 +417,37 @@ fn versions_of_two_products_and_an_empty_store_are_refused() {
     let err = history(&pts, &only).unwrap_err().to_string();
     assert!(err.contains("the store holds mariadb"), "{err}");
 }
+
+#[test]
+fn a_threshold_the_newest_run_no_longer_reaches_is_said() {
+    let mut pts = stepped();
+    // The newest run's ef_search=40 point falls to recall 0.97: no run reaches 0.99 there.
+    for p in &mut pts {
+        if p.label.as_deref() == Some("nightly-12") && p.query_args["ef_search"] == 40 {
+            p.metrics.recall = 0.97;
+        }
+    }
+    let h = history(&pts, &HistoryOptions::default()).unwrap();
+    let lost: Vec<&String> = h
+        .notes
+        .iter()
+        .filter(|n| n.contains("no longer reaches"))
+        .collect();
+    assert_eq!(lost.len(), 1, "{:?}", h.notes);
+    assert!(
+        lost[0].contains("0.99") && lost[0].contains("nightly-12"),
+        "{lost:?}"
+    );
+    assert!(
+        h.render(HistoryFormat::Text)
+            .unwrap()
+            .contains("no longer reaches")
+    );
+    // A threshold reached by the newest run only is no loss.
+    let h = history(&stepped(), &HistoryOptions::default()).unwrap();
+    assert!(
+        !h.notes.iter().any(|n| n.contains("no longer reaches")),
+        "{:?}",
+        h.notes
+    );
+}
