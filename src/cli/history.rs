@@ -12,8 +12,9 @@ pub struct HistoryArgs {
     #[command(flatten)]
     pub source: Source,
     /// The labels of the series, in order, or globs such as 'nightly-*' (expanded in natural
-    /// order: nightly-9 before nightly-10). Default: every label of the store.
-    #[arg(long, value_delimiter = ',', value_name = "LABELS")]
+    /// order: nightly-9 before nightly-10), comma-separated or repeated; a label that holds a
+    /// comma is named whole. Default: every label of the store.
+    #[arg(long, value_name = "LABELS")]
     pub series: Vec<String>,
     /// given (as --series lists them; the default with --series), time (when each label's
     /// run started; the default without), or version (the server version, compared as

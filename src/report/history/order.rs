@@ -124,6 +124,14 @@ pub fn series_labels(
     if patterns.is_empty() {
         chosen = natural.iter().map(|s| s.to_string()).collect();
     }
+    // `a,b` names two labels unless a label is spelt so (labels may hold commas).
+    let patterns: Vec<&str> = patterns
+        .iter()
+        .flat_map(|p| match facts.contains_key(p) {
+            true => vec![p.as_str()],
+            false => p.split(',').map(str::trim).collect(),
+        })
+        .collect();
     for pat in patterns {
         let matched: Vec<&String> = natural
             .iter()
@@ -310,5 +318,33 @@ mod tests {
         let mut v = vec!["run-10", "run-9", "run-1"];
         v.sort_by(|a, b| natural_cmp(a, b));
         assert_eq!(v, ["run-1", "run-9", "run-10"]);
+    }
+
+    #[test]
+    fn a_label_with_a_comma_is_named_whole() {
+        let facts: BTreeMap<String, LabelFacts> = ["11.8, tuned", "r1", "r2"]
+            .into_iter()
+            .map(|l| {
+                let f = LabelFacts {
+                    label: l.into(),
+                    time: None,
+                    time_is_finish: false,
+                    versions: vec![],
+                    hosts: vec![],
+                };
+                (l.to_string(), f)
+            })
+            .collect();
+        let named = |p: &[&str]| {
+            let p: Vec<String> = p.iter().map(|s| s.to_string()).collect();
+            series_labels(&facts, &p, Order::Given)
+        };
+        assert_eq!(named(&["r2,r1"]).unwrap(), ["r2", "r1"]);
+        assert_eq!(
+            named(&["r1", "11.8, tuned"]).unwrap(),
+            ["r1", "11.8, tuned"]
+        );
+        let e = named(&["11.8"]).unwrap_err().to_string();
+        assert!(e.contains("no label matches '11.8'"), "{e}");
     }
 }
