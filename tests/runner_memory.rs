@@ -397,6 +397,29 @@ fn memory_sweeps_are_refused_where_they_cannot_run() {
     // Another host's server with a managed port number is still not this machine's.
     let remote = url("ANNBENCH_POSTGRES_MEMTEST_URL").replace("127.0.0.1", "192.0.2.1");
     refused("pgvector", "--postgres", &remote, "on another host");
+    // An algorithm without a server has no memory to lower: refused before any work, in the
+    // dry run too, which shows the share series a real run adds.
+    refused("exact", "--postgres", &memtest, "exact runs on no server");
+    let out = sweep.run(
+        "pgvector",
+        &["--postgres", &memtest, "--memory", "100%,10%", "--dry-run"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("series mem100-cold, mem100, mem10-cold, mem10;"),
+        "{}",
+        text(&out)
+    );
+    let main = url("ANNBENCH_POSTGRES_URL");
+    let out = sweep.run(
+        "pgvector",
+        &["--postgres", &main, "--memory", "10%", "--dry-run"],
+    );
+    assert!(
+        !out.status.success() && text(&out).contains("main postgres server"),
+        "{}",
+        text(&out)
+    );
     // Bad shares name the input.
     for bad in ["0%", "150%", "50", "50%,50%"] {
         let out = sweep.run("pgvector", &["--memory", bad]);

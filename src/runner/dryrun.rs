@@ -87,6 +87,9 @@ impl DryRun {
 pub fn check(opts: &SweepOptions) -> Result<()> {
     let opts = &super::without_repeats(opts);
     let grids = plan(opts, None)?;
+    if !opts.memory.is_empty() {
+        super::build::memory::check(opts, &grids)?;
+    }
     super::preflight::check_servers(opts, &grids)?;
     let mut notes = Vec::new();
     match locate(opts, &mut notes)? {

@@ -367,7 +367,7 @@ pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSu
     // resolve against its rows.
     let grids = plan(opts, None)?;
     if !opts.memory.is_empty() {
-        build::memory::check(opts, &preflight::kinds(&grids))?;
+        build::memory::check(opts, &grids)?;
     }
     preflight::check_servers(opts, &grids)?;
     if opts.restart {

@@ -178,6 +178,8 @@ pub fn run(
     let attributes = filters.map(Attributes::of);
     // Counted per server: an interleaved run measures each point on each of its servers.
     let servers = |g: &Grid| lanes_of(opts, &g.algorithm).len();
+    // --memory measures each point again cold and warm at every share.
+    let series = 1 + 2 * opts.memory.len();
     progress.on_event(&Event::SweepStarted {
         algorithms: grids.len(),
         builds: grids.iter().map(|g| g.builds.len() * servers(g)).sum(),
@@ -185,14 +187,15 @@ pub fn run(
             .iter()
             .map(|g| g.builds.iter().map(|b| b.query_args.len()).sum::<usize>() * servers(g))
             .sum::<usize>()
-            * opts.clients.len(),
+            * opts.clients.len()
+            * series,
     });
     for grid in grids {
         let per_build: usize = grid.builds.iter().map(|b| b.query_args.len()).sum();
         progress.on_event(&Event::AlgorithmStarted {
             algorithm: &grid.algorithm,
             builds: grid.builds.len() * servers(grid),
-            points: per_build * opts.clients.len() * servers(grid),
+            points: per_build * opts.clients.len() * servers(grid) * series,
         });
         let spec = TableSpec {
             dataset: data.name.clone(),

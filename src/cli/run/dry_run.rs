@@ -73,6 +73,9 @@ pub fn print(opts: &SweepOptions) -> Result<()> {
         }
     };
     print_builds(opts, &name, &a, &grids, mine)?;
+    if !opts.memory.is_empty() {
+        print_memory(opts, &name, &a, &grids, mine)?;
+    }
     if rows.is_none() {
         outln!(
             "{} is not found here: `auto` grid values are shown unresolved, and the split may \
@@ -80,6 +83,62 @@ pub fn print(opts: &SweepOptions) -> Result<()> {
             opts.dataset
         );
     }
+    Ok(())
+}
+
+/// The series `--memory` adds after each build: per share a cold and a warm series of the
+/// build's points, and how many of them are stored.
+fn print_memory(
+    opts: &SweepOptions,
+    dataset: &str,
+    a: &Assignment,
+    grids: &[crate::config::Grid],
+    shard: Option<usize>,
+) -> Result<()> {
+    let (mut points, mut stored) = (0, 0);
+    let mut labels = Vec::new();
+    for &share in &opts.memory {
+        for cold in [true, false] {
+            labels.push(runner::memory_series_label(
+                opts.label.as_deref(),
+                share,
+                cold,
+            ));
+        }
+    }
+    for u in a
+        .units
+        .iter()
+        .filter(|u| shard.is_none_or(|s| u.shard == s))
+    {
+        let build = &grids[u.grid].builds[u.build];
+        for label in &labels {
+            for query_args in &build.query_args {
+                for &clients in &opts.clients {
+                    let key = PointKey::new(
+                        dataset,
+                        opts.count,
+                        &u.algorithm,
+                        &build.build_args,
+                        query_args,
+                        clients,
+                        Some(label),
+                    );
+                    points += 1;
+                    if !opts.force && point_path(&opts.results_dir, &key)?.is_file() {
+                        stored += 1;
+                    }
+                }
+            }
+        }
+    }
+    outln!(
+        "--memory: after each build, its server restarted at each share of the index size, \
+         then the build's points measured cold and warm: series {}; {points} more point(s): {} \
+         to measure, {stored} stored",
+        labels.join(", "),
+        points - stored
+    );
     Ok(())
 }
 

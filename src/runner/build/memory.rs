@@ -89,8 +89,19 @@ pub(in crate::runner) fn series_labels(ctx: &Ctx<'_>) -> Vec<String> {
 /// `--restart` beside it.
 pub(in crate::runner) fn check(
     opts: &crate::runner::SweepOptions,
-    kinds: &[ServerKind],
+    grids: &[crate::config::Grid],
 ) -> Result<()> {
+    if let Some(g) = grids
+        .iter()
+        .find(|g| crate::backend::algorithm(&g.algorithm).is_none_or(|a| a.database.is_none()))
+    {
+        return Err(Error::Config(format!(
+            "--memory restarts a server with less memory; {} runs on no server: leave it out \
+             of this run",
+            g.algorithm
+        )));
+    }
+    let kinds = crate::runner::preflight::kinds(grids);
     if opts.restart {
         return Err(Error::Config(
             "--memory measures each share cold (right after a restart) and warm itself: leave \
@@ -112,7 +123,7 @@ pub(in crate::runner) fn check(
                 .join(",")
         )));
     }
-    for &kind in kinds {
+    for kind in kinds {
         if server_minimum(kind).is_none() {
             return Err(Error::Config(format!(
                 "--memory cannot run {} with less memory than its index: it keeps everything \
