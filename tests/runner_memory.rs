@@ -469,3 +469,46 @@ fn the_script_sets_and_keeps_an_instances_memory() {
     let (ok, out) = sh(&["restart-instance", "postgres:memtest", "--memory", "off"]);
     assert!(ok, "{out}");
 }
+
+/// A second `--memory` sweep on an instance another sweep is restarting is refused before it
+/// touches the server (it would measure at the other sweep's share).
+#[test]
+fn a_second_memory_sweep_on_one_instance_is_refused() {
+    use std::os::fd::AsRawFd;
+    let _one = one_at_a_time();
+    let server = url("ANNBENCH_POSTGRES_MEMTEST_URL");
+    let env = annbench::connect::servers_env_path(&|k| std::env::var(k).ok());
+    let path = env.parent().unwrap().join("memory-postgres-memtest.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    // SAFETY: a valid descriptor. Held as a running sweep holds it.
+    assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) }, 0);
+    let sweep = Sweep::new("pgvector", 200);
+    let out = sweep.run("pgvector", &["--postgres", &server, "--memory", "50%"]);
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("another sweep"), "{}", text(&out));
+    assert!(sweep.points().is_empty());
+    drop(file);
+    // Released (as when a sweep ends or is killed): the next sweep runs.
+    let out = sweep.run(
+        "pgvector",
+        &[
+            "--postgres",
+            &server,
+            "--memory",
+            "50%",
+            "--build",
+            "M=8",
+            "--build",
+            "ef_construction=16",
+            "--query",
+            "ef_search=10",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+}

@@ -375,6 +375,11 @@ pub fn run_sweep(opts: &SweepOptions, progress: &dyn Progress) -> Result<SweepSu
     }
     let path = crate::dataset::resolve(&opts.dataset, &opts.data_dir)?;
     let grids = check_plan(opts, &path)?;
+    // Held until the sweep returns: no other sweep restarts these instances meanwhile.
+    let _locks = match opts.memory.is_empty() {
+        true => None,
+        false => Some(build::memory::lock(opts, &grids)?),
+    };
     if !opts.memory.is_empty() {
         // A sweep stopped at a share left its server there: builds run at full memory.
         build::memory::reset(opts, &preflight::kinds(&grids))?;

@@ -22,6 +22,7 @@ use crate::runner::ctx::{Ctx, warn};
 use crate::runner::measure::PassBuffers;
 use crate::runner::point::PointRun;
 use crate::{Error, Result};
+use std::io::Write;
 use std::time::Duration;
 
 /// The smallest cache each server starts with, in bytes: PostgreSQL's shared_buffers is at
@@ -151,6 +152,56 @@ fn instance_id(url: &ServerUrl) -> Result<(String, String)> {
         )));
     }
     Ok((script, id))
+}
+
+/// Exclusive locks on the instances a `--memory` sweep restarts, held while it runs. A second
+/// sweep restarting the same instance would measure its points at the first one's share; the
+/// system drops a lock when its process ends, also on kill -9, so a stopped sweep never
+/// leaves one behind.
+pub(in crate::runner) struct InstanceLocks(#[allow(dead_code)] Vec<std::fs::File>);
+
+/// Lock every instance of the sweep's servers (after [`check`]), or say which sweep holds one.
+pub(in crate::runner) fn lock(
+    opts: &crate::runner::SweepOptions,
+    grids: &[crate::config::Grid],
+) -> Result<InstanceLocks> {
+    use std::os::fd::AsRawFd;
+    let dir = crate::connect::servers_env_path(&|k| std::env::var(k).ok())
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    let mut held = Vec::new();
+    for kind in crate::runner::preflight::kinds(grids) {
+        for (_, url) in opts.backend.urls_of(kind)? {
+            let (_, id) = instance_id(&url)?;
+            let path = dir.join(format!("memory-{}.lock", id.replace(':', "-")));
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .read(true)
+                .write(true)
+                .open(&path)
+                .map_err(|e| Error::io(&path, "cannot open the instance lock", e))?;
+            // SAFETY: a valid open descriptor; flock only reads it.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+                let holder = std::fs::read_to_string(&path).unwrap_or_default();
+                return Err(Error::Config(format!(
+                    "--memory: another sweep ({}) is restarting the instance {id} at its shares; \
+                     wait for it to end (two sweeps on one instance would measure at each \
+                     other's memory)",
+                    match holder.trim() {
+                        "" => "of another process".to_string(),
+                        h => format!("process {h}"),
+                    }
+                )));
+            }
+            // Who holds it, for the message above (the lock, not the text, is what counts).
+            let _ = file.set_len(0);
+            let _ = (&file).write_all(std::process::id().to_string().as_bytes());
+            held.push(file);
+        }
+    }
+    Ok(InstanceLocks(held))
 }
 
 /// Restart the server at `url` with its caches at `bytes` (`None`: its full memory again).
