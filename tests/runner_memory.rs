@@ -241,8 +241,16 @@ fn postgres_memory_sweep_restarts_at_each_share_reads_storage_and_resumes() {
         .iter()
         .map(|p| p.environment.finished_at.clone())
         .collect();
-    let again = sweep.run("pgvector", &args);
+    // --expect checks the stored share points too, each named by its series.
+    let mut expect = args.to_vec();
+    expect.extend(["--expect", "cached"]);
+    let again = sweep.run("pgvector", &expect);
     assert!(again.status.success(), "{}", text(&again));
+    assert!(
+        text(&again).contains("[m-mem10]: expected cached but it is io-bound"),
+        "{}",
+        text(&again)
+    );
     let after: Vec<_> = sweep
         .points()
         .iter()

@@ -44,12 +44,23 @@ pub(super) fn run_build(
     summary: &mut SweepSummary,
 ) -> Result<()> {
     let todo = todo_of(ctx, build, summary)?;
-    if todo.iter().all(|t| t.stored.is_some()) && memory_stored(ctx, build)? {
+    let all_stored = match todo.iter().all(|t| t.stored.is_some()) {
+        true => memory_stored(ctx, build)?,
+        false => None,
+    };
+    if let Some(series) = all_stored {
         ctx.progress.on_event(&Event::BuildSkipped {
             algorithm: ctx.algorithm,
             build_args: &build.build_args,
         });
-    } else if let Err(e) = measure_builds(ctx, backend, build, &todo, summary) {
+        report_stored(ctx, todo, summary);
+        // The share series are the sweep's points too (its table, --expect).
+        for (series_ctx, todo) in series {
+            report_stored(&series_ctx, todo, summary);
+        }
+        return Ok(());
+    }
+    if let Err(e) = measure_builds(ctx, backend, build, &todo, summary) {
         // Nothing of this build is measured from here on: its missing points failed.
         let f = ctx.failure(&build.build_args, None, None);
         ctx.fail(summary, f, e)?;
@@ -110,8 +121,14 @@ pub(super) fn todo_of<'b>(
     Ok(todo)
 }
 
-/// Whether every `--memory` series of this build is stored (true without `--memory`).
-fn memory_stored(ctx: &Ctx<'_>, build: &BuildPoint) -> Result<bool> {
+/// The `--memory` series of this build with their stored points when every one is stored
+/// (none without `--memory`); `None` when one is missing.
+#[allow(clippy::type_complexity)]
+fn memory_stored<'a, 'b>(
+    ctx: &Ctx<'a>,
+    build: &'b BuildPoint,
+) -> Result<Option<Vec<(Ctx<'a>, Vec<Todo<'b>>)>>> {
+    let mut out = Vec::new();
     for label in memory::series_labels(ctx) {
         let series = Ctx {
             label: Some(label),
@@ -119,14 +136,13 @@ fn memory_stored(ctx: &Ctx<'_>, build: &BuildPoint) -> Result<bool> {
         };
         // A lookup's notes and failures are the sweep's to report, when it measures them.
         let quiet = &mut SweepSummary::default();
-        if todo_of(&series, build, quiet)?
-            .iter()
-            .any(|t| t.stored.is_none())
-        {
-            return Ok(false);
+        let todo = todo_of(&series, build, quiet)?;
+        if todo.iter().any(|t| t.stored.is_none()) {
+            return Ok(None);
         }
+        out.push((series, todo));
     }
-    Ok(true)
+    Ok(Some(out))
 }
 
 /// Report the stored points of `todo` as skipped, in the summary too.

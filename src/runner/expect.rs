@@ -20,7 +20,7 @@ pub fn warnings<'a>(
             server.and_then(|s| s.storage()),
             server.and_then(|s| s.server_read_kib_per_query),
         ) else {
-            unmeasured.push(point_name(p));
+            unmeasured.push(format!("{}{}", point_name(p), clients_text(p)));
             continue;
         };
         if storage == expect {
@@ -57,12 +57,16 @@ pub fn warnings<'a>(
     out
 }
 
+/// The clients and the label (a `--memory` series' `mem10-cold`) that tell points apart.
 fn clients_text(p: &PointResult) -> String {
+    let mut out = String::new();
     if p.clients > 1 {
-        format!(" x{} clients", p.clients)
-    } else {
-        String::new()
+        out.push_str(&format!(" x{} clients", p.clients));
     }
+    if let Some(l) = &p.label {
+        out.push_str(&format!(" [{l}]"));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -89,6 +93,11 @@ mod tests {
         assert!(w[0].contains("expected cached but it is io-bound"), "{w:?}");
         assert!(w[0].contains("64.000 KiB per query"), "{w:?}");
         assert!(w[0].contains("8.000 reads per query"), "{w:?}");
+        // A --memory series' point is named by its series.
+        let mut share = point(Some(64.0));
+        share.label = Some("mem10-cold".into());
+        let w = warnings([&share], Storage::Cached);
+        assert!(w[0].contains("[mem10-cold]: expected cached"), "{w:?}");
         let w = warnings(&pts, Storage::IoBound);
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(
