@@ -237,6 +237,29 @@ fn plot_history_draws_the_series() {
         // Each line's change point is a triangle (a polygon in SVG).
         assert!(s.contains("<polygon"), "{metric}");
     }
+    // Three runs: the x axis counts runs, in whole ticks (no run 1.5).
+    let svg = dir.path().join("three.svg");
+    let out = Command::new(env!("CARGO_BIN_EXE_annbench"))
+        .args([
+            "plot",
+            "history",
+            "--dataset",
+            "glove-25-angular",
+            "--results",
+        ])
+        .arg(dir.path())
+        .args(["--series", "nightly-1,nightly-2,nightly-3", "-o"])
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    // Tick labels are the text elements' lines.
+    let s = std::fs::read_to_string(&svg).unwrap();
+    let labels: Vec<&str> = s.lines().map(str::trim).collect();
+    assert!(labels.contains(&"2"), "{s}");
+    for half in ["1.5", "2.5", "1.2", "2.4"] {
+        assert!(!labels.contains(&half), "{half}");
+    }
 }
 
 #[test]

@@ -160,6 +160,16 @@ where
     X::CoordDescType: ValueFormatter<f64>,
     Y::CoordDescType: ValueFormatter<f64>,
 {
+    // Counts on the x axis (run numbers of a history) get whole ticks only.
+    let whole_x = chart
+        .datasets
+        .iter()
+        .flat_map(|d| &d.points)
+        .all(|p| p.x.fract() == 0.0);
+    let x_tick = |v: &f64| match whole_x && v.fract().abs() > 1e-9 {
+        true => String::new(),
+        false => tick(*v),
+    };
     let mut cc = ChartBuilder::on(root)
         .caption(title, ("sans-serif", 20))
         .margin(14)
@@ -172,7 +182,7 @@ where
         .label_style(("sans-serif", 13))
         .x_labels(12)
         .y_labels(16)
-        .x_label_formatter(&|v: &f64| tick(*v))
+        .x_label_formatter(&x_tick)
         .y_label_formatter(&|v: &f64| tick(*v))
         .axis_desc_style(("sans-serif", 14))
         .light_line_style(BLACK.mix(0.04))
