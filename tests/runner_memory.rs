@@ -54,28 +54,31 @@ impl Sweep {
     }
 
     fn run(&self, algorithm: &str, extra: &[&str]) -> Output {
+        self.command(algorithm, extra).output().unwrap()
+    }
+
+    fn command(&self, algorithm: &str, extra: &[&str]) -> Command {
         let file = self.dir.path().join(format!("{}.hdf5", self.dataset));
         let results = self.dir.path().join("results");
-        Command::new(env!("CARGO_BIN_EXE_annbench"))
-            .args([
-                "run",
-                "--dataset",
-                file.to_str().unwrap(),
-                "--algorithm",
-                algorithm,
-            ])
-            .args([
-                "--results",
-                results.to_str().unwrap(),
-                "--runs",
-                "2",
-                "--min-time",
-                "0",
-            ])
-            .args(["-q"])
-            .args(extra)
-            .output()
-            .unwrap()
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_annbench"));
+        cmd.args([
+            "run",
+            "--dataset",
+            file.to_str().unwrap(),
+            "--algorithm",
+            algorithm,
+        ])
+        .args([
+            "--results",
+            results.to_str().unwrap(),
+            "--runs",
+            "2",
+            "--min-time",
+            "0",
+        ])
+        .args(["-q"])
+        .args(extra);
+        cmd
     }
 
     fn points(&self) -> Vec<PointResult> {
@@ -518,5 +521,67 @@ fn a_second_memory_sweep_on_one_instance_is_refused() {
             "ef_search=10",
         ],
     );
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+/// A kill -9 of the sweep while scripts/databases.sh restarts the instance: the script goes on
+/// (its own process group, its output to a file, not to the dead sweep's pipe) and leaves the
+/// server running; the rerun measures.
+#[test]
+fn a_kill_during_a_restart_leaves_the_instance_running() {
+    let _one = one_at_a_time();
+    let server = url("ANNBENCH_POSTGRES_MEMTEST_URL");
+    let sweep = Sweep::new("pgvector", 300);
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "--postgres",
+        &server,
+        "--memory",
+        "50%",
+        "--build",
+        "M=8",
+        "--build",
+        "ef_construction=16",
+        "--query",
+        "ef_search=10",
+    ];
+    // Whether scripts/databases.sh is restarting the instance.
+    let running = || {
+        std::fs::read_dir("/proc").unwrap().any(|e| {
+            let cmd = e.unwrap().path().join("cmdline");
+            std::fs::read(cmd).is_ok_and(|c| {
+                let c = String::from_utf8_lossy(&c);
+                c.contains("restart-instance") && c.contains("postgres:memtest")
+            })
+        })
+    };
+    let mut child = sweep
+        .command("pgvector", &args)
+        .env("TMPDIR", tmp.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !running() {
+        assert!(started.elapsed().as_secs() < 120, "no restart began");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Wait for the script to end, then the server must answer.
+    while running() {
+        assert!(started.elapsed().as_secs() < 240, "the restart never ended");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let port: u16 = server
+        .rsplit_once(':')
+        .and_then(|(_, rest)| rest.split('/').next()?.parse().ok())
+        .unwrap();
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
+        "the instance was left stopped"
+    );
+    let out = sweep.run("pgvector", &args);
     assert!(out.status.success(), "{}", text(&out));
 }

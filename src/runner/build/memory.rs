@@ -208,25 +208,13 @@ pub(in crate::runner) fn lock(
 /// The script runs in a process group of its own: a Ctrl-C meant for the sweep does not stop
 /// it half-way, and the sweep stops once the server is up again.
 pub(in crate::runner) fn restart_with(url: &ServerUrl, bytes: Option<u64>) -> Result<()> {
-    use std::os::unix::process::CommandExt;
     let (script, id) = instance_id(url)?;
     let memory = bytes.map_or_else(|| "off".to_string(), |b| format!("{}K", b.div_ceil(1024)));
-    let out = std::process::Command::new(&script)
-        .args(["restart-instance", &id, "--memory", &memory])
-        .stdin(std::process::Stdio::null())
-        .process_group(0)
-        .output()
-        .map_err(|e| Error::Server(format!("--memory: cannot run {script}: {e}")))?;
-    if out.status.success() {
-        return Ok(());
-    }
-    let text = String::from_utf8_lossy(&out.stderr);
-    let tail: Vec<&str> = text.lines().rev().take(5).collect();
-    Err(Error::Server(format!(
-        "--memory: `{script} restart-instance {id} --memory {memory}` failed ({}): {}",
-        out.status,
-        tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
-    )))
+    super::restart::run_script(
+        &script,
+        &["restart-instance", &id, "--memory", &memory],
+        "--memory",
+    )
 }
 
 /// Put every server of the sweep back to its full memory (before the first build: a stopped

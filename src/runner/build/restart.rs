@@ -69,18 +69,41 @@ pub(in crate::runner) fn check(
 /// Restart the server at `url` and wait until it answers (the script waits).
 fn restart(url: &ServerUrl) -> Result<()> {
     let (script, id) = managed(url, "--restart")?;
-    let out = std::process::Command::new(&script)
-        .args(["restart-instance", &id])
-        .output()
-        .map_err(|e| Error::Server(format!("--restart: cannot run {script}: {e}")))?;
-    if out.status.success() {
+    run_script(&script, &["restart-instance", &id], "--restart")
+}
+
+/// Run scripts/databases.sh with `args` and wait for it. It runs in a process group of its
+/// own, and writes to a file rather than a pipe: a Ctrl-C meant for the sweep, a second one,
+/// or a kill -9 of annbench does not stop it between stopping the server and starting it
+/// again (writing to the pipe of a dead reader killed it there, leaving the server down).
+pub(super) fn run_script(script: &str, args: &[&str], option: &str) -> Result<()> {
+    use std::os::unix::process::CommandExt;
+    let cannot = |e: std::io::Error| Error::Server(format!("{option}: cannot run {script}: {e}"));
+    let log = std::env::temp_dir().join(format!(
+        "annbench-restart-{}-{}.log",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    ));
+    let file = std::fs::File::create(&log).map_err(cannot)?;
+    let status = std::process::Command::new(script)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(file.try_clone().map_err(cannot)?)
+        .stderr(file)
+        .process_group(0)
+        .status()
+        .map_err(cannot);
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
+    if status?.success() {
         return Ok(());
     }
-    let text = String::from_utf8_lossy(&out.stderr);
     let tail: Vec<&str> = text.lines().rev().take(5).collect();
     Err(Error::Server(format!(
-        "--restart: `{script} restart-instance {id}` failed ({}): {}",
-        out.status,
+        "{option}: `{script} {}` failed: {}",
+        args.join(" "),
         tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
     )))
 }
