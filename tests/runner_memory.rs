@@ -431,6 +431,25 @@ fn memory_sweeps_are_refused_where_they_cannot_run() {
         "{}",
         text(&out)
     );
+    // Two named servers: each share would be measured on one of them only.
+    let two = [format!("a={memtest}"), format!("b={main}")];
+    let out = sweep.run(
+        "pgvector",
+        &[
+            "--postgres",
+            &two[0],
+            "--postgres",
+            &two[1],
+            "--memory",
+            "50%",
+        ],
+    );
+    assert!(
+        !out.status.success() && text(&out).contains("--memory measures one server per run"),
+        "{}",
+        text(&out)
+    );
+    assert!(sweep.points().is_empty());
     // Bad shares name the input.
     for bad in ["0%", "150%", "50", "50%,50%"] {
         let out = sweep.run("pgvector", &["--memory", bad]);

@@ -132,7 +132,21 @@ pub(in crate::runner) fn check(
                 kind.name()
             )));
         }
-        for (_, url) in opts.backend.urls_of(kind)? {
+        let urls = opts.backend.urls_of(kind)?;
+        // Each share is measured on the one server the build ran on; an interleaved run's
+        // other servers would get no share series.
+        if urls.len() > 1 {
+            return Err(Error::Config(format!(
+                "--memory measures one server per run; {} {} servers were given ({}): run                  each with --memory on its own (the series carry the server's name as label)",
+                urls.len(),
+                kind.name(),
+                urls.iter()
+                    .map(|(named, _)| named.map_or("-", |n| n.name.as_str()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        for (_, url) in urls {
             instance_id(&url)?;
         }
     }
