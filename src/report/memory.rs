@@ -19,17 +19,36 @@ pub fn memory_share(p: &PointResult) -> Option<(f64, bool)> {
     Some((share, cold))
 }
 
-/// The share of the index the server's caches really held: its cache bytes over the index
-/// size. It is above the asked share when the server's smallest cache raised it (MariaDB's
-/// 6 MiB buffer pool under a small index), and may pass 100%. The asked share when the size
-/// is unknown.
+/// The share of the index the server's caches really held: the page cache's size as the
+/// server reported it (PostgreSQL's `shared_buffers`, MariaDB's `innodb_buffer_pool_size`,
+/// which it rounds up to whole MiB) over the index size. It is above the asked share where
+/// the server rounded or its smallest cache raised it (MariaDB's 6 MiB buffer pool under a
+/// small index), and may pass 100%. The asked share when the index size is unknown.
 pub fn share_held(p: &PointResult) -> Option<f64> {
     let asked = setting(p, "annbench.memory_share")?;
-    let held = setting(p, "annbench.memory_bytes")
+    let held = held_bytes(p)
         .zip(p.index_size_bytes.filter(|&b| b > 0))
         .map(|(bytes, index)| bytes / index as f64);
-    // Bytes are the share of the size rounded up: only a raise beyond that counts.
-    Some(held.filter(|h| *h > asked * 1.001).unwrap_or(asked))
+    Some(held.unwrap_or(asked))
+}
+
+/// The bytes of the server's page cache at a memory share: as the server reported it when
+/// the share was set through its settings, else (a cgroup limit) the bytes given.
+pub fn held_bytes(p: &PointResult) -> Option<f64> {
+    let set = &p.environment.server_settings;
+    let reported = match set.get("annbench.memory_via").map(String::as_str) {
+        Some("settings") | None => set
+            .get("innodb_buffer_pool_size")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .or_else(|| {
+                set.get("shared_buffers")
+                    .and_then(|v| crate::backend::plan::parse_pg_memory(v))
+            }),
+        Some(_) => None,
+    };
+    reported
+        .map(|b| b as f64)
+        .or_else(|| setting(p, "annbench.memory_bytes"))
 }
 
 fn setting(p: &PointResult, name: &str) -> Option<f64> {
@@ -105,11 +124,7 @@ pub fn memory_table(points: &[PointResult]) -> Option<Table> {
         .into_iter()
         .map(|((algorithm, label, _, _, share), pair)| {
             let any = pair.warm.or(pair.cold).expect("a row has a point");
-            let bytes = any
-                .environment
-                .server_settings
-                .get("annbench.memory_bytes")
-                .and_then(|b| b.parse::<f64>().ok());
+            let bytes = held_bytes(any);
             vec![
                 Cell::Text(algorithm),
                 Cell::from(label.as_deref()),
@@ -252,11 +267,27 @@ mod tests {
         assert!(
             matches!(table.rows[0][col("asked_share_percent")], Cell::Float(v) if (v - 10.0).abs() < 1e-9)
         );
-        // Bytes rounded up from the asked share are the asked share.
-        p.index_size_bytes = Some(60 << 20);
-        assert_eq!(share_held(&p), Some(0.1));
+        // 73% of 10 MiB asked: the buffer pool rounds up to 8 MiB, 80% of the index.
+        let set = &mut p.environment.server_settings;
+        set.insert("annbench.memory_share".into(), "0.73".into());
+        set.insert("annbench.memory_bytes".into(), "7654605".into());
+        set.insert("annbench.memory_via".into(), "settings".into());
+        set.insert("innodb_buffer_pool_size".into(), (8u64 << 20).to_string());
+        p.index_size_bytes = Some(10 << 20);
+        assert_eq!(share_held(&p), Some(0.8));
+        // PostgreSQL reports shared_buffers in its own units.
+        let set = &mut p.environment.server_settings;
+        set.remove("innodb_buffer_pool_size");
+        set.insert("shared_buffers".into(), "824kB".into());
+        p.index_size_bytes = Some(3_366_912);
+        assert!((share_held(&p).unwrap() - 843_776.0 / 3_366_912.0).abs() < 1e-12);
+        // A cgroup limit: the bytes given (shared_buffers is the server's usual one).
+        let set = &mut p.environment.server_settings;
+        set.insert("annbench.memory_via".into(), "cgroup".into());
+        set.insert("annbench.memory_bytes".into(), "841728".into());
+        assert!((share_held(&p).unwrap() - 841_728.0 / 3_366_912.0).abs() < 1e-12);
         p.index_size_bytes = None;
-        assert_eq!(share_held(&p), Some(0.1));
+        assert_eq!(share_held(&p), Some(0.73));
     }
 
     #[test]
