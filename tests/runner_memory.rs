@@ -434,6 +434,13 @@ fn memory_sweeps_are_refused_where_they_cannot_run() {
         "{}",
         text(&out)
     );
+    // A plain run's label spelt as a share series would stand in for that series' points.
+    let out = sweep.run("pgvector", &["--postgres", &main, "--label", "col-mem50"]);
+    assert!(
+        !out.status.success() && text(&out).contains("spelt as a --memory series"),
+        "{}",
+        text(&out)
+    );
     // Two named servers: each share would be measured on one of them only.
     let two = [format!("a={memtest}"), format!("b={main}")];
     let out = sweep.run(

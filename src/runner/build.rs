@@ -137,6 +137,7 @@ fn memory_stored<'a, 'b>(
         // A lookup's notes and failures are the sweep's to report, when it measures them.
         let quiet = &mut SweepSummary::default();
         let todo = todo_of(&series, build, quiet)?;
+        memory::check_stored(&todo)?;
         if todo.iter().any(|t| t.stored.is_none()) {
             return Ok(None);
         }

@@ -35,6 +35,20 @@ pub(super) fn check(
             )));
         }
     }
+    if opts.memory.is_empty() {
+        for grid in grids {
+            if let Some(l) = labels(opts, &grid.algorithm)
+                .into_iter()
+                .flatten()
+                .find(|l| super::build::memory::is_series_label(l))
+            {
+                return Err(Error::Config(format!(
+                    "label '{l}' is spelt as a --memory series (mem<P> or mem<P>-cold at its \
+                     end), which it would stand in for; choose another label"
+                )));
+            }
+        }
+    }
     for grid in grids {
         for build in &grid.builds {
             for query_args in &build.query_args {

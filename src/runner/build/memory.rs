@@ -76,6 +76,43 @@ pub fn series_label(label: Option<&str>, share: f64, cold: bool) -> String {
     }
 }
 
+/// Whether `label` is spelt as a `--memory` series is (`mem50`, `x-mem12_5-cold`): such a
+/// label is kept for those series, whose points it would otherwise stand in for.
+pub fn is_series_label(label: &str) -> bool {
+    let l = label.strip_suffix("-cold").unwrap_or(label);
+    let Some(i) = l.rfind("mem") else {
+        return false;
+    };
+    let share = &l[i + 3..];
+    (i == 0 || l[..i].ends_with('-'))
+        && !share.is_empty()
+        && share.chars().all(|c| c.is_ascii_digit() || c == '_')
+        && share.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// An error when a stored point of a share series was not measured at a share (a plain run
+/// labelled so by an earlier version): taking it as the share's point would be a wrong one.
+pub(in crate::runner) fn check_stored(todo: &[Todo<'_>]) -> Result<()> {
+    for t in todo {
+        if let Some(p) = &t.stored {
+            if !p
+                .environment
+                .server_settings
+                .contains_key("annbench.memory_share")
+            {
+                return Err(Error::Config(format!(
+                    "{} is labelled '{}', the name of a --memory series, but was not measured \
+                     at a memory share; move it out of the store, or give this run another \
+                     --label",
+                    t.path.display(),
+                    p.label.as_deref().unwrap_or("")
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Every series label of the sweep's shares, for resume.
 pub(in crate::runner) fn series_labels(ctx: &Ctx<'_>) -> Vec<String> {
     ctx.opts
@@ -346,6 +383,8 @@ pub(in crate::runner) fn sweep(
             let warm = series_ctx(ctx, share, false);
             let todo_cold = build::todo_of(&cold, build, summary)?;
             let todo_warm = build::todo_of(&warm, build, summary)?;
+            check_stored(&todo_cold)?;
+            check_stored(&todo_warm)?;
             if todo_cold
                 .iter()
                 .chain(&todo_warm)
@@ -543,4 +582,32 @@ fn measure(
 /// A point that failed fails the share (the sweep's error handling records it).
 fn backend_ok(failed: Option<crate::Error>) -> Result<()> {
     failed.map_or(Ok(()), Err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn series_labels_are_told_from_other_labels() {
+        for l in ["mem50", "mem50-cold", "x-mem12_5", "a-b-mem100-cold"] {
+            assert!(is_series_label(l), "{l}");
+            assert!(is_series_label(&series_label(
+                Some("x"),
+                0.5,
+                l.ends_with("-cold")
+            )));
+        }
+        for l in [
+            "memory",
+            "mem",
+            "mem-cold",
+            "xmem50",
+            "mem_5",
+            "mem50x",
+            "nightly-3",
+        ] {
+            assert!(!is_series_label(l), "{l}");
+        }
+    }
 }
