@@ -166,27 +166,64 @@ pub fn check_output(path: &Path, what: &str) -> Result<()> {
 /// of their own kind, so a slip in `-o` never costs a measurement.
 pub fn check_report_output(path: &Path, what: &str) -> Result<()> {
     check_output(path, what)?;
-    let Some(mut file) = open_read(path, what)? else {
-        return Ok(());
-    };
-    let mut head = Vec::with_capacity(4096);
-    // A file that cannot be read is left to the writer's own error.
-    let _ = (&mut file).take(4096).read_to_end(&mut head);
-    let held = if head.starts_with(b"\x89HDF\r\n\x1a\n") {
-        Some("an HDF5 file (a dataset or a measured point)")
-    } else if is_stream_result(&head) {
-        Some("a stream result file")
-    } else {
-        None
-    };
-    match held {
-        None => Ok(()),
-        Some(kind) => Err(Error::Config(format!(
-            "cannot write {what} to {}: it is {kind}, and annbench never writes a report over \
-             data; give another file name",
+    if let Some(mut file) = open_read(path, what)? {
+        let mut head = Vec::with_capacity(4096);
+        // A file that cannot be read is left to the writer's own error.
+        let _ = (&mut file).take(4096).read_to_end(&mut head);
+        let held = if is_hdf5(&mut file, &head) {
+            Some("an HDF5 file (a dataset or a measured point)")
+        } else if is_stream_result(&head) {
+            Some("a stream result file")
+        } else if head.starts_with(b"ANNBSGT") {
+            Some("annbench's cache of a stream's ground truth")
+        } else {
+            None
+        };
+        if let Some(kind) = held {
+            return Err(Error::Config(format!(
+                "cannot write {what} to {}: it is {kind}, and annbench never writes a report \
+                 over data; give another file name",
+                path.display()
+            )));
+        }
+    }
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        // A report named so would read as a broken result file in a store.
+        Some(e @ ("hdf5" | "h5" | "hdf")) => Err(Error::Config(format!(
+            "cannot write {what} to {}: .{e} names an HDF5 data file, and {what} is text or \
+             an image; give a name that says what it is (.txt, .md, .csv, .json, .html, .png, \
+             .svg)",
             path.display()
         ))),
+        _ => Ok(()),
     }
+}
+
+/// Whether `file` (whose first bytes are `head`) is HDF5: its signature at byte 0, or after a
+/// user block, at 512, 1024, 2048, ... bytes (where HDF5 looks for it).
+fn is_hdf5(file: &mut File, head: &[u8]) -> bool {
+    use std::io::{Seek, SeekFrom};
+    const SIGNATURE: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
+    if head.starts_with(SIGNATURE) {
+        return true;
+    }
+    let len = file.metadata().map_or(0, |m| m.len());
+    let mut at = 512u64;
+    while at + 8 <= len {
+        let mut sig = [0u8; 8];
+        if file.seek(SeekFrom::Start(at)).is_err() || file.read_exact(&mut sig).is_err() {
+            return false;
+        }
+        if &sig == SIGNATURE {
+            return true;
+        }
+        at *= 2;
+    }
+    false
 }
 
 /// The start of a stream result file: a JSON object naming its format and runbook.
@@ -242,6 +279,26 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("a stream result file"), "{e}");
+        // After a user block of 512 bytes, HDF5 is still HDF5.
+        let block = dir.path().join("ub.md");
+        let mut bytes = vec![0u8; 512];
+        bytes.extend_from_slice(b"\x89HDF\r\n\x1a\n\0\0\0\0");
+        std::fs::write(&block, bytes).unwrap();
+        let e = check_report_output(&block, "the table")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("it is an HDF5 file"), "{e}");
+        let gt = dir.path().join("x.stream-gt");
+        std::fs::write(&gt, b"ANNBSGT1....").unwrap();
+        let e = check_report_output(&gt, "the table")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ground truth"), "{e}");
+        // A new file named as data is refused too (it would break the store it lands in).
+        let e = check_report_output(&dir.path().join("new.hdf5"), "the table")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(".hdf5 names an HDF5 data file"), "{e}");
         // An old report, an empty file and a new name are replaced as before.
         let old = dir.path().join("old.json");
         std::fs::write(&old, b"{\"elements\": []}").unwrap();
