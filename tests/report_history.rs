@@ -306,3 +306,34 @@ fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn a_label_with_a_comma_is_named_whole_by_history_and_its_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    store(dir.path(), |_| 1000.0);
+    let mut p = labelled(
+        pt("mariadb", &[("M", 16)], &[("ef_search", 10)], 0.9, 990.0),
+        "11.8, tuned",
+    );
+    p.environment.hostname = "node-1".into();
+    write_point(dir.path(), &p).unwrap();
+    let svg = dir.path().join("comma.svg");
+    for args in [
+        vec!["history"],
+        vec!["plot", "history", "-o", svg.to_str().unwrap()],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_annbench"))
+            .args(&args)
+            .args(["--dataset", "glove-25-angular", "--results"])
+            .arg(dir.path())
+            .args(["--series", "nightly-1,nightly-2", "--series", "11.8, tuned"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}: {}", text(&o));
+    }
+    assert!(
+        std::fs::read_to_string(&svg)
+            .unwrap()
+            .contains("over 3 runs")
+    );
+}

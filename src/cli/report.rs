@@ -238,8 +238,9 @@ pub struct PlotArgs {
     #[arg(long)]
     pub me: Option<String>,
     /// history: the labels of the series or globs, in order (as `annbench history
-    /// --series`); default: every label, by start time.
-    #[arg(long, value_delimiter = ',', value_name = "LABELS")]
+    /// --series: comma-separated or repeated, a label that holds a comma named whole);
+    /// default: every label, by start time.
+    #[arg(long, value_name = "LABELS")]
     pub series: Vec<String>,
     /// history: given, time or version (as `annbench history --order`).
     #[arg(long, value_parser = clap::value_parser!(crate::report::history::order::Order))]

@@ -298,9 +298,31 @@ pub fn history(points: &[PointResult], opts: &HistoryOptions) -> crate::Result<H
             present.into_iter().collect::<Vec<_>>().join(", ")
         )));
     }
+    // A `run --memory` sweep's share series are one run at several memory sizes, not runs
+    // over time: left out unless --series names them.
+    let mut notes = Vec::new();
+    let (shares, points): (Vec<&PointResult>, Vec<&PointResult>) = points
+        .into_iter()
+        .partition(|p| opts.series.is_empty() && crate::report::memory::memory_share(p).is_some());
+    if !shares.is_empty() {
+        let labels: std::collections::BTreeSet<&str> =
+            shares.iter().filter_map(|p| p.label.as_deref()).collect();
+        notes.push(format!(
+            "{} --memory share series left out ({}): they are one run at several memory sizes \
+             (table --by-memory); name them in --series to follow them",
+            labels.len(),
+            labels.into_iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if points.iter().all(|p| p.label.is_none()) && !shares.is_empty() {
+        return Err(crate::Error::Config(
+            "the store's labelled runs are --memory share series only: name the ones to follow \
+             with --series (e.g. --series 'mem*'), or read them with table --by-memory"
+                .into(),
+        ));
+    }
     let facts = order::label_facts(points.iter().copied());
     let labels = order::series_labels(&facts, &opts.series, opts.order)?;
-    let mut notes = Vec::new();
     check_hosts(&labels, &facts, opts.hosts_any, &mut notes)?;
     if labels.len() < 3 {
         notes.push(format!(

@@ -451,3 +451,33 @@ fn a_threshold_the_newest_run_no_longer_reaches_is_said() {
         h.notes
     );
 }
+
+#[test]
+fn memory_share_series_are_not_runs_unless_named() {
+    let mut pts = stepped();
+    let mut share = run("mem50", 13, "node-1", 100.0, 0.01);
+    for p in &mut share {
+        p.environment
+            .server_settings
+            .insert("annbench.memory_share".into(), "0.5".into());
+    }
+    pts.extend(share.clone());
+    let h = history(&pts, &HistoryOptions::default()).unwrap();
+    assert_eq!(h.elements.len(), 12);
+    assert!(
+        h.notes
+            .iter()
+            .any(|n| n.contains("1 --memory share series left out (mem50)")),
+        "{:?}",
+        h.notes
+    );
+    let named = HistoryOptions {
+        series: vec!["nightly-*".into(), "mem50".into()],
+        ..HistoryOptions::default()
+    };
+    assert_eq!(history(&pts, &named).unwrap().elements.len(), 13);
+    let e = history(&share, &HistoryOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--memory share series only"), "{e}");
+}
