@@ -199,8 +199,12 @@ fn hosts_labels_and_options_are_refused_in_words() {
     );
     for (args, says) in [
         (vec!["--series", "weekly-*"], "no label matches 'weekly-*'"),
-        (vec!["--window", "1"], "--window 1"),
-        (vec!["--window", "abc"], "is not a whole number"),
+        (vec!["--window", "1"], "2 or more"),
+        (vec!["--window", "abc"], "give a whole number of runs"),
+        (
+            vec!["--recall", "1.5"],
+            "a recall threshold is above 0 and at most 1",
+        ),
         (vec!["--p-value", "0"], "give a probability above 0"),
         (vec!["--magnitude=-5%"], "give a share of 0 or more"),
         (vec!["--base", "nope", "--hosts", "any"], "--base nope"),

@@ -28,7 +28,7 @@ pub struct HistoryArgs {
     #[arg(long, value_delimiter = ',')]
     pub algorithm: Vec<String>,
     /// Recall thresholds of the best-QPS-at-recall lines.
-    #[arg(long, value_delimiter = ',', default_value = "0.99,0.95,0.9")]
+    #[arg(long, value_delimiter = ',', default_value = "0.99,0.95,0.9", value_parser = super::report::parse_recall)]
     pub recall: Vec<f64>,
     /// text (Otava's layout: one row per run, a marker line at each change), markdown, csv
     /// (one row per line and run) or json (elements, lines, change points with Otava's
@@ -36,7 +36,7 @@ pub struct HistoryArgs {
     #[arg(long, default_value = "text", value_parser = clap::value_parser!(HistoryFormat))]
     pub format: HistoryFormat,
     /// Runs analysed at once (Otava's --window), 2 or more.
-    #[arg(long, default_value_t = history::DEFAULT_WINDOW, value_parser = super::run::parse_whole)]
+    #[arg(long, default_value_t = history::DEFAULT_WINDOW, value_parser = parse_window)]
     pub window: usize,
     /// A change point is kept when its t-test p-value is below this (Otava's -P), above 0
     /// and at most 1.
@@ -55,6 +55,16 @@ pub struct HistoryArgs {
     /// p-value is below --p-value divided by the number of series searched.
     #[arg(long, value_parser = ["regression"])]
     pub fail_on: Option<String>,
+}
+
+/// Runs analysed at once: 2 or more.
+fn parse_window(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(w) if w >= 2 => Ok(w),
+        _ => Err(format!(
+            "'{text}': give a whole number of runs, 2 or more, e.g. 8"
+        )),
+    }
 }
 
 /// A probability in (0, 1], in words when it is not.

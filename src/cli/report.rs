@@ -53,7 +53,7 @@ pub struct TableArgs {
     #[command(flatten)]
     pub source: Source,
     /// Recall thresholds, highest first.
-    #[arg(long, value_delimiter = ',', default_value = THRESHOLDS)]
+    #[arg(long, value_delimiter = ',', default_value = THRESHOLDS, value_parser = parse_recall)]
     pub recall: Vec<f64>,
     /// markdown, csv, json, or blocks: one plain-text block per recall threshold, fastest
     /// first, QPS relative to --base, as the published comparisons print it.
@@ -128,7 +128,7 @@ pub struct CompareArgs {
     #[arg(long, required = true, value_delimiter = ',')]
     pub me: Vec<String>,
     /// Recall targets of the matched-recall comparison.
-    #[arg(long, value_delimiter = ',', default_value = THRESHOLDS)]
+    #[arg(long, value_delimiter = ',', default_value = THRESHOLDS, value_parser = parse_recall)]
     pub recall: Vec<f64>,
     /// markdown, csv, json (json: every pair with its interval and verdict, the summary, the
     /// pairing, the settings that differ and the notes), or blocks: the matrix as plain-text
@@ -183,7 +183,7 @@ pub struct ReportArgs {
     #[arg(long)]
     pub clients: Option<usize>,
     /// Recall thresholds of the best-QPS table, highest first.
-    #[arg(long, value_delimiter = ',', default_value = THRESHOLDS)]
+    #[arg(long, value_delimiter = ',', default_value = THRESHOLDS, value_parser = parse_recall)]
     pub recall: Vec<f64>,
     /// Label the other labels are compared with (default: the label measured first).
     #[arg(long)]
@@ -229,7 +229,7 @@ pub struct PlotArgs {
     pub raw: bool,
     /// qps-clients: best QPS at recall >= this instead of fixed parameters; history: the one
     /// recall threshold drawn (default 0.99, 0.95 and 0.9).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_recall)]
     pub recall: Option<f64>,
     /// relative-qps: label of the base run.
     #[arg(long)]
@@ -583,6 +583,16 @@ fn report_command(args: &ReportArgs) -> String {
         cmd.push_str(&format!(" --base {b}"));
     }
     cmd
+}
+
+/// A recall threshold: above 0 and at most 1 (a usage error otherwise, as a bad flag is).
+pub(super) fn parse_recall(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(r) if r > 0.0 && r <= 1.0 => Ok(r),
+        _ => Err(format!(
+            "'{text}': a recall threshold is above 0 and at most 1, e.g. 0.95"
+        )),
+    }
 }
 
 /// The stored points of the dataset and count; an error naming the directory when none.

@@ -77,8 +77,30 @@ pub fn write_atomic_with(
 /// The error of a failed write of `what` to `path`: a full disk says the space needed and
 /// free, anything else its cause.
 pub fn write_error(path: &Path, what: &str, needed: u64, e: std::io::Error) -> Error {
+    let dir = dir_of(path);
     if is_no_space(&e) {
         no_space(path, needed, what, None)
+    } else if e.kind() == std::io::ErrorKind::NotFound && !dir.is_dir() {
+        Error::Config(format!(
+            "cannot write {what} to {}: the directory {} does not exist; create it (mkdir -p) \
+             or give a path in an existing directory",
+            path.display(),
+            dir.display()
+        ))
+    } else if e.raw_os_error() == Some(libc::EROFS) {
+        Error::Config(format!(
+            "cannot write {what} to {}: {} is on a read-only file system; give a path on a \
+             writable one",
+            path.display(),
+            dir.display()
+        ))
+    } else if e.kind() == std::io::ErrorKind::PermissionDenied {
+        Error::Config(format!(
+            "cannot write {what} to {}: this user may not write in {}; give a path in a \
+             directory it can write to",
+            path.display(),
+            dir.display()
+        ))
     } else {
         Error::io(path, &format!("cannot write {what} to"), e)
     }
@@ -118,6 +140,17 @@ pub fn release(file: &std::fs::File) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_missing_directory_is_named_in_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("missing/dir/t.md");
+        let e = write_atomic(&path, b"x", "the output")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("missing/dir does not exist"), "{e}");
+        assert!(!e.contains("os error"), "{e}");
+    }
+
     use super::*;
 
     #[test]
