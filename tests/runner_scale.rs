@@ -55,7 +55,7 @@ fn a_memory_shortfall_is_warned_and_recorded_with_every_point() {
     let warned: Vec<&String> = ev.iter().filter(|e| e.contains("memory plan")).collect();
     assert_eq!(warned.len(), 2, "one warning per build: {ev:?}");
     assert!(
-        warned[0].contains("3.00 GiB") && warned[0].contains("SET GLOBAL fake_cache_size"),
+        warned[0].contains("3.0 GiB") && warned[0].contains("SET GLOBAL fake_cache_size"),
         "{}",
         warned[0]
     );

@@ -85,17 +85,8 @@ pub fn setting_for(need_bytes: u64) -> String {
     format!("{}MB", mb.max(1))
 }
 
-/// `6.38 GiB`, `412.0 MiB`, `900 B`.
-pub fn human_bytes(b: u64) -> String {
-    let b = b as f64;
-    if b >= (1u64 << 30) as f64 {
-        format!("{:.2} GiB", b / (1u64 << 30) as f64)
-    } else if b >= (1 << 20) as f64 {
-        format!("{:.1} MiB", b / (1 << 20) as f64)
-    } else {
-        format!("{b:.0} B")
-    }
-}
+/// `6.4 GiB`, `412.0 MiB`, `978.6 KiB`, `900 B` (one writer of sizes for plans and servers).
+pub use super::server::human_bytes;
 
 /// Parses a PostgreSQL memory setting as `SHOW` prints it (`64MB`, `6026MB`, `1GB`, `512kB`,
 /// `8192` = kB) into bytes.
@@ -159,7 +150,7 @@ mod tests {
         };
         let text = p.describe();
         assert!(
-            !p.fits() && text.contains("3.00 GiB") && text.contains("SET"),
+            !p.fits() && text.contains("3.0 GiB") && text.contains("SET"),
             "{text}"
         );
         p.setting_bytes = 4 << 30;
