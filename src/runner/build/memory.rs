@@ -139,7 +139,7 @@ pub(in crate::runner) fn check(
             g.algorithm
         )));
     }
-    let kinds = crate::runner::preflight::kinds(grids);
+    let kinds = server_kinds(grids);
     if opts.restart {
         return Err(Error::Config(
             "--memory measures each share cold (right after a restart) and warm itself: leave \
@@ -205,6 +205,19 @@ fn instance_id(url: &ServerUrl) -> Result<(String, String)> {
     Ok((script, id))
 }
 
+/// The kinds of server the grids' algorithms run on, each once.
+fn server_kinds(grids: &[crate::config::Grid]) -> Vec<ServerKind> {
+    let mut kinds = Vec::new();
+    for g in grids {
+        if let Some(d) = crate::backend::algorithm(&g.algorithm).and_then(|a| a.database) {
+            if !kinds.contains(&d.kind) {
+                kinds.push(d.kind);
+            }
+        }
+    }
+    kinds
+}
+
 /// Exclusive locks on the instances a `--memory` sweep restarts, held while it runs. A second
 /// sweep restarting the same instance would measure its points at the first one's share; the
 /// system drops a lock when its process ends, also on kill -9, so a stopped sweep never
@@ -222,7 +235,7 @@ pub(in crate::runner) fn lock(
         .map(std::path::Path::to_path_buf)
         .unwrap_or_default();
     let mut held = Vec::new();
-    for kind in crate::runner::preflight::kinds(grids) {
+    for kind in server_kinds(grids) {
         for (_, url) in opts.backend.urls_of(kind)? {
             let (_, id) = instance_id(&url)?;
             let path = dir.join(format!("memory-{}.lock", id.replace(':', "-")));
