@@ -22,7 +22,7 @@ fn warned_not_cached(out: &Output, data: &std::path::Path) {
         err.contains(&format!(
             "could not cache the live-set truth in {}/{SIFT}.",
             data.display()
-        )) && err.contains("Read-only file system")
+        )) && err.contains("is on a read-only file system; give a path on a writable one")
             && err.contains("it will be computed again next time; give a writable --data-dir"),
         "{err}"
     );
