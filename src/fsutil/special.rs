@@ -175,6 +175,7 @@ pub fn check_report_output(path: &Path, what: &str) -> Result<()> {
         } else if is_stream_result(&head) {
             Some("a stream result file")
         } else if head.starts_with(b"ANNBSGT") {
+            // stream::truth_cache::MAGIC without its version digit: any version of the cache.
             Some("annbench's cache of a stream's ground truth")
         } else {
             None

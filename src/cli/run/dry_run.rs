@@ -113,23 +113,8 @@ fn print_memory(
     {
         let build = &grids[u.grid].builds[u.build];
         for label in &labels {
-            for query_args in &build.query_args {
-                for &clients in &opts.clients {
-                    let key = PointKey::new(
-                        dataset,
-                        opts.count,
-                        &u.algorithm,
-                        &build.build_args,
-                        query_args,
-                        clients,
-                        Some(label),
-                    );
-                    points += 1;
-                    if !opts.force && point_path(&opts.results_dir, &key)?.is_file() {
-                        stored += 1;
-                    }
-                }
-            }
+            points += build.query_args.len() * opts.clients.len();
+            stored += stored_points(opts, dataset, &u.algorithm, build, Some(label))?;
         }
     }
     outln!(
@@ -140,6 +125,35 @@ fn print_memory(
         points - stored
     );
     Ok(())
+}
+
+/// How many points of `build` (query points x clients) are stored under `label` (none with
+/// `--force`, which measures them again).
+fn stored_points(
+    opts: &SweepOptions,
+    dataset: &str,
+    algorithm: &str,
+    build: &crate::config::BuildPoint,
+    label: Option<&str>,
+) -> Result<usize> {
+    let mut stored = 0;
+    for query_args in &build.query_args {
+        for &clients in &opts.clients {
+            let key = PointKey::new(
+                dataset,
+                opts.count,
+                algorithm,
+                &build.build_args,
+                query_args,
+                clients,
+                label,
+            );
+            if !opts.force && point_path(&opts.results_dir, &key)?.is_file() {
+                stored += 1;
+            }
+        }
+    }
+    Ok(stored)
 }
 
 /// One line per shard: builds, points and share of the estimated cost.
@@ -176,23 +190,7 @@ fn print_builds(
         .filter(|u| shard.is_none_or(|s| u.shard == s))
     {
         let build = &grids[u.grid].builds[u.build];
-        let mut have = 0;
-        for query_args in &build.query_args {
-            for &clients in &opts.clients {
-                let key = PointKey::new(
-                    dataset,
-                    opts.count,
-                    &u.algorithm,
-                    &build.build_args,
-                    query_args,
-                    clients,
-                    opts.label.as_deref(),
-                );
-                if !opts.force && point_path(&opts.results_dir, &key)?.is_file() {
-                    have += 1;
-                }
-            }
-        }
+        let have = stored_points(opts, dataset, &u.algorithm, build, opts.label.as_deref())?;
         let queries: Vec<String> = build.query_args.iter().map(describe).collect();
         rows.push([
             u.algorithm.clone(),
