@@ -234,6 +234,20 @@ fn generated_runbooks_check_and_are_not_overwritten() {
     let mut forced = generate.to_vec();
     forced.push("--force");
     ok(&annbench(&forced, dir.path()));
+    // A runbook is text: a new name ending .hdf5 is refused, and --force does not write over
+    // the dataset.
+    let data = dir.path().join("blobs-8-euclidean.hdf5");
+    for (path, says) in [
+        (dir.path().join("new.hdf5"), "names an HDF5 data file"),
+        (data.clone(), "it is an HDF5 file"),
+    ] {
+        let mut args = forced.clone();
+        let i = args.iter().position(|a| *a == out_arg).unwrap();
+        args[i] = path.to_str().unwrap();
+        let err = fails(&annbench(&args, dir.path()));
+        assert!(err.contains(says), "{err}");
+    }
+    assert!(!dir.path().join("new.hdf5").exists());
     let text = ok(&annbench(
         &[
             "runbook",

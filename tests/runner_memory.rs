@@ -235,6 +235,16 @@ fn postgres_memory_sweep_restarts_at_each_share_reads_storage_and_resumes() {
         "{csv}"
     );
     assert_eq!(rows.len(), 3, "a header and the shares 100% and 10%: {csv}");
+    // --label names the run whose series to show (they are labelled m-mem100, ...).
+    let out = report(&["table", "--by-memory", "--format", "csv", "--label", "m"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), csv);
+    let out = report(&["table", "--by-memory", "--label", "nope"]);
+    assert!(
+        !out.status.success() && text(&out).contains("--label nope: no --memory series"),
+        "{}",
+        text(&out)
+    );
     let png = sweep.dir.path().join("qps.png");
     let out = report(&["plot", "qps-memory", "-o", png.to_str().unwrap()]);
     assert!(out.status.success() && png.exists(), "{}", text(&out));
@@ -455,7 +465,7 @@ fn memory_sweeps_are_refused_where_they_cannot_run() {
         ],
     );
     assert!(
-        !out.status.success() && text(&out).contains("--memory measures one server per run"),
+        !out.status.success() && text(&out).contains("run each with --memory on its own"),
         "{}",
         text(&out)
     );

@@ -311,7 +311,12 @@ pub(super) fn parse_noise(text: &str) -> Result<f64, String> {
 
 pub fn table(args: TableArgs) -> crate::Result<()> {
     let src = &args.source;
-    let mut points = select(load(src)?, args.label.as_deref(), src.clients)?;
+    // --by-memory: --label names the run whose share series (`<label>-mem50`, ...) to show.
+    let label = args.label.as_deref().filter(|_| !args.by_memory);
+    let mut points = select(load(src)?, label, src.clients)?;
+    if let (true, Some(run)) = (args.by_memory, args.label.as_deref()) {
+        points.retain(|p| crate::report::memory::run_label(p).as_deref() == Some(run));
+    }
     apply_stat(&mut points, args.stat);
     let distinct = Distinct::of(&points);
     let format = match args.format {
@@ -319,13 +324,17 @@ pub fn table(args: TableArgs) -> crate::Result<()> {
         TableFormat::Blocks => return blocks(&args, &points),
     };
     let table = if args.by_memory {
-        crate::report::memory::memory_table(&points).ok_or_else(|| {
-            crate::Error::Config(format!(
+        crate::report::memory::memory_table(&points).ok_or_else(|| match &args.label {
+            Some(l) => crate::Error::Config(format!(
+                "--label {l}: no --memory series of that run (series `{l}-mem<P>`); leave out \
+                 --label to see every run's"
+            )),
+            None => crate::Error::Config(format!(
                 "no point of {} was measured with --memory: run `annbench run --dataset {} \
                  --memory 100%,50%,25%,10%` on an instance scripts/databases.sh manages first \
                  (docs/memory.md)",
                 src.dataset, src.dataset
-            ))
+            )),
         })?
     } else if args.by_clients {
         let groups = clients_table(&points);

@@ -154,7 +154,7 @@ fn generate(a: GenerateArgs) -> Result<()> {
     };
     if let Some(out) = &a.output {
         refuse_existing(out, a.force, "another --output")?;
-        crate::fsutil::check_output(out, "the runbook")?;
+        crate::fsutil::check_report_output(out, "the runbook")?;
     }
     let path = dataset::resolve(&a.dataset, &a.dir.data_dir)?;
     let rb = if kind == Kind::Clustered {

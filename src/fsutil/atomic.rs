@@ -60,9 +60,7 @@ pub fn write_atomic_with(
         // Checked again: a FIFO or device put at the path while the file was written would
         // be replaced by the rename.
         .and_then(|()| check_output(path, what))
-        .and_then(|()| {
-            std::fs::rename(&tmp, path).map_err(|e| Error::io(path, "cannot move into place", e))
-        });
+        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| write_error(path, what, needed, e)));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
         return result;
@@ -96,8 +94,8 @@ pub fn write_error(path: &Path, what: &str, needed: u64, e: std::io::Error) -> E
         ))
     } else if e.kind() == std::io::ErrorKind::PermissionDenied {
         Error::Config(format!(
-            "cannot write {what} to {}: this user may not write in {}; give a path in a \
-             directory it can write to",
+            "cannot write {what} to {}: it, or the directory {}, may not be written or \
+             replaced (permissions or an immutable file); give another path",
             path.display(),
             dir.display()
         ))

@@ -55,6 +55,13 @@ fn setting(p: &PointResult, name: &str) -> Option<f64> {
     p.environment.server_settings.get(name)?.parse::<f64>().ok()
 }
 
+/// The label of the run a memory-series point belongs to (`x` for `x-mem50-cold`); `None`
+/// for a run without a label and for points of no memory series.
+pub fn run_label(p: &PointResult) -> Option<String> {
+    memory_share(p)?;
+    base_label(p.label.as_deref())
+}
+
 /// The run's own label of a series label (`x-mem50-cold` -> `x`; `mem50` -> none).
 fn base_label(label: Option<&str>) -> Option<String> {
     let l = label?.trim_end_matches("-cold");
